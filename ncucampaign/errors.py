@@ -1,0 +1,82 @@
+"""One error hierarchy; every error carries the process exit code the CLI returns for it.
+
+The CLI catches `NcuCampaignError` and prints `str(error)` only: these are user-facing messages,
+never tracebacks. Anything else escaping is a bug and is reported as such (exit code 70).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Exit codes, documented in README.md ("Exit codes").
+EXIT_OK = 0
+EXIT_TARGETS_FAILED = 1
+EXIT_USAGE = 2
+EXIT_ENVIRONMENT = 3
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+class NcuCampaignError(Exception):
+    """Base class: a problem the user can act on."""
+
+    exit_code: int = EXIT_INTERNAL
+
+
+class UsageError(NcuCampaignError):
+    """Wrong command-line use (unknown target in --only, missing file, ...)."""
+
+    exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem, located in a campaign file."""
+
+    path: tuple[str | int, ...]
+    message: str
+    line: int | None = None
+
+    def key_path(self) -> str:
+        return format_key_path(self.path)
+
+
+def format_key_path(path: tuple[str | int, ...]) -> str:
+    """('targets', 2, 'launch_count') -> 'targets[2].launch_count'."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "(top level)"
+
+
+class CampaignError(UsageError):
+    """A campaign file that cannot be used: bad YAML, unknown keys, wrong types, nonsense values."""
+
+    def __init__(self, file: str, problems: list[Problem]) -> None:
+        self.file = file
+        self.problems = problems
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        lines = []
+        for problem in self.problems:
+            where = f"{self.file}:{problem.line}" if problem.line else self.file
+            lines.append(f"{where}: {problem.key_path()}: {problem.message}")
+        count = len(self.problems)
+        lines.append(f"{self.file}: {count} problem{'s' if count != 1 else ''}; nothing was run.")
+        return "\n".join(lines)
+
+
+class EnvironmentProblem(NcuCampaignError):
+    """The machine is not ready: ncu missing, run directory not writable, run directory locked."""
+
+    exit_code = EXIT_ENVIRONMENT
+
+
+class Interrupted(NcuCampaignError):
+    """The user interrupted a run (Ctrl-C / SIGTERM)."""
+
+    exit_code = EXIT_INTERRUPTED

@@ -1,0 +1,51 @@
+"""Markers for your own code, as the manual writes them. torch is imported only when they run.
+
+    from ncucampaign.markers import ncu_range, profiled_region
+
+    with ncu_range("decode_step"):          # target: nvtx_include: decode_step/
+        logits = model.decode_one_token(...)
+
+    with profiled_region():                  # target: profile_from_start: false
+        out = run_decode_step(model, inputs)
+
+Both synchronize before and after, so kernels queued earlier do not leak into the range and the
+range does not end before its own kernels were submitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def ncu_range(name: str) -> Iterator[None]:
+    """An NVTX push/pop range with clean boundaries (match it with 'name/' in nvtx_include)."""
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(name)
+    try:
+        yield
+    finally:
+        try:
+            torch.cuda.synchronize()
+        finally:
+            torch.cuda.nvtx.range_pop()
+
+
+@contextmanager
+def profiled_region() -> Iterator[None]:
+    """cudaProfilerStart/Stop around a block (profile it with profile_from_start: false)."""
+    import torch
+    from torch.cuda import check_error, cudart
+
+    torch.cuda.synchronize()
+    check_error(cudart().cudaProfilerStart())
+    try:
+        yield
+    finally:
+        try:
+            torch.cuda.synchronize()
+        finally:
+            check_error(cudart().cudaProfilerStop())

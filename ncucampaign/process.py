@@ -1,0 +1,215 @@
+"""The one module that starts processes.
+
+An attempt runs in its own session (so its own process group): a timeout or an interruption is sent
+to the whole group, because a signal to ncu alone leaves the application running (observed.md).
+Escalation: SIGINT (ncu shuts the application down and writes the report), then SIGTERM, then SIGKILL.
+After ncu exits, any process left in its group is killed too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.errors import EnvironmentProblem
+
+POLL_S = 0.05
+
+
+class StopRequest:
+    """Asked for from signal handlers: level 1 stops the running attempt gracefully, level 2 at once."""
+
+    def __init__(self) -> None:
+        self.level = 0
+        self._event = threading.Event()
+
+    def request(self, level: int | None = None) -> None:
+        self.level = max(self.level, min(level if level is not None else self.level + 1, 2))
+        self._event.set()
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep that a stop request cuts short (used between retries)."""
+        self._event.wait(seconds)
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """Grace periods between signals, in seconds."""
+
+    after_sigint: float = 20.0  # ncu needs time to stop the application and write the report
+    after_sigterm: float = 5.0
+
+
+@dataclass(frozen=True)
+class ProcessOutcome:
+    exit_code: int | None  # Popen.returncode: negative means killed by that signal
+    seconds: float
+    timed_out: bool
+    interrupted: bool
+    signals_sent: tuple[str, ...]
+    leftovers_killed: int
+
+
+def run_in_group(
+    argv: Sequence[str],
+    *,
+    log_path: Path,
+    cwd: Path,
+    env_additions: Mapping[str, str],
+    timeout: float | None,
+    stop: StopRequest,
+    escalation: Escalation = Escalation(),
+    echo: Callable[[str], None] | None = None,
+) -> ProcessOutcome:
+    """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request."""
+    env = {**os.environ, **env_additions}
+    start = time.monotonic()
+    with open(log_path, "ab") as log:
+        offset = log.tell()
+        try:
+            proc = subprocess.Popen(
+                list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                cwd=cwd, env=env, start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+        except NotADirectoryError as exc:
+            raise EnvironmentProblem(f"cannot start in {cwd}: {exc.strerror}") from None
+        except PermissionError as exc:
+            raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+    tail = _Tail(log_path, offset, echo) if echo else None
+    try:
+        outcome = _supervise(proc, start, timeout, stop, escalation)
+    finally:
+        if tail:
+            tail.stop()
+    return outcome
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes], start: float, timeout: float | None, stop: StopRequest, escalation: Escalation
+) -> ProcessOutcome:
+    group = proc.pid  # start_new_session: the group id is the leader's pid
+    deadline = start + timeout if timeout else None
+    timed_out = interrupted = False
+    sent: list[str] = []
+    next_step_at: float | None = None
+    while proc.poll() is None:
+        now = time.monotonic()
+        if stop.level >= 2 and "SIGKILL" not in sent:
+            interrupted = True
+            _signal_group(group, signal.SIGKILL, sent)
+        elif not sent and (stop.level >= 1 or (deadline is not None and now >= deadline)):
+            interrupted = stop.level >= 1
+            timed_out = not interrupted
+            _signal_group(group, signal.SIGINT, sent)
+            next_step_at = now + escalation.after_sigint
+        elif next_step_at is not None and now >= next_step_at:
+            if "SIGTERM" not in sent:
+                _signal_group(group, signal.SIGTERM, sent)
+                next_step_at = now + escalation.after_sigterm
+            elif "SIGKILL" not in sent:
+                _signal_group(group, signal.SIGKILL, sent)
+                next_step_at = None
+        time.sleep(POLL_S)
+    leftovers = _kill_leftovers(group)
+    return ProcessOutcome(
+        exit_code=proc.returncode,
+        seconds=time.monotonic() - start,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        signals_sent=tuple(sent),
+        leftovers_killed=leftovers,
+    )
+
+
+def _signal_group(group: int, sig: signal.Signals, sent: list[str]) -> None:
+    sent.append(sig.name)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, sig)
+
+
+def group_members(group: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is `group`."""
+    if not sys.platform.startswith("linux"):
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [group]
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()  # after "pid (comm)": state ppid pgrp ...
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == group:
+            members.append(int(entry.name))
+    return members
+
+
+def _kill_leftovers(group: int, grace: float = 3.0) -> int:
+    """Kill what the attempt left behind in its group; returns how many processes were found."""
+    found = group_members(group)
+    if not found:
+        return 0
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            return len(found)
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            if not group_members(group):
+                return len(found)
+            time.sleep(POLL_S)
+    return len(found)
+
+
+class _Tail:
+    """Copies what an attempt appends to its log to a callback (the live view)."""
+
+    def __init__(self, path: Path, offset: int, echo: Callable[[str], None]) -> None:
+        self._path, self._offset, self._echo = path, offset, echo
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with open(self._path, "rb") as handle:
+            handle.seek(self._offset)
+            while True:
+                chunk = handle.read()
+                if chunk:
+                    self._echo(chunk.decode(errors="replace"))
+                elif self._done.is_set():
+                    return
+                else:
+                    time.sleep(POLL_S)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=5)
+
+
+def probe(argv: Sequence[str], timeout: float = 15.0, cwd: Path | None = None) -> str | None:
+    """Run a short informational command; its stdout, or None when it is missing or fails."""
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None

@@ -1,0 +1,111 @@
+"""The run directory: runs/<campaign>/<run-id>/{campaign.yaml, plan.json, manifest.json, reports/, logs/}.
+
+Every path inside it goes through `RunDir.inside`, so a target name can never write elsewhere, and
+every JSON file is written atomically (temporary file, fsync, rename): a crash leaves the previous
+complete version, never half a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.errors import EnvironmentProblem
+
+LATEST = "latest"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    root: Path
+    run_id: str
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    def inside(self, *parts: str) -> Path:
+        """A path under the run directory; refuses anything that would resolve outside it."""
+        path = self.root.joinpath(*parts)
+        resolved = path.resolve()
+        if resolved != self.root.resolve() and self.root.resolve() not in resolved.parents:
+            raise EnvironmentProblem(f"refusing to write outside the run directory: {path}")
+        return path
+
+    def relative(self, path: Path) -> str:
+        return str(path.relative_to(self.root))
+
+
+def create_run_dir(runs_root: Path, campaign: str, now: float | None = None) -> RunDir:
+    """Make a fresh runs_root/<campaign>/<run-id>/; the id is the local start time, made unique."""
+    base = runs_root / campaign
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot create the run directory under {base}: {exc.strerror}") from None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    for suffix in range(1000):
+        run_id = stamp if suffix == 0 else f"{stamp}-{suffix}"
+        try:
+            (base / run_id).mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot create {base / run_id}: {exc.strerror}") from None
+        run = RunDir(base / run_id, run_id)
+        run.reports.mkdir()
+        run.logs.mkdir()
+        return run
+    raise EnvironmentProblem(f"cannot find a free run id under {base}")
+
+
+def point_latest(run: RunDir) -> None:
+    """runs/<campaign>/latest -> <run-id>, replaced atomically."""
+    link = run.root.parent / LATEST
+    temporary = run.root.parent / f".{LATEST}.{os.getpid()}"
+    try:
+        if temporary.is_symlink():
+            temporary.unlink()
+        temporary.symlink_to(run.run_id, target_is_directory=True)
+        os.replace(temporary, link)
+    except OSError:  # file systems without symlinks: a text file naming the run
+        write_text_atomic(run.root.parent / f"{LATEST}.txt", run.run_id + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

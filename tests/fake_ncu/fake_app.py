@@ -1,0 +1,87 @@
+"""A stand-in for a PyTorch workload, run under the fake ncu.
+
+It "launches kernels" by writing `push NAME`, `pop` and `launch KERNEL` lines to the pipe the fake
+ncu passes in FAKE_NCU_FD, and otherwise behaves like the decode benchmark observed.md was measured
+on: prefill, then decode steps with decode_step > layer > attention | mlp ranges. Its failure modes
+are the ones observed.md lists (exit codes, abort, hang) plus a flaky one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--exit-code", type=int, default=0)
+    parser.add_argument("--crash", action="store_true", help="abort() after the run")
+    parser.add_argument("--hang-at-step", type=int, default=None)
+    parser.add_argument("--stubborn", action="store_true", help="ignore SIGINT/SIGTERM while hanging")
+    parser.add_argument("--sleeper-child", action="store_true", help="start a child that sleeps (a worker)")
+    parser.add_argument("--pid-file", default=None, help="append this process's pid (and its child's)")
+    parser.add_argument("--flaky-file", default=None, help="fail (exit 1) unless this file exists; create it")
+    parser.add_argument("--profiler-api-step", type=int, default=None)
+    args = parser.parse_args()
+
+    channel = os.fdopen(int(os.environ["FAKE_NCU_FD"]), "w", buffering=1) if "FAKE_NCU_FD" in os.environ else None
+
+    def emit(line: str) -> None:
+        if channel is not None:
+            channel.write(line + "\n")
+
+    pids = [os.getpid()]
+    if args.sleeper_child:
+        pids.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]).pid)
+    if args.pid_file:
+        with open(args.pid_file, "a") as handle:
+            handle.write("".join(f"{pid}\n" for pid in pids))
+
+    if args.flaky_file and not os.path.exists(args.flaky_file):
+        open(args.flaky_file, "w").close()
+        print(f"[app pid={os.getpid()}] transient failure (first run)", flush=True)
+        return 1
+
+    emit("push prefill")
+    emit("launch nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT")
+    emit("launch rmsnorm_kernel")
+    emit("pop")
+    for step in range(1, args.steps + 1):
+        if args.profiler_api_step == step:
+            emit("profiler start")
+        if args.hang_at_step == step:
+            print(f"[app pid={os.getpid()}] hanging at step {step}", flush=True)
+            if args.stubborn:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            while True:
+                time.sleep(1)
+        emit("push decode_step")
+        for _layer in range(args.layers):
+            emit("push layer")
+            emit("launch rmsnorm_kernel")
+            emit("push attention")
+            emit("launch cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0")
+            emit("pop")
+            emit("push mlp")
+            emit("launch rmsnorm_kernel")
+            emit("launch nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT")
+            emit("pop")
+            emit("pop")
+        emit("pop")
+        if args.profiler_api_step == step:
+            emit("profiler stop")
+    print(f"[app pid={os.getpid()}] done steps={args.steps}", flush=True)
+    if args.crash:
+        os.abort()
+    return args.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
