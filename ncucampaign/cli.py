@@ -169,7 +169,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         command_line=tuple(sys.argv),
     )
     stop = StopRequest()
-    console = Console(highlight=False)
+    # Piped to a file or CI log: do not squeeze the table into 80 columns.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     reporter = ConsoleReporter(console, live=False if args.show_output else None)
     with reporter, stop_on_signals(stop, reporter):
         result = CampaignRun(loaded, plan, settings, reporter).execute(stop)

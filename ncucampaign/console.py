@@ -70,8 +70,13 @@ class ConsoleReporter:
         self._print(f"ncucampaign: {plan.campaign}: {count} invocation{'s' if count != 1 else ''} -> {run.root}")
         if self.live:
             self.progress = Progress(
-                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), console=self.console, transient=True,
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
             )
             self.progress.start()
             self.task = self.progress.add_task("starting", total=count)

@@ -112,6 +112,9 @@ def _yaml_problem(exc: yaml.YAMLError) -> Problem:
     line = mark.line + 1 if mark is not None else None
     what = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        context = f"{context} on line {context_mark.line + 1}"
     message = f"invalid YAML: {what}" + (f" ({context})" if context else "")
     return Problem((), message, line)
 

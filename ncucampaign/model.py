@@ -55,7 +55,7 @@ def _duration(value: Any) -> Any:
 
 def _env_value(value: Any) -> Any:
     if isinstance(value, bool):
-        raise ValueError("YAML read this as a boolean; quote it (\"1\", \"true\") to pass a string")
+        raise ValueError('YAML read this as a boolean; quote it ("1", "true") to pass a string')
     if isinstance(value, int | float):
         return str(value)
     return value
@@ -131,9 +131,7 @@ class TargetOptions(Frozen):
     # Processes, devices, graphs, replay, reproducibility
     target_processes: Literal["all", "application-only"] | None = Field(None, description="--target-processes")
     target_processes_filter: CommaList | None = Field(None, description="--target-processes-filter entries")
-    devices: Devices | None = Field(
-        None, description="--devices: GPU indices to profile"
-    )
+    devices: Devices | None = Field(None, description="--devices: GPU indices to profile")
     graph_profiling: Literal["node", "graph"] | None = Field(None, description="--graph-profiling")
     replay_mode: Literal["kernel", "application", "range", "app-range"] | None = Field(
         None, description="--replay-mode"
@@ -155,6 +153,9 @@ class TargetOptions(Frozen):
     timeout: Seconds | None = Field(None, description="seconds (or '10m') before the attempt is stopped")
     retries: int | None = Field(None, ge=0, le=20, description="extra attempts after a transient failure")
     retry_delay: float | None = Field(None, ge=0, description="seconds before the first retry (doubles each time)")
+    stop_grace: Seconds | None = Field(
+        None, description="seconds ncu gets after SIGINT to write its report, then again after SIGTERM (default 20)"
+    )
 
     @field_validator("metrics", "target_processes_filter")
     @classmethod
@@ -247,6 +248,4 @@ class Campaign(Frozen):
     targets: tuple[Target, ...] = Field(min_length=1, description="what to profile")
 
 
-OPTION_KEYS: tuple[str, ...] = tuple(
-    (info.alias or name) for name, info in TargetOptions.model_fields.items()
-)
+OPTION_KEYS: tuple[str, ...] = tuple((info.alias or name) for name, info in TargetOptions.model_fields.items())

@@ -127,17 +127,14 @@ def check_extra_args(args: tuple[str, ...]) -> None:
         token = args[index]
         if not token.startswith("-"):
             raise ValueError(
-                f"{token!r} is not an ncu option; extra_args holds ncu options "
-                "(application arguments go in 'args')"
+                f"{token!r} is not an ncu option; extra_args holds ncu options (application arguments go in 'args')"
             )
         spelled, has_inline_value, _ = token.partition("=")
         option = options.get(spelled)
         if option is None:
             hint = difflib.get_close_matches(spelled, [k for k in options if k.startswith("--")], n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-            raise ValueError(
-                f"{spelled!r} is not an option of ncu 2025.3.1 (use full option names){suggestion}"
-            )
+            raise ValueError(f"{spelled!r} is not an option of ncu 2025.3.1 (use full option names){suggestion}")
         if option.flag in MANAGED_OPTIONS:
             raise ValueError(f"{spelled!r} cannot be used: {MANAGED_OPTIONS[option.flag]}")
         if option.flag in modelled:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import os
 import re
 import shlex
 from collections.abc import Iterable
@@ -22,6 +23,7 @@ from ncucampaign.model import NAME_PATTERN, OPTION_KEYS, Target, TargetOptions
 DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
 DEFAULT_RETRY_DELAY_S = 10.0
+DEFAULT_STOP_GRACE_S = 20.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Invocation:
     timeout: float
     retries: int
     retry_delay: float
+    stop_grace: float
 
     @property
     def expected_results(self) -> int | None:
@@ -100,8 +103,10 @@ def _duplicate_names(invocations: list[Invocation]) -> list[Problem]:
     for inv in invocations:
         earlier = first.setdefault(inv.name, inv)
         if earlier is not inv:
-            where = "an earlier expansion of this target" if earlier.target_index == inv.target_index else (
-                f"targets[{earlier.target_index}]"
+            where = (
+                "an earlier expansion of this target"
+                if earlier.target_index == inv.target_index
+                else (f"targets[{earlier.target_index}]")
             )
             problems.append(
                 Problem(("targets", inv.target_index, "name"), f"name {inv.name!r} is already used by {where}")
@@ -263,10 +268,11 @@ def _invocation(
         options=options,
         app_argv=app_argv,
         env=tuple(sorted(env.items())),
-        cwd=Path(cwd).resolve() if not Path(cwd).is_absolute() else Path(cwd),
+        cwd=Path(os.path.normpath(Path(cwd).absolute())),
         timeout=options.timeout if options.timeout is not None else DEFAULT_TIMEOUT_S,
         retries=options.retries if options.retries is not None else DEFAULT_RETRIES,
         retry_delay=options.retry_delay if options.retry_delay is not None else DEFAULT_RETRY_DELAY_S,
+        stop_grace=options.stop_grace if options.stop_grace is not None else DEFAULT_STOP_GRACE_S,
     )
 
 

@@ -41,14 +41,6 @@ class StopRequest:
 
 
 @dataclass(frozen=True)
-class Escalation:
-    """Grace periods between signals, in seconds."""
-
-    after_sigint: float = 20.0  # ncu needs time to stop the application and write the report
-    after_sigterm: float = 5.0
-
-
-@dataclass(frozen=True)
 class ProcessOutcome:
     exit_code: int | None  # Popen.returncode: negative means killed by that signal
     seconds: float
@@ -66,18 +58,27 @@ def run_in_group(
     env_additions: Mapping[str, str],
     timeout: float | None,
     stop: StopRequest,
-    escalation: Escalation = Escalation(),
+    grace: float = 20.0,
     echo: Callable[[str], None] | None = None,
 ) -> ProcessOutcome:
-    """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request."""
+    """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request.
+
+    `grace`: seconds between SIGINT and SIGTERM, and between SIGTERM and SIGKILL (ncu needs time to
+    shut the application down and write the report).
+    """
     env = {**os.environ, **env_additions}
     start = time.monotonic()
     with open(log_path, "ab") as log:
         offset = log.tell()
         try:
             proc = subprocess.Popen(
-                list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                cwd=cwd, env=env, start_new_session=True,
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
             )
         except FileNotFoundError as exc:
             raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
@@ -87,7 +88,7 @@ def run_in_group(
             raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
     tail = _Tail(log_path, offset, echo) if echo else None
     try:
-        outcome = _supervise(proc, start, timeout, stop, escalation)
+        outcome = _supervise(proc, start, timeout, stop, grace)
     finally:
         if tail:
             tail.stop()
@@ -95,7 +96,7 @@ def run_in_group(
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes], start: float, timeout: float | None, stop: StopRequest, escalation: Escalation
+    proc: subprocess.Popen[bytes], start: float, timeout: float | None, stop: StopRequest, grace: float
 ) -> ProcessOutcome:
     group = proc.pid  # start_new_session: the group id is the leader's pid
     deadline = start + timeout if timeout else None
@@ -111,11 +112,11 @@ def _supervise(
             interrupted = stop.level >= 1
             timed_out = not interrupted
             _signal_group(group, signal.SIGINT, sent)
-            next_step_at = now + escalation.after_sigint
+            next_step_at = now + grace
         elif next_step_at is not None and now >= next_step_at:
             if "SIGTERM" not in sent:
                 _signal_group(group, signal.SIGTERM, sent)
-                next_step_at = now + escalation.after_sigterm
+                next_step_at = now + grace
             elif "SIGKILL" not in sent:
                 _signal_group(group, signal.SIGKILL, sent)
                 next_step_at = None

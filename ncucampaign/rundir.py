@@ -51,8 +51,11 @@ class RunDir:
 
 
 def create_run_dir(runs_root: Path, campaign: str, now: float | None = None) -> RunDir:
-    """Make a fresh runs_root/<campaign>/<run-id>/; the id is the local start time, made unique."""
-    base = runs_root / campaign
+    """Make a fresh runs_root/<campaign>/<run-id>/; the id is the local start time, made unique.
+
+    The path is absolute: ncu runs in the application's working directory, not in ours.
+    """
+    base = runs_root.absolute() / campaign
     try:
         base.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -86,12 +89,22 @@ def point_latest(run: RunDir) -> None:
         write_text_atomic(run.root.parent / f"{LATEST}.txt", run.run_id + "\n")
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+_FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp alone gives 0600
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
             out.flush()
+            os.fchmod(out.fileno(), _FILE_MODE)
             os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:

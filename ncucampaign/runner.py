@@ -12,7 +12,7 @@ import datetime
 import shutil
 import signal
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -25,7 +25,7 @@ from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, E
 from ncucampaign.loader import LoadedCampaign
 from ncucampaign.manifest import AttemptRecord, CampaignInfo, Manifest, ReportInfo, TargetRecord, ToolInfo
 from ncucampaign.plan import Invocation, Plan
-from ncucampaign.process import Escalation, StopRequest, run_in_group
+from ncucampaign.process import StopRequest, run_in_group
 from ncucampaign.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.reports import count_results
 from ncucampaign.rundir import RunDir, create_run_dir, point_latest, sha256_of, write_json_atomic, write_text_atomic
@@ -47,7 +47,6 @@ class RunSettings:
     runs_root: Path
     ncu_path: str
     show_output: bool = False
-    escalation: Escalation = field(default_factory=Escalation)
     command_line: tuple[str, ...] = ()
 
 
@@ -218,7 +217,7 @@ class TargetAttempts:
             env_additions=dict(self.inv.env),
             timeout=self.inv.timeout,
             stop=self.stop,
-            escalation=self.campaign.settings.escalation,
+            grace=self.inv.stop_grace,
             echo=self.campaign.reporter.echo if self.campaign.settings.show_output else None,
         )
         console = parse_console(self.log.read_bytes()[offset:].decode(errors="replace"))

@@ -1,0 +1,90 @@
+"""Shared test helpers: the fake ncu on PATH, campaign files in tmp_path, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+FAKE_NCU_DIR = TESTS / "fake_ncu"
+FAKE_APP = FAKE_NCU_DIR / "fake_app.py"
+FIXTURES = TESTS / "fixtures"
+
+
+def fake_env(**extra: str) -> dict[str, str]:
+    """The environment a CLI run under test gets: the fake ncu first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{FAKE_NCU_DIR}{os.pathsep}{env.get('PATH', '')}"
+    env["FAKE_NCU_REPORTS"] = str(FIXTURES / "reports")
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("NCUCAMPAIGN_NCU", None)
+    env.update(extra)
+    return env
+
+
+def campaign_text(targets: str, defaults: str = "", application_extra: str = "") -> str:
+    """A campaign on the fake application; `targets` and `defaults` are YAML blocks (unindented)."""
+    default_block = textwrap.indent(textwrap.dedent(defaults).strip(), "  ") if defaults.strip() else ""
+    return (
+        "application:\n"
+        f"  command: [{json.dumps(sys.executable)}, {json.dumps(str(FAKE_APP))}]\n"
+        f"{application_extra}"
+        "defaults:\n"
+        "  sections: SpeedOfLight\n"
+        "  launch_count: 1\n"
+        "  timeout: 30\n"
+        "  retries: 0\n"
+        "  retry_delay: 0\n"
+        "  stop_grace: 2\n"
+        f"{default_block}\n"
+        "targets:\n" + textwrap.indent(textwrap.dedent(targets).strip(), "  ") + "\n"
+    )
+
+
+@pytest.fixture
+def write_campaign(tmp_path: Path):
+    def write(targets: str, defaults: str = "", name: str = "camp.yaml", **kwargs: Any) -> Path:
+        path = tmp_path / name
+        path.write_text(campaign_text(targets, defaults, **kwargs))
+        return path
+
+    return write
+
+
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ncucampaign", *args],
+        cwd=cwd,
+        env=env if env is not None else fake_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def load_manifest(run_root: Path, campaign: str = "camp") -> tuple[Path, dict[str, Any]]:
+    run_dir = (run_root / campaign / "latest").resolve()
+    return run_dir, json.loads((run_dir / "manifest.json").read_text())
+
+
+def target(manifest: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(t for t in manifest["targets"] if t["name"] == name)
+
+
+def alive(pid: int) -> bool:
+    """True when pid is a live process (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,48 @@
+"""ncucampaign.markers: the manual's synchronize-push-synchronize-pop order, torch imported lazily."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+import ncucampaign.markers as markers
+
+
+@pytest.fixture
+def fake_torch(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    torch = types.ModuleType("torch")
+    cuda = types.ModuleType("torch.cuda")
+    cuda.synchronize = lambda: calls.append("sync")
+    cuda.nvtx = types.SimpleNamespace(
+        range_push=lambda name: calls.append(f"push {name}"), range_pop=lambda: calls.append("pop")
+    )
+    runtime = types.SimpleNamespace(
+        cudaProfilerStart=lambda: calls.append("start") or 0, cudaProfilerStop=lambda: calls.append("stop") or 0
+    )
+    cuda.cudart = lambda: runtime
+    cuda.check_error = lambda code: calls.append(f"check {code}")
+    torch.cuda = cuda
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch.cuda", cuda)
+    return calls
+
+
+def test_module_imports_without_torch() -> None:
+    assert "torch" not in sys.modules or sys.modules["torch"] is not None
+    assert callable(markers.ncu_range) and callable(markers.profiled_region)
+
+
+def test_ncu_range_order_even_on_error(fake_torch: list[str]) -> None:
+    with pytest.raises(RuntimeError), markers.ncu_range("decode_step"):
+        fake_torch.append("work")
+        raise RuntimeError
+    assert fake_torch == ["sync", "push decode_step", "work", "sync", "pop"]
+
+
+def test_profiled_region_order(fake_torch: list[str]) -> None:
+    with markers.profiled_region():
+        fake_torch.append("work")
+    assert fake_torch == ["sync", "start", "check 0", "work", "sync", "stop", "check 0"]

@@ -1,0 +1,77 @@
+"""The process layer on its own: group kill, leftovers, escalation, live output."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ncucampaign.process import StopRequest, run_in_group
+from tests.conftest import alive
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
+
+
+def test_leftover_processes_of_the_group_are_killed(tmp_path: Path) -> None:
+    """The command exits at once but leaves a background child behind (like an orphaned app)."""
+    pid_file = tmp_path / "pid"
+    script = f"sleep 300 & echo $! > {pid_file}; exit 0"
+    outcome = run_in_group(
+        ["/bin/sh", "-c", script],
+        log_path=tmp_path / "log",
+        cwd=tmp_path,
+        env_additions={},
+        timeout=10,
+        stop=StopRequest(),
+    )
+    assert outcome.exit_code == 0 and not outcome.timed_out
+    assert outcome.leftovers_killed == 1
+    assert not alive(int(pid_file.read_text()))
+
+
+def test_timeout_escalates_to_sigkill(tmp_path: Path) -> None:
+    script = "trap '' INT TERM; echo started; while :; do sleep 0.1; done"
+    outcome = run_in_group(
+        ["/bin/sh", "-c", script],
+        log_path=tmp_path / "log",
+        cwd=tmp_path,
+        env_additions={"X": "1"},
+        timeout=0.5,
+        stop=StopRequest(),
+        grace=0.3,
+    )
+    assert outcome.timed_out
+    assert outcome.signals_sent == ("SIGINT", "SIGTERM", "SIGKILL")
+    assert outcome.exit_code == -9
+    assert "started" in (tmp_path / "log").read_text()
+
+
+def test_a_second_stop_request_kills_at_once(tmp_path: Path) -> None:
+    stop = StopRequest()
+    stop.request()
+    stop.request()
+    outcome = run_in_group(
+        ["/bin/sh", "-c", "trap '' INT TERM; sleep 30"],
+        log_path=tmp_path / "log",
+        cwd=tmp_path,
+        env_additions={},
+        timeout=None,
+        stop=stop,
+    )
+    assert outcome.interrupted and outcome.signals_sent == ("SIGKILL",)
+
+
+def test_environment_and_live_output(tmp_path: Path) -> None:
+    seen: list[str] = []
+    outcome = run_in_group(
+        ["/bin/sh", "-c", "echo value=$NCUC_TEST"],
+        log_path=tmp_path / "log",
+        cwd=tmp_path,
+        env_additions={"NCUC_TEST": "42"},
+        timeout=10,
+        stop=StopRequest(),
+        echo=seen.append,
+    )
+    assert outcome.exit_code == 0
+    assert "value=42" in "".join(seen)

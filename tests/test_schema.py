@@ -1,0 +1,47 @@
+"""The JSON Schemas in schemas/ are generated from the pydantic models and must not drift; every
+example campaign is valid both for pydantic and for the schema editors use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from ncucampaign.loader import load_campaign
+from ncucampaign.plan import build_plan
+from ncucampaign.schema import campaign_schema, manifest_schema, render
+
+ROOT = Path(__file__).resolve().parent.parent
+CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(("file", "generate"), [("campaign", campaign_schema), ("manifest", manifest_schema)])
+def test_committed_schema_is_fresh(file: str, generate) -> None:
+    committed = (ROOT / "schemas" / f"{file}.schema.json").read_text()
+    option = " --manifest" if file == "manifest" else ""
+    assert committed == render(generate()), (
+        f"schemas/{file}.schema.json is stale: run `ncucampaign schema{option} > schemas/{file}.schema.json`"
+    )
+
+
+def test_there_are_example_campaigns() -> None:
+    assert {p.name for p in CAMPAIGNS} >= {"decode.yaml", "manual.yaml"}
+
+
+@pytest.mark.parametrize("campaign", CAMPAIGNS, ids=lambda p: p.name)
+def test_example_campaign_is_valid(campaign: Path) -> None:
+    schema = json.loads((ROOT / "schemas" / "campaign.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(yaml.safe_load(campaign.read_text()), schema)
+    assert build_plan(load_campaign(campaign)).invocations
+    assert campaign.read_text().startswith("# yaml-language-server: $schema=../schemas/campaign.schema.json")
+
+
+def test_schema_rejects_what_pydantic_rejects() -> None:
+    schema = json.loads((ROOT / "schemas" / "campaign.schema.json").read_text())
+    bad = {"application": {"command": "x"}, "targets": [{"name": "a", "lunch_count": 1}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
