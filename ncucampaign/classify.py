@@ -36,7 +36,6 @@ _USAGE_PATTERNS = (
     r"the argument .*is invalid",
     r"is ambiguous",
     r"Use --help for further details",
-    r"Failed to find metric",
     r"Cannot lock GPU clock frequencies on MIG",
 )
 # Profiler failures a second attempt cannot fix.

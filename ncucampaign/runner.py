@@ -103,7 +103,7 @@ class CampaignRun:
             run_id=self.run.run_id,
             state="running",
             started_at=now_iso(),
-            command_line=list(settings.command_line),
+            command_line=["ncucampaign", *settings.command_line[1:]],
             campaign=CampaignInfo(
                 name=plan.campaign,
                 source=str(loaded.path.absolute()),

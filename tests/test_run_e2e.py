@@ -162,7 +162,9 @@ def test_hanging_application_is_stopped_and_the_campaign_goes_on(tmp_path: Path,
     _, manifest = load_manifest(tmp_path / "runs")
     hung = target(manifest, "hangs")
     assert hung["status"] == "timed_out"
-    assert hung["attempts"][0]["signals_sent"][0] == "SIGINT"
+    assert hung["attempts"][0]["signals_sent"] == ["SIGINT"]  # ncu wrote its report and exited on SIGINT
+    assert hung["attempts"][0]["exit_code"] == -2
+    assert hung["report"] is not None
     assert target(manifest, "after")["status"] == "ok"
     started = [int(line) for line in pids.read_text().split()]
     assert len(started) == 2  # the application and its worker
