@@ -6,9 +6,11 @@ import argparse
 import difflib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from rich.console import Console
 
@@ -23,9 +25,11 @@ from ncucampaign.errors import (
     NcuCampaignError,
     UsageError,
 )
+from ncucampaign.lint import InstalledNcu, lint_plan
 from ncucampaign.loader import LoadedCampaign, load_campaign
 from ncucampaign.plan import Plan, build_plan
 from ncucampaign.process import StopRequest
+from ncucampaign.provenance import installed_ncu
 from ncucampaign.schema import campaign_schema, manifest_schema, render
 
 DEFAULT_RUNS_DIR = "runs"
@@ -43,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check campaign files; print problems with file:line")
     validate.add_argument("files", nargs="+", metavar="FILE")
+    validate.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 2), for CI")
+    validate.add_argument("--ncu", metavar="PATH", help="ncu to ask for its sections and sets (default: ncu on PATH)")
     validate.set_defaults(handler=cmd_validate)
 
     plan = commands.add_parser("plan", help="print the ncu commands a run would execute")
@@ -61,6 +67,33 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--ncu", metavar="PATH", help="ncu executable (default: campaign 'ncu:', $NCUCAMPAIGN_NCU, ncu)")
     run.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
     run.set_defaults(handler=cmd_run)
+
+    discover = commands.add_parser(
+        "discover",
+        help="one cheap ncu pass: which kernels run, how long, under which NVTX ranges; target YAML to paste",
+        description="ncucampaign discover FILE [--scope NAME | --target NAME], or ncucampaign discover -- CMD ARGS...",
+    )
+    discover.add_argument("what", nargs="+", metavar="FILE | -- CMD", help="a campaign file, or a command after --")
+    where = discover.add_mutually_exclusive_group()
+    where.add_argument(
+        "--scope",
+        metavar="NAME",
+        help="only where this target looks (its NVTX, range, process, call-stack filters), any kernel",
+    )
+    where.add_argument(
+        "--target",
+        metavar="NAME",
+        help="every launch this target's filters match, numbered as launch_skip counts, marking the ones it profiles",
+    )
+    discover.add_argument("--launch-limit", type=int, metavar="N", help="stop after N launches (default 300)")
+    discover.add_argument("--top", type=int, default=5, metavar="K", help="suggest targets for the K costliest kernels")
+    discover.add_argument(
+        "--nth", type=int, metavar="N", help="suggestions pick the Nth matching launch (default: the middle one)"
+    )
+    discover.add_argument("--out", metavar="DIR", help="root of run directories (default: ./runs)")
+    discover.add_argument("--ncu", metavar="PATH", help="ncu executable")
+    discover.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
+    discover.set_defaults(handler=cmd_discover)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of campaign files (or of manifests)")
     schema.add_argument("--manifest", action="store_true", help="the schema of manifest.json instead")
@@ -112,24 +145,46 @@ def _load_plan(file: str, ncu: str | None, only: list[str] | None) -> tuple[Load
     return loaded, plan
 
 
+def _installed(ncu: str | None) -> InstalledNcu | None:
+    found = shutil.which(ncu or "ncu")
+    return installed_ncu(found) if found else None
+
+
+def _print_warnings(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None, stream: TextIO) -> int:
+    warnings = lint_plan(loaded, plan, installed)
+    for warning in warnings:
+        print(warning.render(str(loaded.path)), file=stream)
+    return len(warnings)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     failed = 0
+    installed = _installed(_ncu_choice(args))
     for file in args.files:
         try:
-            _, plan = _load_plan(file, None, None)
+            loaded, plan = _load_plan(file, None, None)
         except NcuCampaignError as exc:
             failed += 1
             print(exc if isinstance(exc, CampaignError) else f"ncucampaign: error: {exc}", file=sys.stderr)
             continue
+        warned = _print_warnings(loaded, plan, installed, sys.stdout)
         targets = len({inv.target_index for inv in plan.invocations})
-        print(f"{file}: ok ({targets} targets, {len(plan.invocations)} ncu invocations)")
+        summary = f"{targets} targets, {len(plan.invocations)} ncu invocations"
+        if warned:
+            summary += f", {warned} warning{'s' if warned != 1 else ''}"
+        if warned and args.strict:
+            failed += 1
+            print(f"{file}: not ok ({summary}; --strict)")
+        else:
+            print(f"{file}: ok ({summary})")
     return EXIT_USAGE if failed else EXIT_OK
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from ncucampaign.runner import plan_json
 
-    _, plan = _load_plan(args.file, _ncu_choice(args), args.only)
+    loaded, plan = _load_plan(args.file, _ncu_choice(args), args.only)
+    _print_warnings(loaded, plan, None, sys.stderr)
     report_dir = Path(args.report_dir).absolute()
     argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir) for inv in plan.invocations}
     if args.format == "json":
@@ -149,22 +204,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ncucampaign.runner import CampaignRun, RunSettings, resolve_ncu, stop_on_signals
 
     loaded, plan = _load_plan(args.file, _ncu_choice(args), args.only)
-    campaign = loaded.campaign
-    if args.out:
-        runs_root = Path(args.out)
-    elif campaign.runs_dir:
-        runs_root = loaded.base_dir / campaign.runs_dir
-    else:
-        runs_root = Path(DEFAULT_RUNS_DIR)
+    runs_root = _runs_root(args, loaded)
     if args.dry_run:
         report_dir = runs_root / plan.campaign / "<run-id>" / "reports"
         print(f"# dry run: {len(plan.invocations)} ncu invocations; nothing is created")
         for inv in plan.invocations:
             print(shell_command(ncu_argv(inv, plan.ncu, report_dir), inv.env, inv.cwd))
         return EXIT_OK
+    ncu_path = resolve_ncu(plan.ncu)
+    _print_warnings(loaded, plan, installed_ncu(ncu_path), sys.stderr)
     settings = RunSettings(
         runs_root=runs_root,
-        ncu_path=resolve_ncu(plan.ncu),
+        ncu_path=ncu_path,
         show_output=args.show_output,
         command_line=tuple(sys.argv),
     )
@@ -177,6 +228,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(final_table(result.manifest, str(result.run.root)))
     console.print(f"manifest: {result.run.manifest}", highlight=False)
     return result.exit_code
+
+
+def _runs_root(args: argparse.Namespace, loaded: LoadedCampaign) -> Path:
+    if args.out:
+        return Path(args.out)
+    if loaded.campaign.runs_dir:
+        return loaded.base_dir / loaded.campaign.runs_dir
+    return Path(DEFAULT_RUNS_DIR)
+
+
+def cmd_discover(args: argparse.Namespace) -> int:
+    from ncucampaign.console import ConsoleReporter
+    from ncucampaign.discover_run import DiscoveryRequest, bare_command_campaign, run_discovery
+    from ncucampaign.runner import RunSettings, resolve_ncu, stop_on_signals
+
+    what = args.what
+    if len(what) == 1 and what[0].endswith((".yaml", ".yml")) and Path(what[0]).is_file():
+        loaded, plan = _load_plan(what[0], _ncu_choice(args), None)
+    elif args.scope or args.target:
+        raise UsageError("--scope and --target need a campaign file")
+    else:
+        loaded = bare_command_campaign(what, Path.cwd())
+        plan = build_plan(loaded, _ncu_choice(args))
+    mode = "target" if args.target else "scope" if args.scope else "all"
+    request = DiscoveryRequest(mode, args.target or args.scope, args.launch_limit, args.top, args.nth)
+    if args.launch_limit is not None and args.launch_limit < 1:
+        raise UsageError("--launch-limit must be at least 1")
+    settings = RunSettings(
+        runs_root=_runs_root(args, loaded),
+        ncu_path=resolve_ncu(plan.ncu),
+        show_output=args.show_output,
+        command_line=tuple(sys.argv),
+    )
+    stop = StopRequest()
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    reporter = ConsoleReporter(console, live=False if args.show_output else None)
+    with reporter, stop_on_signals(stop, reporter):
+        return run_discovery(loaded, plan, request, settings, reporter, stop, console)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -96,6 +96,8 @@ class ConsoleReporter:
 
     def target_finished(self, position: int, total: int, record: TargetRecord) -> None:
         self._print(finished_line(position, total, record), style=STATUS_STYLE.get(record.status, "red"))
+        for hint in record.diagnosis:
+            self._print(f"    hint: {hint}", style="cyan")
         if self.progress is not None and self.task is not None:
             self.progress.advance(self.task)
 

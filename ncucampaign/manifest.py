@@ -26,7 +26,7 @@ class ToolInfo(Record):
 
 class CampaignInfo(Record):
     name: str
-    source: str = Field(description="the campaign file as given on the command line, made absolute")
+    source: str | None = Field(description="the campaign file, made absolute; None for a bare command")
     copy_path: str = Field(description="the copy inside the run directory")
     sha256: str
 
@@ -92,6 +92,7 @@ class TargetRecord(Record):
     seconds: float = 0.0
     attempts: list[AttemptRecord] = Field(default_factory=list)
     report: ReportInfo | None = None
+    diagnosis: list[str] = Field(default_factory=list, description="why nothing was profiled, or what ncu refused")
     log: str
 
 

@@ -153,6 +153,7 @@ class TargetOptions(Frozen):
     timeout: Seconds | None = Field(None, description="seconds (or '10m') before the attempt is stopped")
     retries: int | None = Field(None, ge=0, le=20, description="extra attempts after a transient failure")
     retry_delay: float | None = Field(None, ge=0, description="seconds before the first retry (doubles each time)")
+    lint_ignore: StrList | None = Field(None, description="warning codes to silence, e.g. [NCU001]")
     stop_grace: Seconds | None = Field(
         None, description="seconds ncu gets after SIGINT to write its report, then again after SIGTERM (default 20)"
     )

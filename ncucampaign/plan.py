@@ -42,11 +42,12 @@ class Invocation:
     retries: int
     retry_delay: float
     stop_grace: float
+    expect_launch_count: bool = True  # False: launch_count is only an upper bound (discovery)
 
     @property
     def expected_results(self) -> int | None:
         """How many results the report must hold, when the options make that knowable."""
-        if self.options.filter_mode not in (None, "global"):
+        if not self.expect_launch_count or self.options.filter_mode not in (None, "global"):
             return None  # per-gpu / per-launch-config: the count applies per group
         return self.options.launch_count
 

@@ -8,6 +8,7 @@ import re
 import socket
 from pathlib import Path
 
+from ncucampaign.lint import InstalledNcu, parse_listing
 from ncucampaign.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.process import probe
 
@@ -51,3 +52,13 @@ def git_info(directory: Path) -> GitInfo | None:
         return None
     status = probe(["git", "-C", str(directory), "status", "--porcelain", "--untracked-files=no"])
     return GitInfo(root=root.strip(), commit=commit.strip(), dirty=bool(status and status.strip()))
+
+
+def installed_ncu(ncu_path: str) -> InstalledNcu | None:
+    """The sections and sets the installed ncu lists; None when it cannot be asked."""
+    sections = probe([ncu_path, "--list-sections"], timeout=60)
+    sets = probe([ncu_path, "--list-sets"], timeout=60)
+    if sections is None or sets is None:
+        return None
+    version = parse_ncu_version(probe([ncu_path, "--version"]) or "")
+    return InstalledNcu(version=version, sections=parse_listing(sections), sets=parse_listing(sets))

@@ -10,9 +10,11 @@ from __future__ import annotations
 import importlib
 import shutil
 import sys
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 
 @cache
@@ -48,3 +50,86 @@ def count_results(report: Path, ncu: str | None = None) -> int | None:
         return sum(context.range_by_idx(i).num_actions() for i in range(context.num_ranges()))
     except Exception:  # ncu_report raises plain exceptions for unreadable files
         return None
+
+
+DEFAULT_DOMAIN = "<default domain>"
+DURATION_METRIC = "gpu__time_duration.sum"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One result of a report, in report order."""
+
+    ordinal: int
+    function: str
+    demangled: str
+    duration_ns: float | None
+    nvtx: tuple[str, ...]  # push/pop paths, one per domain: 'decode_step/layer/attention', 'D@a/b'
+    device: int | None
+    range_index: int
+    action_index: int
+
+
+class ReportUnreadable(Exception):
+    pass
+
+
+def load(report: Path, ncu: str | None = None) -> Any:
+    """The report's IContext; ReportUnreadable when there is no reader or the file cannot be read."""
+    module = ncu_report_module(ncu)
+    if module is None:
+        raise ReportUnreadable("no report reader: pip install 'ncucampaign[reports]' (NVIDIA's ncu-report)")
+    try:
+        return module.load_report(str(report))
+    except Exception as exc:
+        raise ReportUnreadable(f"cannot read {report}: {exc}") from None
+
+
+def read_launches(report: Path, ncu: str | None = None) -> list[Launch]:
+    context = load(report, ncu)
+    module = ncu_report_module(ncu)
+    demangled_base = module.IAction.NameBase_DEMANGLED
+    launches = []
+    for range_index in range(context.num_ranges()):
+        profile_range = context.range_by_idx(range_index)
+        for action_index in range(profile_range.num_actions()):
+            action = profile_range.action_by_idx(action_index)
+            duration = action.metric_by_name(DURATION_METRIC)
+            device = action.metric_by_name("launch__device_id")
+            launches.append(
+                Launch(
+                    ordinal=len(launches),
+                    function=action.name(),
+                    demangled=action.name(demangled_base),
+                    duration_ns=duration.as_double() if duration is not None else None,
+                    nvtx=_nvtx_paths(action),
+                    device=int(device.as_uint64()) if device is not None else None,
+                    range_index=range_index,
+                    action_index=action_index,
+                )
+            )
+    return launches
+
+
+def _nvtx_paths(action: Any) -> tuple[str, ...]:
+    state = action.nvtx_state()
+    if state is None:
+        return ()
+    paths = []
+    for domain_id in state.domains():
+        domain = state.domain_by_id(domain_id)
+        stack = "/".join(domain.push_pop_ranges())
+        if stack:
+            name = domain.name()
+            paths.append(stack if name == DEFAULT_DOMAIN else f"{name}@{stack}")
+    return tuple(paths)
+
+
+def nvtx_selected(report: Path, includes: list[str], ncu: str | None = None) -> set[tuple[int, int]]:
+    """(range, action) pairs that ncu_report's own NVTX filter (ncu's grammar) selects."""
+    context = load(report, ncu)
+    return {
+        (range_index, action_index)
+        for range_index in range(context.num_ranges())
+        for action_index in context.range_by_idx(range_index).actions_by_nvtx(includes, [])
+    }

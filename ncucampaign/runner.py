@@ -21,6 +21,7 @@ from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponen
 from ncucampaign import __version__
 from ncucampaign.argv import REPORT_SUFFIX, ncu_argv, shell_command
 from ncucampaign.classify import Status, Verdict, classify_attempt, parse_console
+from ncucampaign.diagnose import diagnose
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem
 from ncucampaign.loader import LoadedCampaign
 from ncucampaign.manifest import AttemptRecord, CampaignInfo, Manifest, ReportInfo, TargetRecord, ToolInfo
@@ -106,7 +107,7 @@ class CampaignRun:
             command_line=["ncucampaign", *settings.command_line[1:]],
             campaign=CampaignInfo(
                 name=plan.campaign,
-                source=str(loaded.path.absolute()),
+                source=str(loaded.path.absolute()) if loaded.path.is_file() else None,
                 copy_path=self.run.relative(copy),
                 sha256=loaded.sha256,
             ),
@@ -255,6 +256,7 @@ class TargetAttempts:
         )
         self.record.status = verdict.status
         self.record.message = message
+        self.record.diagnosis = diagnose(self.inv.options, console, verdict.status)
         self.campaign.save()
         if not verdict.retryable or self.stop.level or number > self.inv.retries:
             self.campaign.reporter.attempt_finished(self.inv, self.record.attempts[-1], None)

@@ -8,46 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
+from tests.gpu.gpu import ROOT, manifest_of, needs_gpu, out_dir, run
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _gpu_ready() -> str | None:
-    if shutil.which("ncu") is None:
-        return "ncu is not on PATH"
-    if shutil.which("nvidia-smi") is None:
-        return "no nvidia-smi"
-    probe = subprocess.run(
-        [sys.executable, "-c", "import torch, triton; assert torch.cuda.is_available()"], capture_output=True
-    )
-    return None if probe.returncode == 0 else "torch with CUDA (and triton) not importable"
-
-
-_WHY_NOT = _gpu_ready() if sys.platform.startswith("linux") else "Linux only"
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(_WHY_NOT is not None, reason=_WHY_NOT or "")]
-
-
-def out_dir(tmp_path: Path) -> Path:
-    keep = os.environ.get("NCUCAMPAIGN_GPU_OUT")
-    return Path(keep) if keep else tmp_path / "runs"
-
-
-def run(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run(
-        [sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def manifest_of(runs: Path, campaign: str) -> dict:
-    return json.loads(((runs / campaign / "latest").resolve() / "manifest.json").read_text())
+pytestmark = needs_gpu
 
 
 def test_example_campaign_profiles_every_target(tmp_path: Path) -> None:
