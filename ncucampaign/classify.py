@@ -43,7 +43,7 @@ _PERMANENT_PROFILER_PATTERNS = (r"ERR_NVGPUCTRPERM", r"LibraryNotLoaded")
 _APP_ERROR = re.compile(r"==ERROR== The application returned an error code \((-?\d+)\)")
 _PROFILED = re.compile(r"^==PROF== Profiling \"")
 _REPORT = re.compile(r"^==PROF== Report: (.+)$")
-_CONNECTED = re.compile(r"^==PROF== Connected to process (\d+)")
+_CONNECTED = re.compile(r"^==PROF== Connected to process (\d+)(?: \((.*)\))?")
 _AVAILABLE_ITEM = re.compile(r"^\s*\d+\.\s+(\S.*)$")
 # Exit codes that ncu reports for an application killed by a signal are the signal number (observed:
 # SIGABRT -> 6). Only name the signals a crash produces; 1 and 2 are ordinary exit codes too.
@@ -65,7 +65,11 @@ class ConsoleSummary:
     app_exit_code: int | None = None
     report_paths: tuple[str, ...] = ()
     shutdown_requested: bool = False
-    connected_pids: tuple[int, ...] = ()
+    connected: tuple[tuple[int, str], ...] = ()  # (pid, executable) per "Connected to process" line
+
+    @property
+    def connected_pids(self) -> tuple[int, ...]:
+        return tuple(pid for pid, _ in self.connected)
 
 
 def parse_console(text: str) -> ConsoleSummary:
@@ -74,7 +78,7 @@ def parse_console(text: str) -> ConsoleSummary:
     warnings: list[str] = []
     available: list[str] = []
     reports: list[str] = []
-    pids: list[int] = []
+    connected: list[tuple[int, str]] = []
     app_exit_code = None
     in_available = False
     for line in text.splitlines():
@@ -98,7 +102,7 @@ def parse_console(text: str) -> ConsoleSummary:
         elif match := _REPORT.match(line):
             reports.append(match.group(1).strip())
         elif match := _CONNECTED.match(line):
-            pids.append(int(match.group(1)))
+            connected.append((int(match.group(1)), match.group(2) or ""))
     joined = "\n".join(warnings)
     return ConsoleSummary(
         profiled=profiled,
@@ -112,7 +116,7 @@ def parse_console(text: str) -> ConsoleSummary:
         app_exit_code=app_exit_code,
         report_paths=tuple(reports),
         shutdown_requested="==PROF== Trying to shutdown target application" in text,
-        connected_pids=tuple(pids),
+        connected=tuple(connected),
     )
 
 

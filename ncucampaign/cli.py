@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 
 from ncucampaign import __version__
 from ncucampaign.argv import ncu_argv, shell_command
+from ncucampaign.classify import ConsoleSummary, Status
 from ncucampaign.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TARGETS_FAILED,
     EXIT_USAGE,
     CampaignError,
     NcuCampaignError,
@@ -27,6 +30,7 @@ from ncucampaign.errors import (
 )
 from ncucampaign.lint import InstalledNcu, lint_plan
 from ncucampaign.loader import LoadedCampaign, load_campaign
+from ncucampaign.manifest import ResultRecord, TargetRecord
 from ncucampaign.plan import Plan, build_plan
 from ncucampaign.process import StopRequest
 from ncucampaign.provenance import installed_ncu
@@ -94,6 +98,41 @@ def build_parser() -> argparse.ArgumentParser:
     discover.add_argument("--ncu", metavar="PATH", help="ncu executable")
     discover.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
     discover.set_defaults(handler=cmd_discover)
+
+    summarize = commands.add_parser("summarize", help="what each target measured (from the manifest or reports)")
+    summarize.add_argument("runs", nargs="+", metavar="RUN_DIR|REPORT", help="run directories or .ncu-rep files")
+    summarize.add_argument(
+        "--format",
+        choices=("text", "csv", "json"),
+        default="text",
+        help="csv/json: one row per result and metric, for pandas or spreadsheets",
+    )
+    summarize.set_defaults(handler=cmd_summarize)
+
+    compare = commands.add_parser("compare", help="what changed between two runs of a campaign")
+    compare.add_argument("run_a", metavar="RUN_A")
+    compare.add_argument("run_b", metavar="RUN_B")
+    compare.add_argument(
+        "--threshold",
+        type=float,
+        default=10.0,
+        metavar="PERCENT",
+        help="flag changes beyond this relative change (default 10)",
+    )
+    compare.add_argument(
+        "--metric", action="append", default=[], metavar="NAME", help="compare this ncu metric too (repeatable)"
+    )
+    compare.add_argument("--all", action="store_true", help="show every metric, not only flagged changes")
+    compare.add_argument("--format", choices=("text", "json"), default="text")
+    compare.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when a duration grew beyond the threshold (for CI)"
+    )
+    compare.set_defaults(handler=cmd_compare)
+
+    report = commands.add_parser("report", help="write one self-contained HTML page for a run")
+    report.add_argument("run", metavar="RUN_DIR")
+    report.add_argument("-o", "--output", metavar="FILE", help="default: RUN_DIR/report.html")
+    report.set_defaults(handler=cmd_report)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of campaign files (or of manifests)")
     schema.add_argument("--manifest", action="store_true", help="the schema of manifest.json instead")
@@ -266,6 +305,95 @@ def cmd_discover(args: argparse.Namespace) -> int:
     reporter = ConsoleReporter(console, live=False if args.show_output else None)
     with reporter, stop_on_signals(stop, reporter):
         return run_discovery(loaded, plan, request, settings, reporter, stop, console)
+
+
+def _out_console() -> Console:
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from ncucampaign.measure import result_records
+    from ncucampaign.results import load_run, run_rows, tidy_rows
+    from ncucampaign.views import target_table, tidy_csv, tidy_json
+
+    console = _out_console()
+    rows: list[dict[str, object]] = []
+    for given in args.runs:
+        path = Path(given)
+        if path.suffix == ".ncu-rep":
+            if not path.is_file():
+                raise UsageError(f"{given}: no such report")
+            results = result_records(path, (), ConsoleSummary(), "ncu")
+            if not results:
+                raise UsageError(f"{given}: cannot read the report (pip install 'ncucampaign[reports]')")
+            rows += tidy_rows("", path.stem, "", results)
+            if args.format == "text":
+                console.print(target_table(path.name, _record_of(path.stem, results)))
+            continue
+        run = load_run(path)
+        rows += run_rows(run)
+        if args.format == "text":
+            for record in run.manifest.targets:
+                console.print(target_table(run.manifest.run_id, record))
+    if args.format == "csv":
+        sys.stdout.write(tidy_csv(rows))
+    elif args.format == "json":
+        sys.stdout.write(tidy_json(rows))
+    return EXIT_OK
+
+
+def _record_of(name: str, results: list[ResultRecord]) -> TargetRecord:
+    return TargetRecord(
+        name=name,
+        target=name,
+        argv=[],
+        shell_command="",
+        env={},
+        cwd="",
+        timeout_s=0,
+        retries=0,
+        expected_results=None,
+        status=Status.OK,
+        results=results,
+        log="",
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ncucampaign.results import compare_runs, load_run
+    from ncucampaign.views import comparison_json, comparison_table
+
+    if args.threshold < 0:
+        raise UsageError("--threshold must not be negative")
+    run_a, run_b = load_run(args.run_a), load_run(args.run_b)
+    threshold = args.threshold / 100
+    comparison = compare_runs(run_a.manifest, run_b.manifest, threshold, args.metric)
+    if args.format == "json":
+        sys.stdout.write(comparison_json(comparison))
+    else:
+        console = _out_console()
+        console.print(f"A: {run_a.root}\nB: {run_b.root}")
+        for note in comparison.notes:
+            console.print(escape(note), style="yellow" if note.startswith("warning") else None)
+        for name in comparison.only_in_a:
+            console.print(f"only in A: {escape(name)}")
+        for name in comparison.only_in_b:
+            console.print(f"only in B: {escape(name)}")
+        console.print(comparison_table(comparison, threshold, args.all))
+        flagged = sum(1 for change in comparison.changes if change.flagged)
+        console.print(
+            f"{len(comparison.changes)} values compared, {flagged} flagged, {len(comparison.regressions)} regressions"
+        )
+    return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.regressions else EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ncucampaign.html_report import write_report
+    from ncucampaign.results import load_run
+
+    path = write_report(load_run(args.run), Path(args.output) if args.output else None)
+    print(path)
+    return EXIT_OK
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -76,6 +76,37 @@ class ReportInfo(Record):
     results_from: Literal["report", "console"] | None
 
 
+class MetricValue(Record):
+    value: float | int | str
+    unit: str
+
+
+class ProcessInfo(Record):
+    pid: int
+    name: str
+
+
+class ResultRecord(Record):
+    """One profiled result (kernel, graph or range) with the report's own values."""
+
+    index: int
+    kernel: str = Field(description="function name")
+    demangled: str
+    workload: str = Field(description="kernel, graph, range or cmdlist")
+    grid: list[int] | None = None
+    block: list[int] | None = None
+    device: int | None = None
+    process: ProcessInfo | None = Field(None, description="None when ncu's output does not tell")
+    nvtx: list[str] = Field(default_factory=list, description="push/pop paths, 'Domain@' for non-default domains")
+    metrics: dict[str, MetricValue] = Field(
+        default_factory=dict, description="ncu metric name -> value and unit; missing metrics are absent"
+    )
+
+    def value(self, metric: str) -> float | None:
+        found = self.metrics.get(metric)
+        return float(found.value) if found is not None and isinstance(found.value, int | float) else None
+
+
 class TargetRecord(Record):
     name: str
     target: str = Field(description="the target entry this invocation came from")
@@ -93,6 +124,7 @@ class TargetRecord(Record):
     attempts: list[AttemptRecord] = Field(default_factory=list)
     report: ReportInfo | None = None
     diagnosis: list[str] = Field(default_factory=list, description="why nothing was profiled, or what ncu refused")
+    results: list[ResultRecord] = Field(default_factory=list, description="read from the report after the run")
     log: str
 
 

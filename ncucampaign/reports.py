@@ -8,6 +8,7 @@ callers fall back to ncu's console output (one `==PROF== Profiling` line per res
 from __future__ import annotations
 
 import importlib
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -133,3 +134,77 @@ def nvtx_selected(report: Path, includes: list[str], ncu: str | None = None) -> 
         for range_index in range(context.num_ranges())
         for action_index in context.range_by_idx(range_index).actions_by_nvtx(includes, [])
     }
+
+
+# What every result records, when the report has it (missing metrics are absent, never zero).
+STANDARD_METRICS: dict[str, str] = {
+    "gpu__time_duration.sum": "duration",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM throughput",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "memory throughput",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved occupancy",
+    "launch__registers_per_thread": "registers/thread",
+    "profiler__replayer_passes": "replay passes",
+}
+
+
+@dataclass(frozen=True)
+class MeasuredResult:
+    index: int
+    kernel: str
+    demangled: str
+    workload: str
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    device: int | None
+    nvtx: tuple[str, ...]
+    metrics: dict[str, tuple[float | int | str, str]]  # ncu metric name -> (value, unit)
+
+
+def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[MeasuredResult]:
+    """Every result with the standard metrics and the `wanted` ones (exact names or regex:)."""
+    context = load(report, ncu)
+    module = ncu_report_module(ncu)
+    kinds = {
+        getattr(module.IAction, k): k.split("_", 1)[1].lower()
+        for k in dir(module.IAction)
+        if k.startswith("WorkloadType_")
+    }
+    exact = [name for name in wanted if ":" not in name]
+    patterns = [re.compile(name[len("regex:") :]) for name in wanted if name.startswith("regex:")]
+    results = []
+    for range_index in range(context.num_ranges()):
+        profile_range = context.range_by_idx(range_index)
+        for action_index in range(profile_range.num_actions()):
+            action = profile_range.action_by_idx(action_index)
+            names = [*STANDARD_METRICS, *exact]
+            if patterns:
+                names += [n for n in action.metric_names() if any(p.search(n) for p in patterns)]
+            metrics = {}
+            for name in dict.fromkeys(names):
+                metric = action.metric_by_name(name)
+                if metric is not None and (value := metric.value()) is not None:
+                    metrics[name] = (value, metric.unit())
+            results.append(
+                MeasuredResult(
+                    index=len(results),
+                    kernel=action.name(),
+                    demangled=action.name(module.IAction.NameBase_DEMANGLED),
+                    workload=kinds.get(action.workload_type(), str(action.workload_type())),
+                    grid=_dims(action, "grid"),
+                    block=_dims(action, "block"),
+                    device=_int_metric(action, "launch__device_id"),
+                    nvtx=_nvtx_paths(action),
+                    metrics=metrics,
+                )
+            )
+    return results
+
+
+def _int_metric(action: Any, name: str) -> int | None:
+    metric = action.metric_by_name(name)
+    return int(metric.as_uint64()) if metric is not None else None
+
+
+def _dims(action: Any, what: str) -> tuple[int, int, int] | None:
+    values = [_int_metric(action, f"launch__{what}_dim_{axis}") for axis in "xyz"]
+    return None if None in values else (values[0], values[1], values[2])  # type: ignore[return-value]

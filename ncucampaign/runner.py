@@ -20,11 +20,12 @@ from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponen
 
 from ncucampaign import __version__
 from ncucampaign.argv import REPORT_SUFFIX, ncu_argv, shell_command
-from ncucampaign.classify import Status, Verdict, classify_attempt, parse_console
+from ncucampaign.classify import ConsoleSummary, Status, Verdict, classify_attempt, parse_console
 from ncucampaign.diagnose import diagnose
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem
 from ncucampaign.loader import LoadedCampaign
 from ncucampaign.manifest import AttemptRecord, CampaignInfo, Manifest, ReportInfo, TargetRecord, ToolInfo
+from ncucampaign.measure import result_records
 from ncucampaign.plan import Invocation, Plan
 from ncucampaign.process import StopRequest, run_in_group
 from ncucampaign.provenance import git_info, gpu_info, host_info, ncu_info
@@ -180,6 +181,7 @@ class TargetAttempts:
         self.report = campaign.report_path(inv)
         self.log = campaign.log_path(inv)
         self.counted: tuple[int | None, str | None] = (None, None)  # last attempt's results and source
+        self.console = ConsoleSummary()  # last attempt's console
 
     def run(self) -> None:
         self.record.status = Status.RUNNING
@@ -195,6 +197,9 @@ class TargetAttempts:
         retrying(self.attempt)
         self.record.seconds = round(sum(a.seconds for a in self.record.attempts), 3)
         self.record.report = self._report_info()
+        if self.record.report is not None:
+            wanted = tuple(self.inv.options.metrics or ())
+            self.record.results = result_records(self.report, wanted, self.console, self.campaign.settings.ncu_path)
         self.campaign.save()
 
     def _before_sleep(self, state: object) -> None:
@@ -221,7 +226,7 @@ class TargetAttempts:
             grace=self.inv.stop_grace,
             echo=self.campaign.reporter.echo if self.campaign.settings.show_output else None,
         )
-        console = parse_console(self.log.read_bytes()[offset:].decode(errors="replace"))
+        console = self.console = parse_console(self.log.read_bytes()[offset:].decode(errors="replace"))
         exists = self.report.is_file()
         results = count_results(self.report, self.campaign.settings.ncu_path) if exists else None
         self.counted = (results, "report") if results is not None else (console.profiled, "console")

@@ -1,0 +1,39 @@
+"""On a GPU machine: two runs of the example campaign, the second with twice the hidden size;
+`compare` must show every affected target's duration growing, and `report` must render."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from tests.gpu.gpu import ROOT, latest, needs_gpu, out_dir, run
+
+pytestmark = needs_gpu
+TARGETS = ["rmsnorm_by_name", "decode_step_gemm", "nested_attention", "pystack_mlp_gemm"]
+
+
+def test_compare_shows_a_bigger_model_is_slower(tmp_path: Path) -> None:
+    runs = out_dir(tmp_path)
+    base = yaml.safe_load((ROOT / "campaigns" / "decode.yaml").read_text())
+    base["application"]["cwd"] = str(ROOT / "campaigns")
+    for name, hidden in (("small", "2048"), ("big", "4096")):
+        campaign = dict(base, name=f"compare_{name}")
+        campaign["defaults"] = dict(base["defaults"], args=["--hidden", hidden])
+        path = runs / f"compare_{name}.yaml"
+        path.write_text(yaml.safe_dump(campaign, sort_keys=False))
+        done = run("run", str(path), "--only", *TARGETS, "--out", str(runs), cwd=tmp_path, timeout=300)
+        print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
+        assert done.returncode == 0
+    small, big = latest(runs, "compare_small"), latest(runs, "compare_big")
+    text = run("compare", str(small), str(big), "--all", cwd=tmp_path, timeout=60)
+    print(text.stdout)
+    (runs / "compare.txt").write_text(text.stdout)
+    gate = run("compare", str(small), str(big), "--format", "json", "--fail-on-regression", cwd=tmp_path, timeout=60)
+    assert gate.returncode == 1
+    changes = json.loads(gate.stdout)["changes"]
+    grown = {c["target"] for c in changes if c["metric"] == "gpu__time_duration.sum" and c["relative"] > 0.2}
+    assert grown == set(TARGETS), changes
+    report = run("report", str(big), cwd=tmp_path, timeout=60)
+    assert report.returncode == 0 and Path(report.stdout.strip()).is_file()
