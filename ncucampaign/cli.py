@@ -64,12 +64,32 @@ def build_parser() -> argparse.ArgumentParser:
     plan.set_defaults(handler=cmd_plan)
 
     run = commands.add_parser("run", help="run the campaign; reports and manifest go to a run directory")
-    run.add_argument("file", metavar="FILE")
+    run.add_argument("file", metavar="FILE", nargs="?", help="the campaign (with --resume: default, the one it ran)")
     run.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
     run.add_argument("--out", metavar="DIR", help="root of run directories (default: campaign 'runs_dir:' or ./runs)")
     run.add_argument("--dry-run", action="store_true", help="print what would run; create nothing")
     run.add_argument("--ncu", metavar="PATH", help="ncu executable (default: campaign 'ncu:', $NCUCAMPAIGN_NCU, ncu)")
     run.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        metavar="RUN_DIR",
+        help="complete a run: skip targets that are ok and unchanged (default: the latest run)",
+    )
+    run.add_argument(
+        "--rerun-failed",
+        action="store_true",
+        help="with --resume (implied): run only the targets that failed or are incomplete",
+    )
+    run.add_argument("--gpus", metavar="LIST", help="run targets side by side, one per GPU: 0,1,... or all")
+    run.add_argument(
+        "--jobs-per-gpu",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ncu processes sharing one GPU (default 1: sharing can disturb the numbers)",
+    )
     run.set_defaults(handler=cmd_run)
 
     discover = commands.add_parser(
@@ -242,7 +262,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ncucampaign.console import ConsoleReporter, final_table
     from ncucampaign.runner import CampaignRun, RunSettings, resolve_ncu, stop_on_signals
 
-    loaded, plan = _load_plan(args.file, _ncu_choice(args), args.only)
+    resume_dir = _resume_dir(args)
+    file = args.file or (_resumed_campaign_file(resume_dir) if resume_dir else None)
+    if file is None:
+        raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
+    loaded, plan = _load_plan(file, _ncu_choice(args), args.only)
     runs_root = _runs_root(args, loaded)
     if args.dry_run:
         report_dir = runs_root / plan.campaign / "<run-id>" / "reports"
@@ -250,13 +274,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         for inv in plan.invocations:
             print(shell_command(ncu_argv(inv, plan.ncu, report_dir), inv.env, inv.cwd))
         return EXIT_OK
+    if args.jobs_per_gpu < 1:
+        raise UsageError("--jobs-per-gpu must be at least 1")
+    if args.jobs_per_gpu > 1 and not args.gpus:
+        raise UsageError("--jobs-per-gpu needs --gpus")
     ncu_path = resolve_ncu(plan.ncu)
     _print_warnings(loaded, plan, installed_ncu(ncu_path), sys.stderr)
+    if args.jobs_per_gpu > 1:
+        print(
+            f"ncucampaign: warning: {args.jobs_per_gpu} ncu processes per GPU; profiling at the same time on one "
+            "GPU was seen to raise durations by a few percent",
+            file=sys.stderr,
+        )
+    if resume_dir is None and args.resume is None:
+        resume_dir = None
+    elif resume_dir is None:
+        resume_dir = runs_root / plan.campaign / "latest"
     settings = RunSettings(
         runs_root=runs_root,
         ncu_path=ncu_path,
         show_output=args.show_output,
         command_line=tuple(sys.argv),
+        gpus=_gpu_list(args.gpus),
+        jobs_per_gpu=args.jobs_per_gpu,
+        resume=resume_dir,
+        rerun_failed=args.rerun_failed,
     )
     stop = StopRequest()
     # Piped to a file or CI log: do not squeeze the table into 80 columns.
@@ -267,6 +309,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(final_table(result.manifest, str(result.run.root)))
     console.print(f"manifest: {result.run.manifest}", highlight=False)
     return result.exit_code
+
+
+def _resume_dir(args: argparse.Namespace) -> Path | None:
+    """--resume RUN_DIR (or --rerun-failed with it); 'latest' is resolved once the campaign is known."""
+    if args.rerun_failed and args.resume is None:
+        args.resume = "latest"
+    if args.resume is None or args.resume == "latest":
+        return None
+    return Path(args.resume)
+
+
+def _resumed_campaign_file(run_dir: Path) -> str:
+    from ncucampaign.results import load_run
+
+    source = load_run(run_dir).manifest.campaign.source
+    if not source or not Path(source).is_file():
+        raise UsageError(f"{run_dir}: its campaign file {source!r} is gone; name the campaign FILE to resume with")
+    return source
+
+
+def _gpu_list(text: str | None) -> tuple[str, ...] | None:
+    from ncucampaign.provenance import gpu_info
+    from ncucampaign.schedule import parse_gpus
+
+    if text is None:
+        return None
+    available = None
+    if text.strip() == "all":
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        available = (
+            [g.strip() for g in visible.split(",") if g.strip()]
+            if visible
+            else [str(g.index) for g in gpu_info() or []]
+        )
+    try:
+        return parse_gpus(text, available)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _runs_root(args: argparse.Namespace, loaded: LoadedCampaign) -> Path:

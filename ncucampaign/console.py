@@ -9,7 +9,15 @@ from types import TracebackType
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from ncucampaign.classify import Status
@@ -37,8 +45,9 @@ def results_text(record: TargetRecord) -> str:
 def finished_line(position: int, total: int, record: TargetRecord) -> str:
     attempts = len(record.attempts)
     tries = f", {attempts} attempts" if attempts > 1 else ""
+    where = f" [GPU {','.join(record.gpus)}]" if record.gpus else ""
     return (
-        f"[{position}/{total}] {record.status.value:<14} {record.name}  kernels {results_text(record)}  "
+        f"[{position}/{total}] {record.status.value:<14} {record.name}{where}  kernels {results_text(record)}  "
         f"{record.seconds:.1f}s{tries}  {record.message}"
     )
 
@@ -51,7 +60,8 @@ class ConsoleReporter:
         self.err = Console(stderr=True, highlight=False)
         self.live = self.console.is_terminal if live is None else live
         self.progress: Progress | None = None
-        self.task: int | None = None
+        self.task: TaskID | None = None
+        self.lanes: dict[str, TaskID] = {}
 
     def __enter__(self) -> ConsoleReporter:
         return self
@@ -63,11 +73,13 @@ class ConsoleReporter:
 
     def _print(self, text: str, style: str | None = None) -> None:
         target = self.progress.console if self.progress is not None else self.console
-        target.print(escape(text), style=style, soft_wrap=True)
+        target.print(escape(text), style=style, soft_wrap=True, highlight=False)
 
-    def started(self, run: RunDir, plan: Plan) -> None:
-        count = len(plan.invocations)
-        self._print(f"ncucampaign: {plan.campaign}: {count} invocation{'s' if count != 1 else ''} -> {run.root}")
+    def started(self, run: RunDir, plan: Plan, skipped: int = 0) -> None:
+        count = len(plan.invocations) - skipped
+        kept = f" ({skipped} already done, skipped)" if skipped else ""
+        noun = "invocation" if count == 1 else "invocations"
+        self._print(f"ncucampaign: {plan.campaign}: {count} {noun}{kept} -> {run.root}")
         if self.live:
             self.progress = Progress(
                 SpinnerColumn(),
@@ -79,12 +91,17 @@ class ConsoleReporter:
                 transient=True,
             )
             self.progress.start()
-            self.task = self.progress.add_task("starting", total=count)
+            self.task = self.progress.add_task("all targets", total=count)
 
-    def attempt_started(self, invocation: Invocation, number: int, of: int) -> None:
-        if self.progress is not None and self.task is not None:
-            suffix = f" (attempt {number}/{of})" if number > 1 else ""
-            self.progress.update(self.task, description=f"{invocation.name}{suffix}")
+    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None = None) -> None:
+        """On a terminal, one line per lane (GPU) says what it is doing."""
+        if self.progress is None:
+            return
+        suffix = f" (attempt {number}/{of})" if number > 1 else ""
+        key = lane or "running"
+        if key not in self.lanes:
+            self.lanes[key] = self.progress.add_task("", total=None)
+        self.progress.update(self.lanes[key], description=f"{key}: {invocation.name}{suffix}")
 
     def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None:
         if retry_in is not None:

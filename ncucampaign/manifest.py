@@ -58,11 +58,12 @@ class GitInfo(Record):
 class AttemptRecord(Record):
     number: int
     started_at: str
-    ended_at: str
-    seconds: float
-    exit_code: int | None = Field(description="ncu's exit code; negative: killed by that signal")
+    ended_at: str | None = Field(None, description="None while it runs, or when the runner died during it")
+    seconds: float = 0.0
+    process_group: int | None = Field(None, description="ncu's process group, to clean up after a runner crash")
+    exit_code: int | None = Field(None, description="ncu's exit code; negative: killed by that signal")
     status: Status
-    message: str
+    message: str = ""
     signals_sent: list[str] = Field(default_factory=list)
     leftovers_killed: int = 0
     report: str | None = Field(None, description="this attempt's report, when it wrote one and it was kept")
@@ -118,6 +119,8 @@ class TargetRecord(Record):
     timeout_s: float
     retries: int
     expected_results: int | None
+    fingerprint: str = Field("", description="sha256 of argv, environment and cwd; resume keeps ok results that match")
+    gpus: list[str] | None = Field(None, description="CUDA_VISIBLE_DEVICES it was pinned to (run --gpus)")
     status: Status
     message: str = ""
     seconds: float = 0.0
@@ -142,6 +145,7 @@ class Manifest(Record):
     gpus: list[GpuInfo] | None = Field(description="from nvidia-smi; None when it is not available")
     workload_git: GitInfo | None = Field(description="the application's working directory, when it is in git")
     targets: list[TargetRecord]
+    resumed: list[str] = Field(default_factory=list, description="when the run was resumed (run --resume)")
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +62,7 @@ def run_in_group(
     stop: StopRequest,
     grace: float = 20.0,
     echo: Callable[[str], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> ProcessOutcome:
     """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request.
 
@@ -86,6 +89,8 @@ def run_in_group(
             raise EnvironmentProblem(f"cannot start in {cwd}: {exc.strerror}") from None
         except PermissionError as exc:
             raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+    if on_start is not None:
+        on_start(proc.pid)
     tail = _Tail(log_path, offset, echo) if echo else None
     try:
         outcome = _supervise(proc, start, timeout, stop, grace)
@@ -103,6 +108,7 @@ def _supervise(
     timed_out = interrupted = False
     sent: list[str] = []
     next_step_at: float | None = None
+    exited = _exit_waiter(proc)
     while proc.poll() is None:
         now = time.monotonic()
         if stop.level >= 2 and "SIGKILL" not in sent:
@@ -120,7 +126,7 @@ def _supervise(
             elif "SIGKILL" not in sent:
                 _signal_group(group, signal.SIGKILL, sent)
                 next_step_at = None
-        time.sleep(POLL_S)
+        exited(POLL_S)
     leftovers = _kill_leftovers(group)
     return ProcessOutcome(
         exit_code=proc.returncode,
@@ -130,6 +136,20 @@ def _supervise(
         signals_sent=tuple(sent),
         leftovers_killed=leftovers,
     )
+
+
+def _exit_waiter(proc: subprocess.Popen[bytes]) -> Callable[[float], None]:
+    """Sleep until the process exits or `seconds` pass: a pidfd wakes at once on Linux, else poll."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return time.sleep
+
+    def wait(seconds: float) -> None:
+        select.select([pidfd], [], [], seconds)
+
+    weakref.finalize(proc, os.close, pidfd)
+    return wait
 
 
 def _signal_group(group: int, sig: signal.Signals, sent: list[str]) -> None:
@@ -177,6 +197,30 @@ def _kill_leftovers(group: int, grace: float = 3.0) -> int:
                 return len(found)
             time.sleep(POLL_S)
     return len(found)
+
+
+RUN_MARKER = "NCUCAMPAIGN_RUN_DIR"  # in every attempt's environment: finds a crashed run's processes
+
+
+def kill_orphaned_group(group: int, run_dir: str, wait: float = 5.0) -> int:
+    """Kill a process group a crashed runner left, if it is this run's (pids get reused)."""
+    members = group_members(group)
+    marker = f"{RUN_MARKER}={run_dir}".encode()
+    ours = False
+    for pid in members:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                ours = ours or marker in handle.read().split(b"\0")
+        except OSError:
+            continue
+    if not ours:
+        return 0
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    end = time.monotonic() + wait
+    while group_members(group) and time.monotonic() < end:
+        time.sleep(POLL_S)
+    return len(members)
 
 
 class _Tail:

@@ -3,10 +3,15 @@ tool gives None, never an error."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import platform
 import re
 import socket
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.lint import InstalledNcu, parse_listing
 from ncucampaign.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
@@ -22,7 +27,9 @@ def host_info() -> HostInfo:
 
 
 def ncu_info(ncu_path: str) -> NcuInfo:
-    return NcuInfo(path=ncu_path, version=parse_ncu_version(probe([ncu_path, "--version"]) or ""))
+    cached = _cached(ncu_path)
+    version = cached.get("version") if cached else parse_ncu_version(probe([ncu_path, "--version"]) or "")
+    return NcuInfo(path=ncu_path, version=version)
 
 
 def parse_ncu_version(text: str) -> str | None:
@@ -55,10 +62,54 @@ def git_info(directory: Path) -> GitInfo | None:
 
 
 def installed_ncu(ncu_path: str) -> InstalledNcu | None:
-    """The sections and sets the installed ncu lists; None when it cannot be asked."""
-    sections = probe([ncu_path, "--list-sections"], timeout=60)
-    sets = probe([ncu_path, "--list-sets"], timeout=60)
-    if sections is None or sets is None:
+    """The sections and sets the installed ncu lists; None when it cannot be asked.
+
+    Asking costs ncu's start-up three times (about 2 s), so the answer is cached per ncu binary
+    (path, size, modification time) under $XDG_CACHE_HOME/ncucampaign.
+    """
+    cached = _cached(ncu_path)
+    if cached is None:
+        with ThreadPoolExecutor(3) as pool:
+            sections, sets, version = pool.map(
+                lambda flag: probe([ncu_path, flag], timeout=60), ("--list-sections", "--list-sets", "--version")
+            )
+        if sections is None or sets is None:
+            return None
+        cached = {
+            "version": parse_ncu_version(version or ""),
+            "sections": sorted(parse_listing(sections)),
+            "sets": sorted(parse_listing(sets)),
+        }
+        _store(ncu_path, cached)
+    return InstalledNcu(
+        version=cached["version"], sections=frozenset(cached["sections"]), sets=frozenset(cached["sets"])
+    )
+
+
+def _cache_file(ncu_path: str) -> Path | None:
+    try:
+        stat = Path(ncu_path).resolve().stat()
+    except OSError:
         return None
-    version = parse_ncu_version(probe([ncu_path, "--version"]) or "")
-    return InstalledNcu(version=version, sections=parse_listing(sections), sets=parse_listing(sets))
+    key = hashlib.sha256(f"{Path(ncu_path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ncucampaign"
+    return root / f"ncu-{key}.json"
+
+
+def _cached(ncu_path: str) -> dict[str, Any] | None:
+    path = _cache_file(ncu_path)
+    try:
+        return json.loads(path.read_text()) if path else None
+    except (OSError, ValueError):
+        return None
+
+
+def _store(ncu_path: str, data: dict[str, Any]) -> None:
+    path = _cache_file(ncu_path)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
+    except OSError:
+        pass  # no cache: ask again next time

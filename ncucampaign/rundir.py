@@ -7,16 +7,20 @@ complete version, never half a file.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import socket
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.errors import EnvironmentProblem, UsageError
 
 LATEST = "latest"
 
@@ -122,3 +126,41 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+LOCK_FILE = ".lock"
+
+
+@contextlib.contextmanager
+def locked(run: RunDir) -> Iterator[None]:
+    """Hold the run directory for one runner. The kernel drops the lock when the holder dies (even by
+    SIGKILL), so a crashed run never blocks its resume."""
+    path = run.root / LOCK_FILE
+    handle = open(path, "a+")  # noqa: SIM115 - held open for the whole run
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise EnvironmentProblem(
+                f"{run.root} is in use by another ncucampaign run ({holder}); wait for it, or stop it first"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        handle.flush()
+        yield
+    finally:
+        handle.close()
+
+
+def open_run_dir(path: Path) -> RunDir:
+    """An existing run directory (for --resume); `path` may be a campaign folder's `latest`."""
+    root = path.resolve()
+    if not (root / "manifest.json").is_file():
+        raise UsageError(f"--resume {path}: not a run directory (no manifest.json)")
+    run = RunDir(root, root.name)
+    run.reports.mkdir(exist_ok=True)
+    run.logs.mkdir(exist_ok=True)
+    return run

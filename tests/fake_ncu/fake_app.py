@@ -29,6 +29,7 @@ def main() -> int:
     parser.add_argument("--flaky-file", default=None, help="fail (exit 1) unless this file exists; create it")
     parser.add_argument("--profiler-api-step", type=int, default=None)
     args = parser.parse_args()
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
 
     channel = os.fdopen(int(os.environ["FAKE_NCU_FD"]), "w", buffering=1) if "FAKE_NCU_FD" in os.environ else None
 
@@ -77,7 +78,7 @@ def main() -> int:
         emit("pop")
         if args.profiler_api_step == step:
             emit("profiler stop")
-    print(f"[app pid={os.getpid()}] done steps={args.steps}", flush=True)
+    print(f"[app pid={os.getpid()} gpu={gpu}] done steps={args.steps}", flush=True)
     if args.crash:
         os.abort()
     return args.exit_code

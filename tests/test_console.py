@@ -1,0 +1,59 @@
+"""The live display on a terminal: per-lane lines while running, a line per finished target."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from ncucampaign.classify import Status
+from ncucampaign.console import ConsoleReporter, final_table, finished_line
+from ncucampaign.loader import parse_campaign
+from ncucampaign.manifest import TargetRecord
+from ncucampaign.plan import build_plan
+from ncucampaign.rundir import RunDir
+from tests.test_results_helpers import manifest_with
+
+
+def record(name: str, status: Status, gpus: list[str] | None = None) -> TargetRecord:
+    return TargetRecord(
+        name=name,
+        target=name,
+        argv=[],
+        shell_command="",
+        env={},
+        cwd="",
+        timeout_s=1,
+        retries=0,
+        expected_results=1,
+        status=status,
+        message="why",
+        log=f"logs/{name}.log",
+        gpus=gpus,
+    )
+
+
+def test_live_display_on_a_terminal() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    plan = build_plan(
+        parse_campaign("application:\n  command: x\ntargets:\n  - name: a\n  - name: b\n", Path("c.yaml"))
+    )
+    with ConsoleReporter(console) as reporter:
+        assert reporter.live
+        reporter.started(RunDir(Path("/r"), "1"), plan)
+        reporter.attempt_started(plan.invocations[0], 1, 1, "GPU 0")
+        reporter.attempt_started(plan.invocations[1], 2, 3, "GPU 1")
+        assert set(reporter.lanes) == {"GPU 0", "GPU 1"}
+        reporter.target_finished(1, 2, record("a", Status.OK, ["0"]))
+    text = out.getvalue()
+    assert "[1/2] ok" in text and "a [GPU 0]" in text
+
+
+def test_final_table_and_lines() -> None:
+    manifest = manifest_with([record("a", Status.OK), record("b", Status.NO_KERNELS)])
+    out = io.StringIO()
+    Console(file=out, width=200).print(final_table(manifest, "/runs/c/1"))
+    assert "no_kernels" in out.getvalue() and "attempts" in out.getvalue()
+    assert finished_line(2, 2, record("b", Status.NO_KERNELS)).startswith("[2/2] no_kernels     b  kernels -")

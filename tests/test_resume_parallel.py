@@ -1,0 +1,230 @@
+"""Unattended runs: resume, the run-directory lock, interruption (SIGINT, SIGTERM, SIGKILL of the
+runner, then resume), and running targets side by side on several GPUs. All against the fake ncu."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import alive, fake_env, load_manifest, run_cli, target
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
+
+SLOW = {"FAKE_NCU_SECONDS_PER_KERNEL": "0.4"}  # each target takes about a second
+
+
+def four_targets(pids: Path) -> str:
+    return "\n".join(
+        f"- name: t{i}\n  kernel_name: rmsnorm_kernel\n  launch_count: 2\n  args: [--pid-file, {json.dumps(str(pids))}]"
+        for i in range(1, 5)
+    )
+
+
+def start_runner(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "run", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_running(tmp_path: Path, name: str, timeout: float = 30) -> dict:
+    """Until the manifest shows `name` running with its ncu started."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            _, manifest = load_manifest(tmp_path / "runs")
+            record = target(manifest, name)
+            if record["status"] == "running" and record["attempts"] and record["attempts"][-1]["process_group"]:
+                return manifest
+        except (FileNotFoundError, json.JSONDecodeError, StopIteration):
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"{name} never started")
+
+
+def assert_finished_cleanly(run_dir: Path, manifest: dict, pids: Path) -> None:
+    """Every target ok exactly once; every report the manifest names exists; no stray report; no survivor."""
+    referenced = set()
+    for record in manifest["targets"]:
+        assert record["status"] == "ok", record
+        assert [a["status"] for a in record["attempts"]].count("ok") == 1, record["attempts"]
+        assert all(a["ended_at"] for a in record["attempts"])
+        for attempt in record["attempts"]:
+            if attempt["report"]:
+                referenced.add(attempt["report"])
+                assert (run_dir / attempt["report"]).is_file()
+        assert record["report"]["path"] in referenced
+    on_disk = {f"reports/{p.name}" for p in (run_dir / "reports").iterdir()}
+    assert on_disk == referenced
+    started = [int(line) for line in pids.read_text().split()]
+    groups = [a["process_group"] for r in manifest["targets"] for a in r["attempts"] if a["process_group"]]
+    assert not [pid for pid in started + groups if alive(pid)]
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_interrupted_runner_then_resume_finishes_every_target_once(tmp_path: Path, write_campaign, how: str) -> None:
+    pids = tmp_path / "pids"
+    campaign = write_campaign(four_targets(pids))
+    runner = start_runner(tmp_path, str(campaign), "--out", "runs", env=fake_env(**SLOW))
+    wait_for_running(tmp_path, "t2")
+    runner.send_signal(getattr(signal, how))
+    out, err = runner.communicate(timeout=60)
+    if how == "SIGKILL":
+        assert runner.returncode == -9
+    else:
+        assert runner.returncode == 130, out + err
+        run_dir, manifest = load_manifest(tmp_path / "runs")
+        assert manifest["state"] == "interrupted"
+        assert [t["status"] for t in manifest["targets"]] == ["ok", "interrupted", "pending", "pending"]
+        assert target(manifest, "t2")["attempts"][0]["signals_sent"] == ["SIGINT"]
+    done = run_cli("run", str(campaign), "--out", "runs", "--resume", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 already done, skipped" in done.stdout
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    assert manifest["state"] == "finished" and len(manifest["resumed"]) == 1
+    assert len(target(manifest, "t1")["attempts"]) == 1  # not run again
+    assert target(manifest, "t2")["attempts"][0]["status"] == "interrupted"
+    assert_finished_cleanly(run_dir, manifest, pids)
+
+
+def test_second_ctrl_c_kills_at_once(tmp_path: Path, write_campaign) -> None:
+    pids = tmp_path / "pids"
+    campaign = write_campaign(
+        f"- name: stuck\n  kernel_name: rmsnorm_kernel\n  launch_count: 100\n"
+        f"  args: [--hang-at-step, '2', --pid-file, {json.dumps(str(pids))}]\n  stop_grace: 60\n"
+    )
+    runner = start_runner(tmp_path, str(campaign), "--out", "runs", env=fake_env(FAKE_NCU_IGNORE_SIGINT="1"))
+    wait_for_running(tmp_path, "stuck")
+    runner.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    runner.send_signal(signal.SIGINT)
+    out, err = runner.communicate(timeout=30)  # well before the 60 s grace
+    assert runner.returncode == 130, out + err
+    _, manifest = load_manifest(tmp_path / "runs")
+    attempt = target(manifest, "stuck")["attempts"][0]
+    assert attempt["status"] == "interrupted" and attempt["signals_sent"] == ["SIGINT", "SIGKILL"]
+    assert "kill it at once" in err
+    assert not [pid for pid in map(int, pids.read_text().split()) if alive(pid)]
+
+
+def test_resume_reruns_failed_and_changed_targets_only(tmp_path: Path, write_campaign) -> None:
+    flag = tmp_path / "flaky"
+    campaign = write_campaign(
+        f"- name: good\n  kernel_name: rmsnorm_kernel\n- name: changes\n  kernel_name: rmsnorm_kernel\n"
+        f"- name: flaky\n  kernel_name: rmsnorm_kernel\n  args: [--flaky-file, {json.dumps(str(flag))}]\n"
+    )
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 1
+    before = campaign.read_text()
+    campaign.write_text(before.replace("  - name: changes\n", "  - name: changes\n    args: [--steps, '3']\n"))
+    assert campaign.read_text() != before
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    done = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)  # the campaign file comes from the manifest
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    attempts = {t["name"]: [a["status"] for a in t["attempts"]] for t in manifest["targets"]}
+    assert attempts == {"good": ["ok"], "changes": ["ok", "ok"], "flaky": ["app_failed", "ok"]}
+    changes = target(manifest, "changes")
+    assert changes["attempts"][0]["report"] == "reports/changes.attempt-1.ncu-rep"  # the earlier result is kept
+    assert (run_dir / "reports" / "changes.attempt-1.ncu-rep").is_file()
+    assert changes["argv"][-2:] == ["--steps", "3"]
+
+
+def test_rerun_failed_runs_only_failures(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: good\n  kernel_name: rmsnorm_kernel\n- name: bad\n  kernel_name: typo_kernel\n")
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 1
+    campaign.write_text(campaign.read_text() + "  - name: added\n    kernel_name: rmsnorm_kernel\n")
+    done = run_cli("run", str(campaign), "--out", "runs", "--rerun-failed", cwd=tmp_path)
+    assert done.returncode == 1  # 'bad' still profiles nothing
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert {t["name"]: len(t["attempts"]) for t in manifest["targets"]} == {"good": 1, "bad": 2, "added": 0}
+
+
+def test_a_run_directory_in_use_is_refused(tmp_path: Path, write_campaign) -> None:
+    pids = tmp_path / "pids"
+    campaign = write_campaign(four_targets(pids))
+    runner = start_runner(tmp_path, str(campaign), "--out", "runs", env=fake_env(**SLOW))
+    try:
+        wait_for_running(tmp_path, "t1")
+        second = run_cli("run", str(campaign), "--out", "runs", "--resume", cwd=tmp_path)
+        assert second.returncode == 3
+        assert "is in use by another ncucampaign run (pid" in second.stderr
+        assert "Traceback" not in second.stderr
+    finally:
+        runner.send_signal(signal.SIGINT)
+        runner.communicate(timeout=60)
+
+
+def test_resume_of_another_campaign_is_refused(tmp_path: Path, write_campaign) -> None:
+    first = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    assert run_cli("run", str(first), "--out", "runs", cwd=tmp_path).returncode == 0
+    other = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n", name="other.yaml")
+    done = run_cli("run", str(other), "--resume", str(tmp_path / "runs" / "camp" / "latest"), cwd=tmp_path)
+    assert done.returncode == 2 and "holds campaign 'camp', not 'other'" in done.stderr
+
+
+def test_gpus_run_targets_side_by_side_each_pinned(tmp_path: Path, write_campaign) -> None:
+    pids, timeline = tmp_path / "pids", tmp_path / "timeline"
+    campaign = write_campaign(four_targets(pids) + "\n- name: on_one\n  kernel_name: rmsnorm_kernel\n  devices: [1]\n")
+    env = fake_env(**SLOW, FAKE_NCU_TIMELINE=str(timeline))
+    done = run_cli("run", str(campaign), "--out", "runs", "--gpus", "0,1", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    for record in manifest["targets"]:
+        gpu = record["gpus"][0]
+        assert record["env"]["CUDA_VISIBLE_DEVICES"] == gpu
+        assert record["argv"][record["argv"].index("--devices") + 1] == "0"
+        assert f"gpu={gpu}]" in (run_dir / record["log"]).read_text()
+    assert target(manifest, "on_one")["gpus"] == ["1"]
+    assert {tuple(r["gpus"]) for r in manifest["targets"]} == {("0",), ("1",)}
+    events = sorted((float(t), kind) for kind, t, *_ in (line.split() for line in timeline.read_text().splitlines()))
+    depth = peak = 0
+    for _, kind in events:
+        depth += 1 if kind == "start" else -1
+        peak = max(peak, depth)
+    assert peak == 2  # two ncu processes at once, never more: one per GPU
+    assert "[GPU 0]" in done.stdout and "[GPU 1]" in done.stdout
+
+
+def test_gpus_results_equal_a_sequential_run(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(four_targets(tmp_path / "pids"))
+    assert run_cli("run", str(campaign), "--out", "seq", cwd=tmp_path).returncode == 0
+    assert run_cli("run", str(campaign), "--out", "par", "--gpus", "0,1", cwd=tmp_path).returncode == 0
+    _, sequential = load_manifest(tmp_path / "seq")
+    _, parallel = load_manifest(tmp_path / "par")
+
+    def kernels(manifest: dict) -> dict[str, list[str]]:
+        return {t["name"]: [r["kernel"] for r in t["results"]] for t in manifest["targets"]}
+
+    assert kernels(sequential) == kernels(parallel) and all(kernels(parallel).values())
+
+
+def test_a_target_naming_a_gpu_outside_the_list_is_refused(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n  env: {CUDA_VISIBLE_DEVICES: '3'}\n")
+    done = run_cli("run", str(campaign), "--out", "runs", "--gpus", "0,1", cwd=tmp_path)
+    assert done.returncode == 2 and "names GPU 3, not in --gpus" in done.stderr
+
+
+def test_orphans_of_a_killed_runner_are_found_by_their_marker(tmp_path: Path) -> None:
+    from ncucampaign.process import RUN_MARKER, kill_orphaned_group
+
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True, env={**os.environ, RUN_MARKER: "/runs/x"})
+    try:
+        assert kill_orphaned_group(child.pid, "/runs/other") == 0  # not this run's: left alone
+        assert alive(child.pid)
+        assert kill_orphaned_group(child.pid, "/runs/x") == 1
+        child.wait(timeout=5)
+        assert not alive(child.pid)
+    finally:
+        if child.poll() is None:
+            child.kill()
