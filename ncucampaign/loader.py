@@ -21,6 +21,8 @@ from ncucampaign.errors import CampaignError, Problem, UsageError
 from ncucampaign.model import NAME_PATTERN, Application, Campaign, Target, TargetOptions
 
 KeyPath = tuple[str | int, ...]
+# libyaml's parser when PyYAML has it (10x faster on big campaigns); the same marks and results.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def _name_from_file(file: Path) -> str:
 
 def _parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise CampaignError(file, [_yaml_problem(exc)]) from None
     if node is None:
@@ -101,7 +103,7 @@ def _parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
     if problems:
         raise CampaignError(file, problems)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:  # e.g. a tag that composes but does not construct
         raise CampaignError(file, [_yaml_problem(exc)]) from None
     return data, lines

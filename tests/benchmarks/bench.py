@@ -1,0 +1,170 @@
+"""Benchmarks (not tests: nothing here passes or fails on a number). Prints a table of ratios.
+
+    python tests/benchmarks/bench.py plan                       # CPU: validate + plan 10,000 targets
+    python tests/benchmarks/bench.py overhead --reps 3 --only a b c     # GPU: ncucampaign vs a shell loop
+    python tests/benchmarks/bench.py gpus --gpus 0,1 --only t1 ... t8   # GPU: --gpus speed-up, same kernels
+    python tests/benchmarks/bench.py all ...
+
+overhead: the campaign through `ncucampaign run` against the very commands `ncucampaign plan`
+prints, run by bash one after another; interleaved (the order alternates every repetition); the
+ratio is of medians. gpus: the same targets sequentially and with --gpus, and whether every report
+holds the same kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+CAMPAIGN = ROOT / "campaigns" / "decode.yaml"
+ROWS: list[tuple[str, str, str]] = []  # what, measured, ratio
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True)
+
+
+def timed(function) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def bench_plan(targets: int) -> None:
+    from ncucampaign.lint import lint_plan
+    from ncucampaign.loader import parse_campaign
+    from ncucampaign.plan import build_plan
+
+    lines = ["application:\n  command: python3 bench.py --steps 12\ndefaults:\n  sections: [SpeedOfLight]\n"
+             "  launch_count: 1\ntargets:\n"]
+    for i in range(targets):
+        kind = i % 4
+        if kind == 0:
+            lines.append(f"  - name: k{i}\n    kernel_name: regex:.*kernel_{i}.*\n    launch_skip: {i % 7}\n")
+        elif kind == 1:
+            lines.append(f"  - name: n{i}\n    nvtx_include: step_{i}/\n    range_filter: '::{i % 9 + 1}'\n")
+        elif kind == 2:
+            lines.append(f"  - name: p{i}\n    python_include: f.py@fn_{i}\n    lint_ignore: [NCU008]\n")
+        else:
+            lines.append(f"  - name: g{i}\n    set: full\n    kernel_id: '::k{i}:2'\n    graph_profiling: node\n")
+    text = "".join(lines)
+    loaded = None
+
+    def load() -> None:
+        nonlocal loaded
+        loaded = parse_campaign(text, Path("generated.yaml"))
+
+    load_s = timed(load)
+    plan = None
+
+    def planning() -> None:
+        nonlocal plan
+        plan = build_plan(loaded)
+
+    plan_s = timed(planning)
+    lint_s = timed(lambda: lint_plan(loaded, plan))
+    from ncucampaign.argv import ncu_argv, shell_command
+
+    argv_s = timed(lambda: [shell_command(ncu_argv(i, "ncu", Path("/r")), i.env, i.cwd) for i in plan.invocations])
+    total = load_s + plan_s + lint_s + argv_s
+    ROWS.append((f"validate+plan {targets} targets (CPU)", f"{total:.2f} s", f"{total / targets * 1e6:.0f} us/target"))
+    print(f"load {load_s:.2f} s, expand {plan_s:.2f} s, lint {lint_s:.2f} s, commands {argv_s:.2f} s")
+
+
+def bench_overhead(campaign: Path, only: list[str], reps: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="ncuc-overhead-"))
+    selection = ["--only", *only] if only else []
+    ours, shell = [], []
+    for rep in range(reps):
+        out = work / f"rep{rep}"
+        plan = cli("plan", str(campaign), *selection, "--report-dir", str(out / "shell-reports"), cwd=ROOT)
+        if plan.returncode != 0:
+            raise SystemExit(plan.stderr)
+        script = out / "plan.sh"
+        out.mkdir(parents=True, exist_ok=True)
+        script.write_text(plan.stdout)
+
+        def run_ours(out: Path = out) -> None:
+            done = cli("run", str(campaign), *selection, "--out", str(out / "runs"), cwd=ROOT)
+            if done.returncode not in (0, 1):
+                raise SystemExit(done.stdout + done.stderr)
+
+        def run_shell(script: Path = script) -> None:
+            subprocess.run(["bash", str(script)], capture_output=True)
+
+        pair = [("ncucampaign", run_ours), ("shell", run_shell)]
+        if rep % 2:
+            pair.reverse()  # interleave: neither always goes first
+        for name, function in pair:
+            seconds = timed(function)
+            (ours if name == "ncucampaign" else shell).append(seconds)
+            print(f"rep {rep}: {name:11} {seconds:7.2f} s", flush=True)
+    ratio = statistics.median(ours) / statistics.median(shell)
+    ROWS.append((f"overhead: ncucampaign / shell loop ({len(only) or 'all'} targets, {reps} reps)",
+                 f"{statistics.median(ours):.1f} s / {statistics.median(shell):.1f} s", f"{ratio:.3f}"))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def kernels_of(runs: Path, campaign: str) -> dict[str, list[str]]:
+    manifest = json.loads(((runs / campaign / "latest").resolve() / "manifest.json").read_text())
+    return {t["name"]: [r["kernel"] for r in t["results"]] for t in manifest["targets"]}
+
+
+def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
+    work = Path(tempfile.mkdtemp(prefix="ncuc-gpus-"))
+    selection = ["--only", *only] if only else []
+    name = json.loads(cli("plan", str(campaign), "--format", "json", cwd=ROOT).stdout)["campaign"]
+    sequential = work / "sequential"
+    seq_s = timed(lambda: cli("run", str(campaign), *selection, "--out", str(sequential), cwd=ROOT))
+    reference = kernels_of(sequential, name)
+    print(f"sequential: {seq_s:.1f} s, {len(reference)} targets", flush=True)
+    for gpus in gpu_lists:
+        out = work / f"gpus-{gpus.replace(',', '_')}"
+        seconds = timed(lambda out=out, gpus=gpus: cli("run", str(campaign), *selection, "--gpus", gpus,
+                                                       "--out", str(out), cwd=ROOT))
+        same = kernels_of(out, name) == reference and all(reference.values())
+        count = len(gpus.split(","))
+        print(f"--gpus {gpus}: {seconds:.1f} s, same kernels as sequential: {same}", flush=True)
+        ROWS.append((f"--gpus {gpus} vs 1 GPU ({len(reference)} targets)", f"{seq_s:.1f} s / {seconds:.1f} s",
+                     f"{seq_s / seconds:.2f}x (ideal {count}x), same kernels: {same}"))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("plan", "overhead", "gpus", "all"))
+    parser.add_argument("--campaign", type=Path, default=CAMPAIGN)
+    parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument("--gpu-only", nargs="*", default=None, help="targets for the gpus benchmark (default --only)")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--gpus", action="append", default=[], help="a --gpus list to try (repeatable)")
+    parser.add_argument("--targets", type=int, default=10_000)
+    args = parser.parse_args()
+    if args.what in ("plan", "all"):
+        bench_plan(args.targets)
+    if args.what in ("overhead", "all"):
+        bench_overhead(args.campaign, args.only, args.reps)
+    if args.what in ("gpus", "all"):
+        bench_gpus(args.campaign, args.gpu_only if args.gpu_only is not None else args.only, args.gpus or ["0,1"])
+    width = max(len(row[0]) for row in ROWS)
+    print(f"\n{'benchmark':{width}}  {'measured':>24}  ratio")
+    for what, measured, ratio in ROWS:
+        print(f"{what:{width}}  {measured:>24}  {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
