@@ -33,8 +33,9 @@ ROWS: list[tuple[str, str, str]] = []  # what, measured, ratio
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
 
 
 def timed(function) -> float:
@@ -48,8 +49,10 @@ def bench_plan(targets: int) -> None:
     from ncucampaign.loader import parse_campaign
     from ncucampaign.plan import build_plan
 
-    lines = ["application:\n  command: python3 bench.py --steps 12\ndefaults:\n  sections: [SpeedOfLight]\n"
-             "  launch_count: 1\ntargets:\n"]
+    lines = [
+        "application:\n  command: python3 bench.py --steps 12\ndefaults:\n  sections: [SpeedOfLight]\n"
+        "  launch_count: 1\ntargets:\n"
+    ]
     for i in range(targets):
         kind = i % 4
         if kind == 0:
@@ -113,8 +116,13 @@ def bench_overhead(campaign: Path, only: list[str], reps: int) -> None:
             (ours if name == "ncucampaign" else shell).append(seconds)
             print(f"rep {rep}: {name:11} {seconds:7.2f} s", flush=True)
     ratio = statistics.median(ours) / statistics.median(shell)
-    ROWS.append((f"overhead: ncucampaign / shell loop ({len(only) or 'all'} targets, {reps} reps)",
-                 f"{statistics.median(ours):.1f} s / {statistics.median(shell):.1f} s", f"{ratio:.3f}"))
+    ROWS.append(
+        (
+            f"overhead: ncucampaign / shell loop ({len(only) or 'all'} targets, {reps} reps)",
+            f"{statistics.median(ours):.1f} s / {statistics.median(shell):.1f} s",
+            f"{ratio:.3f}",
+        )
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -133,13 +141,21 @@ def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
     print(f"sequential: {seq_s:.1f} s, {len(reference)} targets", flush=True)
     for gpus in gpu_lists:
         out = work / f"gpus-{gpus.replace(',', '_')}"
-        seconds = timed(lambda out=out, gpus=gpus: cli("run", str(campaign), *selection, "--gpus", gpus,
-                                                       "--out", str(out), cwd=ROOT))
+        seconds = timed(
+            lambda out=out, gpus=gpus: cli(
+                "run", str(campaign), *selection, "--gpus", gpus, "--out", str(out), cwd=ROOT
+            )
+        )
         same = kernels_of(out, name) == reference and all(reference.values())
         count = len(gpus.split(","))
         print(f"--gpus {gpus}: {seconds:.1f} s, same kernels as sequential: {same}", flush=True)
-        ROWS.append((f"--gpus {gpus} vs 1 GPU ({len(reference)} targets)", f"{seq_s:.1f} s / {seconds:.1f} s",
-                     f"{seq_s / seconds:.2f}x (ideal {count}x), same kernels: {same}"))
+        ROWS.append(
+            (
+                f"--gpus {gpus} vs 1 GPU ({len(reference)} targets)",
+                f"{seq_s:.1f} s / {seconds:.1f} s",
+                f"{seq_s / seconds:.2f}x (ideal {count}x), same kernels: {same}",
+            )
+        )
     shutil.rmtree(work, ignore_errors=True)
 
 

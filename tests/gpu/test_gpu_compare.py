@@ -11,16 +11,22 @@ import yaml
 from tests.gpu.gpu import ROOT, latest, needs_gpu, out_dir, run
 
 pytestmark = needs_gpu
-TARGETS = ["rmsnorm_by_name", "decode_step_gemm", "nested_attention", "pystack_mlp_gemm"]
+# Twice the hidden size and twice the heads (head dim stays 128, so attention keeps its kernel): the
+# GEMMs move 4x the weights and attention does 2x the heads. rmsnorm (3 us, launch-bound) is shown too.
+AFFECTED = ["decode_step_gemm", "nested_attention", "pystack_mlp_gemm", "gemm_after_startup"]
+TARGETS = [*AFFECTED, "rmsnorm_by_name"]
 
 
 def test_compare_shows_a_bigger_model_is_slower(tmp_path: Path) -> None:
     runs = out_dir(tmp_path)
     base = yaml.safe_load((ROOT / "campaigns" / "decode.yaml").read_text())
     base["application"]["cwd"] = str(ROOT / "campaigns")
-    for name, hidden in (("small", "2048"), ("big", "4096")):
+    for name, size in (
+        ("small", ["--hidden", "2048", "--heads", "16"]),
+        ("big", ["--hidden", "4096", "--heads", "32"]),
+    ):
         campaign = dict(base, name=f"compare_{name}")
-        campaign["defaults"] = dict(base["defaults"], args=["--hidden", hidden])
+        campaign["defaults"] = dict(base["defaults"], args=size)
         path = runs / f"compare_{name}.yaml"
         path.write_text(yaml.safe_dump(campaign, sort_keys=False))
         done = run("run", str(path), "--only", *TARGETS, "--out", str(runs), cwd=tmp_path, timeout=300)
@@ -34,6 +40,6 @@ def test_compare_shows_a_bigger_model_is_slower(tmp_path: Path) -> None:
     assert gate.returncode == 1
     changes = json.loads(gate.stdout)["changes"]
     grown = {c["target"] for c in changes if c["metric"] == "gpu__time_duration.sum" and c["relative"] > 0.2}
-    assert grown == set(TARGETS), changes
+    assert grown >= set(AFFECTED), changes
     report = run("report", str(big), cwd=tmp_path, timeout=60)
     assert report.returncode == 0 and Path(report.stdout.strip()).is_file()

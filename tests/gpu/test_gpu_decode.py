@@ -19,7 +19,8 @@ pytestmark = needs_gpu
 def test_example_campaign_profiles_every_target(tmp_path: Path) -> None:
     runs = out_dir(tmp_path)
     started = time.monotonic()
-    done = run("run", "campaigns/decode.yaml", "--out", str(runs), cwd=ROOT, timeout=560)
+    extra = os.environ.get("NCUCAMPAIGN_GPU_RUN_ARGS", "").split()  # e.g. --gpus all
+    done = run("run", "campaigns/decode.yaml", *extra, "--out", str(runs), cwd=ROOT, timeout=560)
     print(done.stdout[-6000:], done.stderr[-3000:], f"{time.monotonic() - started:.0f} s", sep="\n")
     manifest = manifest_of(runs, "decode")
     not_ok = {t["name"]: t["message"] for t in manifest["targets"] if t["status"] != "ok"}
