@@ -126,9 +126,31 @@ def bench_overhead(campaign: Path, only: list[str], reps: int) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def manifest_of(runs: Path, campaign: str) -> dict:
+    return json.loads(((runs / campaign / "latest").resolve() / "manifest.json").read_text())
+
+
 def kernels_of(runs: Path, campaign: str) -> dict[str, list[str]]:
-    manifest = json.loads(((runs / campaign / "latest").resolve() / "manifest.json").read_text())
-    return {t["name"]: [r["kernel"] for r in t["results"]] for t in manifest["targets"]}
+    return {t["name"]: [r["kernel"] for r in t["results"]] for t in manifest_of(runs, campaign)["targets"]}
+
+
+def print_target_seconds(runs: dict[str, Path], campaign: str) -> None:
+    """Per target: seconds in each run, and per GPU the busy time (imbalance vs slowdown)."""
+    manifests = {label: manifest_of(path, campaign) for label, path in runs.items()}
+    names = [t["name"] for t in next(iter(manifests.values()))["targets"]]
+    print("target seconds: " + ", ".join(runs))
+    for name in names:
+        cells = []
+        for manifest in manifests.values():
+            record = next(t for t in manifest["targets"] if t["name"] == name)
+            cells.append(f"{record['seconds']:6.1f}" + (f" [GPU {record['gpus'][0]}]" if record.get("gpus") else ""))
+        print(f"  {name[:40]:40} " + "  ".join(cells))
+    for label, manifest in manifests.items():
+        busy: dict[str, float] = {}
+        for record in manifest["targets"]:
+            key = (record.get("gpus") or ["-"])[0]
+            busy[key] = busy.get(key, 0.0) + record["seconds"]
+        print(f"  {label}: busy seconds per GPU {busy}")
 
 
 def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
@@ -139,6 +161,7 @@ def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
     seq_s = timed(lambda: cli("run", str(campaign), *selection, "--out", str(sequential), cwd=ROOT))
     reference = kernels_of(sequential, name)
     print(f"sequential: {seq_s:.1f} s, {len(reference)} targets", flush=True)
+    outs = {"sequential": sequential}
     for gpus in gpu_lists:
         out = work / f"gpus-{gpus.replace(',', '_')}"
         seconds = timed(
@@ -146,6 +169,7 @@ def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
                 "run", str(campaign), *selection, "--gpus", gpus, "--out", str(out), cwd=ROOT
             )
         )
+        outs[f"--gpus {gpus}"] = out
         same = kernels_of(out, name) == reference and all(reference.values())
         count = len(gpus.split(","))
         print(f"--gpus {gpus}: {seconds:.1f} s, same kernels as sequential: {same}", flush=True)
