@@ -180,6 +180,7 @@ def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
                 f"{seq_s / seconds:.2f}x (ideal {count}x), same kernels: {same}",
             )
         )
+    print_target_seconds(outs, name)
     shutil.rmtree(work, ignore_errors=True)
 
 
