@@ -286,9 +286,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "GPU was seen to raise durations by a few percent",
             file=sys.stderr,
         )
-    if resume_dir is None and args.resume is None:
-        resume_dir = None
-    elif resume_dir is None:
+    if args.resume == "latest":
         resume_dir = runs_root / plan.campaign / "latest"
     settings = RunSettings(
         runs_root=runs_root,

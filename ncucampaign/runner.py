@@ -287,29 +287,44 @@ class CampaignRun:
                 missing = set(named_gpus(inv) or ()) - set(self.settings.gpus)
                 if missing:
                     raise UsageError(f"target {inv.name} names GPU {', '.join(sorted(missing))}, not in --gpus")
-        free, total, finished = list(lanes), len(queue), 0
+        free = list(lanes)
         running: dict[Future[None], tuple[Invocation, list[Lane]]] = {}
         with ThreadPoolExecutor(max_workers=len(lanes), thread_name_prefix="ncu") as pool:
-            while queue or running:
-                while queue and free and not stop.level:
-                    picked = next(((inv, taken) for inv in queue if (taken := self._take(inv, free))), None)
-                    if picked is None:
-                        break  # every waiting target needs a GPU that is busy
-                    inv, taken = picked
-                    queue.remove(inv)
-                    for lane in taken:
-                        free.remove(lane)
-                    running[pool.submit(self._run_one, inv, taken, stop)] = (inv, taken)
-                if not running:
-                    break  # stopping: nothing more starts
-                done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
-                for future in done:
-                    inv, taken = running.pop(future)
-                    free.extend(taken)
-                    future.result()
-                    finished += 1
-                    with self._lock:
-                        self.reporter.target_finished(finished, total, self.records[inv.name])
+            try:
+                self._dispatch(pool, queue, free, running, stop)
+            except BaseException:
+                stop.request(1)  # a failing worker stops the others before the pool waits for them
+                raise
+
+    def _dispatch(
+        self,
+        pool: ThreadPoolExecutor,
+        queue: list[Invocation],
+        free: list[Lane],
+        running: dict[Future[None], tuple[Invocation, list[Lane]]],
+        stop: StopRequest,
+    ) -> None:
+        total, finished = len(queue), 0
+        while queue or running:
+            while queue and free and not stop.level:
+                picked = next(((inv, taken) for inv in queue if (taken := self._take(inv, free))), None)
+                if picked is None:
+                    break  # every waiting target needs a GPU that is busy
+                inv, taken = picked
+                queue.remove(inv)
+                for lane in taken:
+                    free.remove(lane)
+                running[pool.submit(self._run_one, inv, taken, stop)] = (inv, taken)
+            if not running:
+                break  # stopping: nothing more starts
+            done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in done:
+                inv, taken = running.pop(future)
+                free.extend(taken)
+                future.result()
+                finished += 1
+                with self._lock:
+                    self.reporter.target_finished(finished, total, self.records[inv.name])
 
     def _take(self, inv: Invocation, free: list[Lane]) -> list[Lane] | None:
         """The free lanes this invocation can run on now (several when it names several GPUs)."""

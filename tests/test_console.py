@@ -13,25 +13,11 @@ from ncucampaign.loader import parse_campaign
 from ncucampaign.manifest import TargetRecord
 from ncucampaign.plan import build_plan
 from ncucampaign.rundir import RunDir
-from tests.test_results_helpers import manifest_with
+from tests.test_results_helpers import manifest_with, target_record
 
 
 def record(name: str, status: Status, gpus: list[str] | None = None) -> TargetRecord:
-    return TargetRecord(
-        name=name,
-        target=name,
-        argv=[],
-        shell_command="",
-        env={},
-        cwd="",
-        timeout_s=1,
-        retries=0,
-        expected_results=1,
-        status=status,
-        message="why",
-        log=f"logs/{name}.log",
-        gpus=gpus,
-    )
+    return target_record(name, status, message="why", gpus=gpus)
 
 
 def test_live_display_on_a_terminal() -> None:

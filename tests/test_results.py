@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.classify import Status
-from ncucampaign.manifest import MetricValue, ResultRecord
+from ncucampaign.manifest import MetricValue, ResultRecord, TargetRecord
 from ncucampaign.measure import parse_process_columns
 from ncucampaign.results import compare_runs, load_run
 from tests.conftest import FIXTURES, fake_env, load_manifest, run_cli, target
+from tests.test_results_helpers import manifest_with, target_record
 
 pytest.importorskip("ncu_report", reason="results are read with ncu_report")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
@@ -102,9 +103,7 @@ def test_run_records_metrics_and_marks_too_few_results_incomplete(tmp_path: Path
     assert "2 of the 3 results" in three["message"]
 
 
-def record(name: str, duration: float, kernel: str = "k", status: Status = Status.OK):
-    from ncucampaign.manifest import TargetRecord
-
+def record(name: str, duration: float, kernel: str = "k", status: Status = Status.OK) -> TargetRecord:
     result = ResultRecord(
         index=0,
         kernel=kernel,
@@ -112,25 +111,10 @@ def record(name: str, duration: float, kernel: str = "k", status: Status = Statu
         workload="kernel",
         metrics={"gpu__time_duration.sum": MetricValue(value=duration, unit="ns")},
     )
-    return TargetRecord(
-        name=name,
-        target=name,
-        argv=[],
-        shell_command="",
-        env={},
-        cwd="",
-        timeout_s=1,
-        retries=0,
-        expected_results=1,
-        status=status,
-        results=[result],
-        log="",
-    )
+    return target_record(name, status, results=[result])
 
 
 def test_compare_pure() -> None:
-    from tests.test_results_helpers import manifest_with
-
     a = manifest_with([record("same", 100.0), record("slower", 100.0), record("faster", 100.0), record("gone", 1.0)])
     b = manifest_with(
         [record("same", 104.0), record("slower", 130.0), record("faster", 50.0), record("new", 1.0)],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from ncucampaign.classify import Status
 from ncucampaign.manifest import CampaignInfo, GpuInfo, HostInfo, Manifest, NcuInfo, TargetRecord, ToolInfo
 
 
@@ -19,3 +22,19 @@ def manifest_with(targets: list[TargetRecord], gpu: str = "NVIDIA H200", ncu: st
         workload_git=None,
         targets=targets,
     )
+
+
+def target_record(name: str, status: Status = Status.OK, **fields: Any) -> TargetRecord:
+    """A target record with only what a test cares about filled in."""
+    defaults: dict[str, Any] = dict(
+        target=name,
+        argv=[],
+        shell_command="",
+        env={},
+        cwd="",
+        timeout_s=1,
+        retries=0,
+        expected_results=1,
+        log=f"logs/{name}.log",
+    )
+    return TargetRecord(name=name, status=status, **{**defaults, **fields})
