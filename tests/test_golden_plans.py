@@ -1,0 +1,31 @@
+"""`plan` prints exactly what it printed before the package was reorganised by stage (issue 8).
+
+The files in tests/golden/ were written by the flat-layout code (commit 868ebcb) with the checkout
+path replaced by <ROOT>. A change that alters a planned ncu command fails here; a deliberate change
+regenerates them with `python tests/golden/regenerate.py` and says so in its commit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, fake_env, run_cli
+
+GOLDEN = ROOT / "tests" / "golden"
+CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))
+
+
+def planned(campaign: Path, *options: str) -> str:
+    done = run_cli("plan", f"campaigns/{campaign.name}", *options, cwd=ROOT, env=fake_env())
+    assert done.returncode == 0, done.stderr
+    return done.stdout.replace(str(ROOT), "<ROOT>")
+
+
+@pytest.mark.parametrize("campaign", CAMPAIGNS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("form", ["json", "txt"])
+def test_plan_output_is_unchanged(campaign: Path, form: str) -> None:
+    options = ("--format", "json") if form == "json" else ()
+    expected = (GOLDEN / f"plan-{campaign.stem}.{form}").read_text()
+    assert planned(campaign, *options) == expected
