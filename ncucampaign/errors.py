@@ -74,9 +74,3 @@ class EnvironmentProblem(NcuCampaignError):
     """The machine is not ready: ncu missing, run directory not writable, run directory locked."""
 
     exit_code = EXIT_ENVIRONMENT
-
-
-class Interrupted(NcuCampaignError):
-    """The user interrupted a run (Ctrl-C / SIGTERM)."""
-
-    exit_code = EXIT_INTERRUPTED

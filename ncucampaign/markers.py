@@ -1,4 +1,5 @@
-"""Markers for your own code, as the manual writes them. torch is imported only when they run.
+"""Markers for your own code: NVTX push/pop ranges and cudaProfilerStart/Stop, the two code markers of
+docs/ncu-behaviour.md ("Filter grammar"). torch is imported only when they run.
 
     from ncucampaign.markers import ncu_range, profiled_region
 

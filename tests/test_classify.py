@@ -1,5 +1,5 @@
-"""Classifying attempts from real ncu 2025.3.1 console logs (tests/fixtures/logs, copied from
-shared/ncu/fixtures) with the exit codes measured for them (cases.tsv)."""
+"""Classifying attempts from real ncu 2025.3.1 console logs (tests/fixtures/logs, copied from real ncu
+runs; docs/ncu-behaviour.md) with the exit codes measured for them (cases.tsv)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.classify import Status, classify_attempt, parse_console
+from ncucampaign.execute.classify import classify_attempt, parse_console
+from ncucampaign.execute.status import Status
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 with open(FIXTURES / "cases.tsv") as _cases:

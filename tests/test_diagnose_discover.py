@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.classify import Status, parse_console
-from ncucampaign.diagnose import closest_kernels, diagnose, escape_regex, suggest_filter
-from ncucampaign.discover import (
+from ncucampaign.discover.analysis import (
     mark_target_launches,
     nvtx_scope,
     suggest_targets,
@@ -18,10 +16,14 @@ from ncucampaign.discover import (
     summarize_kernels,
     target_name,
 )
-from ncucampaign.loader import parse_campaign
-from ncucampaign.model import TargetOptions
-from ncucampaign.plan import build_plan
-from ncucampaign.reports import Launch
+from ncucampaign.execute.classify import parse_console
+from ncucampaign.execute.diagnose import closest_kernels, diagnose, suggest_filter
+from ncucampaign.execute.status import Status
+from ncucampaign.plan.expand import build_plan
+from ncucampaign.results.reader import Launch
+from ncucampaign.spec.loader import parse_campaign
+from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_grammar import escape_regex
 from tests.conftest import fake_env, load_manifest, run_cli, target
 
 LOGS = Path(__file__).resolve().parent / "fixtures" / "logs"

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.lint import InstalledNcu, lint_plan, parse_listing
-from ncucampaign.loader import parse_campaign
-from ncucampaign.plan import build_plan
+from ncucampaign.plan.expand import build_plan
+from ncucampaign.plan.lint import lint_plan
+from ncucampaign.spec.loader import parse_campaign
+from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_listing
 
 APP = "application:\n  command: python3 bench.py\ntargets:\n"
 INSTALLED = InstalledNcu("2025.3.1.0", frozenset({"SpeedOfLight", "LaunchStats"}), frozenset({"basic", "full"}))
@@ -40,7 +41,7 @@ CASES = {
 
 
 def test_every_rule_is_covered() -> None:
-    from ncucampaign.lint import RULES
+    from ncucampaign.plan.lint_rules import RULES
 
     assert set(CASES) == set(RULES)
 

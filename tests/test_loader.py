@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.errors import CampaignError, UsageError
-from ncucampaign.loader import load_campaign, parse_campaign
+from ncucampaign.spec.loader import load_campaign, parse_campaign
 
 
 def parse(text: str):

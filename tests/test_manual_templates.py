@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.argv import ncu_argv
-from ncucampaign.loader import load_campaign
-from ncucampaign.ncu_options import known_options
-from ncucampaign.plan import build_plan
+from ncucampaign.plan.argv import ncu_argv
+from ncucampaign.plan.expand import build_plan
+from ncucampaign.spec.loader import load_campaign
+from ncucampaign.spec.ncu_catalog import known_options
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.argv import escape_macros, ncu_argv, shell_command
 from ncucampaign.errors import CampaignError
-from ncucampaign.loader import parse_campaign
-from ncucampaign.plan import Plan, build_plan, slug
+from ncucampaign.plan.argv import escape_macros, ncu_argv, shell_command
+from ncucampaign.plan.expand import Plan, build_plan, slug
+from ncucampaign.spec.loader import parse_campaign
 
 
 def plan_of(text: str, path: str = "/work/c/camp.yaml") -> Plan:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.reports import count_results
+from ncucampaign.results.reader import count_results
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.classify import Status
-from ncucampaign.manifest import MetricValue, ResultRecord, TargetRecord
-from ncucampaign.measure import parse_process_columns
-from ncucampaign.results import compare_runs, load_run
+from ncucampaign.execute.manifest import MetricValue, ResultRecord, TargetRecord
+from ncucampaign.execute.status import Status
+from ncucampaign.results.compare import compare_runs
+from ncucampaign.results.records import parse_process_columns
+from ncucampaign.results.runs import load_run
 from tests.conftest import FIXTURES, fake_env, load_manifest, run_cli, target
 from tests.test_results_helpers import manifest_with, target_record
 

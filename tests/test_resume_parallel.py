@@ -209,14 +209,61 @@ def test_gpus_results_equal_a_sequential_run(tmp_path: Path, write_campaign) -> 
     assert kernels(sequential) == kernels(parallel) and all(kernels(parallel).values())
 
 
-def test_a_target_naming_a_gpu_outside_the_list_is_refused(tmp_path: Path, write_campaign) -> None:
-    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n  env: {CUDA_VISIBLE_DEVICES: '3'}\n")
-    done = run_cli("run", str(campaign), "--out", "runs", "--gpus", "0,1", cwd=tmp_path)
-    assert done.returncode == 2 and "names GPU 3, not in --gpus" in done.stderr
+def run_dirs(tmp_path: Path) -> set[str]:
+    campaign_dir = tmp_path / "runs" / "camp"
+    return {p.name for p in campaign_dir.iterdir()} if campaign_dir.is_dir() else set()
+
+
+def first_run(tmp_path: Path, campaign: Path) -> tuple[set[str], Path]:
+    """One finished run, so that `latest` exists: returns the run directories and where latest points."""
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 0
+    return run_dirs(tmp_path), (tmp_path / "runs" / "camp" / "latest").resolve()
+
+
+@pytest.mark.parametrize(
+    ("gpus", "targets", "message"),
+    [
+        ("0,5", "- name: a\n  kernel_name: rmsnorm_kernel\n", "no GPU 5 here (GPUs: 0, 1)"),
+        ("GPU-nope", "- name: a\n  kernel_name: rmsnorm_kernel\n", "no GPU GPU-nope here"),
+        (
+            "0,1",
+            "- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  env: {CUDA_VISIBLE_DEVICES: '3'}\n",
+            "names GPU 3, not in --gpus",
+        ),
+    ],
+    ids=["not-on-machine", "unknown-uuid", "target-outside-list"],
+)
+def test_a_gpu_list_that_does_not_fit_exits_2_before_any_run_directory(
+    tmp_path: Path, write_campaign, gpus: str, targets: str, message: str
+) -> None:
+    campaign = write_campaign(targets.split("- name: b")[0])
+    before, latest = first_run(tmp_path, campaign)
+    campaign = write_campaign(targets)
+    done = run_cli("run", str(campaign), "--out", "runs", "--gpus", gpus, cwd=tmp_path)  # fake nvidia-smi: 2 GPUs
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert run_dirs(tmp_path) == before  # no run directory was created
+    assert (tmp_path / "runs" / "camp" / "latest").resolve() == latest
+
+
+def test_gpus_given_by_uuid_are_accepted(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    done = run_cli("run", str(campaign), "--out", "runs", "--gpus", "GPU-fake-0001", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert target(manifest, "a")["env"]["CUDA_VISIBLE_DEVICES"] == "GPU-fake-0001"
+
+
+def test_a_missing_working_directory_exits_2_before_any_run_directory(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n", application_extra="  cwd: no_such_dir\n")
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no_such_dir is not a directory" in done.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def test_orphans_of_a_killed_runner_are_found_by_their_marker(tmp_path: Path) -> None:
-    from ncucampaign.process import RUN_MARKER, kill_orphaned_group
+    from ncucampaign.execute.process import RUN_MARKER, kill_orphaned_group
 
     child = subprocess.Popen(["sleep", "60"], start_new_session=True, env={**os.environ, RUN_MARKER: "/runs/x"})
     try:

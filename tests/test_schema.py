@@ -10,9 +10,10 @@ import jsonschema
 import pytest
 import yaml
 
-from ncucampaign.loader import load_campaign
-from ncucampaign.plan import build_plan
-from ncucampaign.schema import campaign_schema, manifest_schema, render
+from ncucampaign.execute.manifest import manifest_schema
+from ncucampaign.plan.expand import build_plan
+from ncucampaign.spec.loader import load_campaign
+from ncucampaign.spec.schema import campaign_schema, render
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))

@@ -45,9 +45,9 @@ def timed(function) -> float:
 
 
 def bench_plan(targets: int) -> None:
-    from ncucampaign.lint import lint_plan
-    from ncucampaign.loader import parse_campaign
-    from ncucampaign.plan import build_plan
+    from ncucampaign.plan.expand import build_plan
+    from ncucampaign.plan.lint import lint_plan
+    from ncucampaign.spec.loader import parse_campaign
 
     lines = [
         "application:\n  command: python3 bench.py --steps 12\ndefaults:\n  sections: [SpeedOfLight]\n"
@@ -79,7 +79,7 @@ def bench_plan(targets: int) -> None:
 
     plan_s = timed(planning)
     lint_s = timed(lambda: lint_plan(loaded, plan))
-    from ncucampaign.argv import ncu_argv, shell_command
+    from ncucampaign.plan.argv import ncu_argv, shell_command
 
     argv_s = timed(lambda: [shell_command(ncu_argv(i, "ncu", Path("/r")), i.env, i.cwd) for i in plan.invocations])
     total = load_s + plan_s + lint_s + argv_s

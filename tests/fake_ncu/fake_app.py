@@ -1,9 +1,9 @@
 """A stand-in for a PyTorch workload, run under the fake ncu.
 
 It "launches kernels" by writing `push NAME`, `pop` and `launch KERNEL` lines to the pipe the fake
-ncu passes in FAKE_NCU_FD, and otherwise behaves like the decode benchmark observed.md was measured
+ncu passes in FAKE_NCU_FD, and otherwise behaves like the decode benchmark docs/ncu-behaviour.md was measured
 on: prefill, then decode steps with decode_step > layer > attention | mlp ranges. Its failure modes
-are the ones observed.md lists (exit codes, abort, hang) plus a flaky one.
+are the ones docs/ncu-behaviour.md lists (exit codes, abort, hang) plus a flaky one.
 """
 
 from __future__ import annotations

@@ -1,0 +1,72 @@
+"""What the commands share: loading a campaign into a plan, its warnings, where runs go, consoles."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+
+from ncucampaign.errors import UsageError
+from ncucampaign.execute.provenance import installed_ncu
+from ncucampaign.plan.expand import Plan, build_plan
+from ncucampaign.plan.lint import lint_plan
+from ncucampaign.spec.loader import LoadedCampaign, load_campaign
+from ncucampaign.spec.ncu_catalog import InstalledNcu
+
+DEFAULT_RUNS_DIR = "runs"
+PIPED_WIDTH = 200  # piped to a file or CI log: do not squeeze tables into 80 columns
+
+
+def add_ncu_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    parser.add_argument(
+        "--ncu", metavar="PATH", help=help or "ncu executable (default: campaign 'ncu:', $NCUCAMPAIGN_NCU, ncu)"
+    )
+
+
+def ncu_choice(args: argparse.Namespace) -> str | None:
+    return args.ncu or os.environ.get("NCUCAMPAIGN_NCU") or None
+
+
+def load_plan(file: str, ncu: str | None, only: list[str] | None) -> tuple[LoadedCampaign, Plan]:
+    loaded = load_campaign(file)
+    plan = build_plan(loaded, ncu)
+    if only:
+        try:
+            plan = plan.select(only)
+        except KeyError as exc:
+            name = exc.args[0]
+            known = sorted({*plan.names(), *(inv.target for inv in plan.invocations)})
+            hint = difflib.get_close_matches(name, known, n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (targets: {', '.join(known)})"
+            raise UsageError(f"--only: no target named {name!r} in {file}{suggestion}") from None
+    return loaded, plan
+
+
+def installed(ncu: str | None) -> InstalledNcu | None:
+    found = shutil.which(ncu or "ncu")
+    return installed_ncu(found) if found else None
+
+
+def print_warnings(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None, stream: TextIO) -> int:
+    warnings = lint_plan(loaded, plan, installed)
+    for warning in warnings:
+        print(warning.render(str(loaded.path)), file=stream)
+    return len(warnings)
+
+
+def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
+    if out:
+        return Path(out)
+    if loaded.campaign.runs_dir:
+        return loaded.base_dir / loaded.campaign.runs_dir
+    return Path(DEFAULT_RUNS_DIR)
+
+
+def out_console() -> Console:
+    return Console(highlight=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)

@@ -1,0 +1,65 @@
+"""`ncucampaign compare RUN_A RUN_B`: what changed between two runs of a campaign."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.markup import escape
+
+from ncucampaign.commands.common import out_console
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.results.compare import Comparison, compare_runs
+from ncucampaign.results.runs import LoadedRun, load_run
+from ncucampaign.results.tables import comparison_json, comparison_table
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("compare", help="what changed between two runs of a campaign")
+    parser.add_argument("run_a", metavar="RUN_A")
+    parser.add_argument("run_b", metavar="RUN_B")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=10.0,
+        metavar="PERCENT",
+        help="flag changes beyond this relative change (default 10)",
+    )
+    parser.add_argument(
+        "--metric", action="append", default=[], metavar="NAME", help="compare this ncu metric too (repeatable)"
+    )
+    parser.add_argument("--all", action="store_true", help="show every metric, not only flagged changes")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when a duration grew beyond the threshold (for CI)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.threshold < 0:
+        raise UsageError("--threshold must not be negative")
+    run_a, run_b = load_run(args.run_a), load_run(args.run_b)
+    threshold = args.threshold / 100
+    comparison = compare_runs(run_a.manifest, run_b.manifest, threshold, args.metric)
+    if args.format == "json":
+        sys.stdout.write(comparison_json(comparison))
+    else:
+        print_comparison(run_a, run_b, comparison, threshold, args.all)
+    return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.regressions else EXIT_OK
+
+
+def print_comparison(run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison, threshold: float, every: bool) -> None:
+    console = out_console()
+    console.print(f"A: {run_a.root}\nB: {run_b.root}")
+    for note in comparison.notes:
+        console.print(escape(note), style="yellow" if note.startswith("warning") else None)
+    for name in comparison.only_in_a:
+        console.print(f"only in A: {escape(name)}")
+    for name in comparison.only_in_b:
+        console.print(f"only in B: {escape(name)}")
+    console.print(comparison_table(comparison, threshold, every))
+    flagged = sum(1 for change in comparison.changes if change.flagged)
+    console.print(
+        f"{len(comparison.changes)} values compared, {flagged} flagged, {len(comparison.regressions)} regressions"
+    )

@@ -1,0 +1,149 @@
+"""What a person sees during and after a run: a line per finished target, a live progress display
+on a terminal (plain lines otherwise), and the final table. rich does the rendering."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from ncucampaign.execute.manifest import AttemptRecord, Manifest, TargetRecord
+from ncucampaign.execute.status import Status
+from ncucampaign.execute.store import RunDir
+from ncucampaign.plan.expand import Invocation, Plan
+
+STATUS_STYLE = {
+    Status.OK: "green",
+    Status.INCOMPLETE: "yellow",
+    Status.NO_KERNELS: "yellow",
+    Status.INTERRUPTED: "magenta",
+    Status.PENDING: "dim",
+    Status.RUNNING: "cyan",
+}
+
+
+def results_text(record: TargetRecord) -> str:
+    if record.report is None or record.report.results is None:
+        return "-"
+    expected = f"/{record.expected_results}" if record.expected_results is not None else ""
+    return f"{record.report.results}{expected}"
+
+
+def finished_line(position: int, total: int, record: TargetRecord) -> str:
+    attempts = len(record.attempts)
+    tries = f", {attempts} attempts" if attempts > 1 else ""
+    where = f" [GPU {','.join(record.gpus)}]" if record.gpus else ""
+    return (
+        f"[{position}/{total}] {record.status.value:<14} {record.name}{where}  kernels {results_text(record)}  "
+        f"{record.seconds:.1f}s{tries}  {record.message}"
+    )
+
+
+class ConsoleReporter:
+    """Reports progress; live (rich) on a terminal unless ncu's output is shown, plain lines otherwise."""
+
+    def __init__(self, console: Console | None = None, live: bool | None = None) -> None:
+        self.console = console or Console(highlight=False)
+        self.err = Console(stderr=True, highlight=False)
+        self.live = self.console.is_terminal if live is None else live
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+        self.lanes: dict[str, TaskID] = {}
+
+    def __enter__(self) -> ConsoleReporter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def _print(self, text: str, style: str | None = None) -> None:
+        target = self.progress.console if self.progress is not None else self.console
+        target.print(escape(text), style=style, soft_wrap=True, highlight=False)
+
+    def started(self, run: RunDir, plan: Plan, skipped: int = 0) -> None:
+        count = len(plan.invocations) - skipped
+        kept = f" ({skipped} already done, skipped)" if skipped else ""
+        noun = "invocation" if count == 1 else "invocations"
+        self._print(f"ncucampaign: {plan.campaign}: {count} {noun}{kept} -> {run.root}")
+        if self.live:
+            self.progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task("all targets", total=count)
+
+    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None = None) -> None:
+        """On a terminal, one line per lane (GPU) says what it is doing."""
+        if self.progress is None:
+            return
+        suffix = f" (attempt {number}/{of})" if number > 1 else ""
+        key = lane or "running"
+        if key not in self.lanes:
+            self.lanes[key] = self.progress.add_task("", total=None)
+        self.progress.update(self.lanes[key], description=f"{key}: {invocation.name}{suffix}")
+
+    def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None:
+        if retry_in is not None:
+            self._print(
+                f"    {invocation.name}: attempt {attempt.number} {attempt.status.value}: {attempt.message}; "
+                f"retrying in {retry_in:.0f}s",
+                style="yellow",
+            )
+
+    def target_finished(self, position: int, total: int, record: TargetRecord) -> None:
+        self._print(finished_line(position, total, record), style=STATUS_STYLE.get(record.status, "red"))
+        for hint in record.diagnosis:
+            self._print(f"    hint: {hint}", style="cyan")
+        if self.progress is not None and self.task is not None:
+            self.progress.advance(self.task)
+
+    def stopping(self, level: int) -> None:
+        if level >= 2:
+            self.err.print("ncucampaign: killing the running attempt now.", style="bold red")
+        else:
+            self.err.print(
+                "ncucampaign: stopping: asking ncu to finish and write its report "
+                "(press Ctrl-C again to kill it at once).",
+                style="bold yellow",
+            )
+
+    def echo(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def final_table(manifest: Manifest, run_root: str) -> Table:
+    table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in ("target", "status", "attempts", "seconds", "kernels", "report"):
+        table.add_column(column, justify="right" if column in ("attempts", "seconds", "kernels") else "left")
+    for record in manifest.targets:
+        table.add_row(
+            record.name,
+            f"[{STATUS_STYLE.get(record.status, 'red')}]{record.status.value}[/]",
+            str(len(record.attempts)),
+            f"{record.seconds:.1f}",
+            results_text(record),
+            record.report.path if record.report else "-",
+        )
+    return table

@@ -1,0 +1,132 @@
+"""`ncucampaign run FILE`: run the campaign into a run directory (or `--resume` one)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, print_warnings, runs_root
+from ncucampaign.commands.progress import ConsoleReporter, final_table
+from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.execute.provenance import installed_ncu, usable_gpus
+from ncucampaign.execute.runner import RunSettings, resolve_ncu, start_run
+from ncucampaign.execute.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.store import latest_run
+from ncucampaign.plan.argv import ncu_argv, shell_command
+from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.gpus import parse_gpus
+from ncucampaign.results.records import NcuReportReader
+from ncucampaign.results.runs import load_run
+from ncucampaign.spec.loader import LoadedCampaign
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("run", help="run the campaign; reports and manifest go to a run directory")
+    parser.add_argument("file", metavar="FILE", nargs="?", help="the campaign (with --resume: default, the one it ran)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
+    parser.add_argument(
+        "--out", metavar="DIR", help="root of run directories (default: campaign 'runs_dir:' or ./runs)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print what would run; create nothing")
+    add_ncu_option(parser)
+    parser.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        metavar="RUN_DIR",
+        help="complete a run: skip targets that are ok and unchanged (default: the latest run)",
+    )
+    parser.add_argument(
+        "--rerun-failed",
+        action="store_true",
+        help="with --resume (implied): run only the targets that failed or are incomplete",
+    )
+    parser.add_argument("--gpus", metavar="LIST", help="run targets side by side, one per GPU: 0,1,... or all")
+    parser.add_argument(
+        "--jobs-per-gpu",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ncu processes sharing one GPU (default 1: sharing can disturb the numbers)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.rerun_failed and args.resume is None:
+        args.resume = "latest"
+    resume_dir = Path(args.resume) if args.resume not in (None, "latest") else None
+    file = args.file or (resumed_campaign_file(resume_dir) if resume_dir else None)
+    if file is None:
+        raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
+    loaded, plan = load_plan(file, ncu_choice(args), args.only)
+    root = runs_root(args.out, loaded)
+    if args.dry_run:
+        return dry_run(plan, root / plan.campaign / "<run-id>" / "reports")
+    if args.jobs_per_gpu < 1:
+        raise UsageError("--jobs-per-gpu must be at least 1")
+    if args.jobs_per_gpu > 1 and not args.gpus:
+        raise UsageError("--jobs-per-gpu needs --gpus")
+    gpus = gpu_list(args.gpus)
+    ncu_path = resolve_ncu(plan.ncu)
+    print_warnings(loaded, plan, installed_ncu(ncu_path), sys.stderr)
+    if args.jobs_per_gpu > 1:
+        print(
+            f"ncucampaign: warning: {args.jobs_per_gpu} ncu processes per GPU; profiling at the same time on one "
+            "GPU was seen to raise durations by a few percent",
+            file=sys.stderr,
+        )
+    if args.resume == "latest":
+        resume_dir = latest_run(root, plan.campaign)
+    settings = RunSettings(
+        runs_root=root,
+        ncu_path=ncu_path,
+        reader=NcuReportReader(ncu_path),
+        show_output=args.show_output,
+        command_line=tuple(sys.argv),
+        gpus=gpus,
+        jobs_per_gpu=args.jobs_per_gpu,
+        resume=resume_dir,
+        rerun_failed=args.rerun_failed,
+    )
+    return execute(loaded, plan, settings)
+
+
+def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
+    """Run with the progress display, Ctrl-C handling and the final table."""
+    stop = StopRequest()
+    console = out_console()
+    reporter = ConsoleReporter(console, live=False if settings.show_output else None)
+    with reporter, stop_on_signals(stop, reporter.stopping):
+        result = start_run(loaded, plan, settings, reporter, stop).execute()
+    console.print(final_table(result.manifest, str(result.run.root)))
+    console.print(f"manifest: {result.run.manifest}", highlight=False)
+    return result.exit_code
+
+
+def dry_run(plan: Plan, report_dir: Path) -> int:
+    print(f"# dry run: {len(plan.invocations)} ncu invocations; nothing is created")
+    for inv in plan.invocations:
+        print(shell_command(ncu_argv(inv, plan.ncu, report_dir), inv.env, inv.cwd))
+    return EXIT_OK
+
+
+def resumed_campaign_file(run_dir: Path) -> str:
+    source = load_run(run_dir).manifest.campaign.source
+    if not source or not Path(source).is_file():
+        raise UsageError(f"{run_dir}: its campaign file {source!r} is gone; name the campaign FILE to resume with")
+    return source
+
+
+def gpu_list(text: str | None) -> tuple[str, ...] | None:
+    """--gpus, checked against the GPUs this process may use (when they can be known)."""
+    if text is None:
+        return None
+    usable = usable_gpus(os.environ)
+    try:
+        return parse_gpus(text, usable[0] if usable else None, usable[1] if usable else ())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

@@ -1,0 +1,21 @@
+"""`ncucampaign schema [--manifest]`: print a JSON Schema (schemas/ holds these, committed)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ncucampaign.errors import EXIT_OK
+from ncucampaign.execute.manifest import manifest_schema
+from ncucampaign.spec.schema import campaign_schema, render
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("schema", help="print the JSON Schema of campaign files (or of manifests)")
+    parser.add_argument("--manifest", action="store_true", help="the schema of manifest.json instead")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    sys.stdout.write(render(manifest_schema() if args.manifest else campaign_schema()))
+    return EXIT_OK

@@ -1,0 +1,74 @@
+"""`ncucampaign summarize RUN_DIR|REPORT...`: what each target measured, from manifests or reports."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ncucampaign.commands.common import out_console
+from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.execute.classify import ConsoleSummary
+from ncucampaign.execute.manifest import TargetRecord
+from ncucampaign.execute.status import Status
+from ncucampaign.results.records import result_records
+from ncucampaign.results.runs import load_run, run_rows, tidy_rows
+from ncucampaign.results.tables import target_table, tidy_csv, tidy_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("summarize", help="what each target measured (from the manifest or reports)")
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR|REPORT", help="run directories or .ncu-rep files")
+    parser.add_argument(
+        "--format",
+        choices=("text", "csv", "json"),
+        default="text",
+        help="csv/json: one row per result and metric, for pandas or spreadsheets",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    console = out_console()
+    rows: list[dict[str, object]] = []
+    for given in args.runs:
+        path = Path(given)
+        if path.suffix == ".ncu-rep":
+            record = report_record(path)
+            rows += tidy_rows("", record.name, "", record.results)
+            if args.format == "text":
+                console.print(target_table(path.name, record))
+            continue
+        loaded = load_run(path)
+        rows += run_rows(loaded)
+        if args.format == "text":
+            for record in loaded.manifest.targets:
+                console.print(target_table(loaded.manifest.run_id, record))
+    if args.format == "csv":
+        sys.stdout.write(tidy_csv(rows))
+    elif args.format == "json":
+        sys.stdout.write(tidy_json(rows))
+    return EXIT_OK
+
+
+def report_record(path: Path) -> TargetRecord:
+    """A bare .ncu-rep as a target record of its own (named after the file), for the same tables."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such report")
+    results = result_records(path, (), ConsoleSummary(), "ncu")
+    if not results:
+        raise UsageError(f"{path}: cannot read the report (pip install 'ncucampaign[reports]')")
+    return TargetRecord(
+        name=path.stem,
+        target=path.stem,
+        argv=[],
+        shell_command="",
+        env={},
+        cwd="",
+        timeout_s=0,
+        retries=0,
+        expected_results=None,
+        status=Status.OK,
+        results=results,
+        log="",
+    )

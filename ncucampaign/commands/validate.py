@@ -1,0 +1,40 @@
+"""`ncucampaign validate FILE...`: check campaign files; print problems with file:line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ncucampaign.commands.common import add_ncu_option, installed, load_plan, ncu_choice, print_warnings
+from ncucampaign.errors import EXIT_OK, EXIT_USAGE, CampaignError, NcuCampaignError
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("validate", help="check campaign files; print problems with file:line")
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 2), for CI")
+    add_ncu_option(parser, "ncu to ask for its sections and sets (default: ncu on PATH)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    failed = 0
+    ncu = installed(ncu_choice(args))
+    for file in args.files:
+        try:
+            loaded, plan = load_plan(file, None, None)
+        except NcuCampaignError as exc:
+            failed += 1
+            print(exc if isinstance(exc, CampaignError) else f"ncucampaign: error: {exc}", file=sys.stderr)
+            continue
+        warned = print_warnings(loaded, plan, ncu, sys.stdout)
+        targets = len({inv.target_index for inv in plan.invocations})
+        summary = f"{targets} targets, {len(plan.invocations)} ncu invocations"
+        if warned:
+            summary += f", {warned} warning{'s' if warned != 1 else ''}"
+        if warned and args.strict:
+            failed += 1
+            print(f"{file}: not ok ({summary}; --strict)")
+        else:
+            print(f"{file}: ok ({summary})")
+    return EXIT_USAGE if failed else EXIT_OK

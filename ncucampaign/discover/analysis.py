@@ -1,0 +1,238 @@
+"""Find the kernels worth profiling, cheaply: one ncu pass collecting only gpu__time_duration.sum
+(about 0.02 s a kernel on an H200, against 0.4 s for SpeedOfLight), then a table, and target YAML
+to paste. Pure: the execution stage runs the pass, `results.reader` reads it.
+
+Ordinals are ncu's own: in `--target` mode the pass runs with the target's own filters (minus launch
+skip and count), so the n-th listed launch is the one `launch_skip: n` selects; suggested targets
+count launches with ncu_report's NVTX filter, which implements ncu's grammar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import yaml
+
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.results.metrics import DURATION
+from ncucampaign.results.reader import Launch
+from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_grammar import escape_regex, nvtx_scope
+
+Mode = Literal["all", "scope", "target"]
+DEFAULT_LAUNCH_LIMIT = 300
+SUGGEST_TOP = 5
+
+# What a target's "scope" is: where and in which process its kernels run, not which kernel.
+SCOPE_KEYS = (
+    "nvtx_include",
+    "nvtx_exclude",
+    "nvtx_push_pop_scope",
+    "range_filter",
+    "profile_from_start",
+    "disable_profiler_start_stop",
+    "call_stack_type",
+    "python_include",
+    "python_exclude",
+    "native_include",
+    "native_exclude",
+    "target_processes",
+    "target_processes_filter",
+    "devices",
+    "graph_profiling",
+    "cache_control",
+    "clock_control",
+    "args",
+    "env",
+    "timeout",
+    "stop_grace",
+)
+# --target also keeps the kernel filters, so ncu itself counts the launches launch_skip counts.
+FILTER_KEYS = (*SCOPE_KEYS, "kernel_name", "kernel_name_base", "kernel_id", "launch_skip_before_match", "filter_mode")
+
+
+def discovery_invocation(base: Invocation, mode: Mode, launch_limit: int) -> Invocation:
+    """The cheap pass: the base invocation's scope (or filters), one metric, bounded by a launch limit."""
+    keep = FILTER_KEYS if mode == "target" else SCOPE_KEYS
+    values: dict[str, Any] = {key: getattr(base.options, key) for key in keep}
+    values.update(
+        metrics=(DURATION,),
+        nvtx=True,  # record NVTX ranges so every launch shows where it ran
+        launch_count=launch_limit,
+        kill=True,
+        extra_args=("--import-sass", "no"),  # no cubins in the report: smaller, faster to write
+    )
+    return replace(
+        base, name="discover", options=TargetOptions.model_construct(**values), retries=0, expect_launch_count=False
+    )
+
+
+def launch_limit_for(options: TargetOptions, requested: int | None) -> int:
+    if requested is not None:
+        return requested
+    needed = (options.launch_skip or 0) + (options.launch_count or 1) + 100
+    return max(DEFAULT_LAUNCH_LIMIT, needed)
+
+
+@dataclass(frozen=True)
+class KernelSummary:
+    function: str
+    demangled: str
+    launches: int
+    total_ns: float
+    mean_ns: float
+    share: float
+    nvtx: tuple[tuple[str, int], ...]  # path and launches under it, most common first
+    ordinals: tuple[int, ...]
+
+
+def summarize_kernels(launches: Sequence[Launch]) -> list[KernelSummary]:
+    """One row per kernel (demangled name), sorted by total GPU time."""
+    groups: dict[str, list[Launch]] = {}
+    for launch in launches:
+        groups.setdefault(launch.demangled, []).append(launch)
+    grand_total = sum(launch.duration_ns or 0.0 for launch in launches) or 1.0
+    rows = []
+    for demangled, members in groups.items():
+        total = sum(m.duration_ns or 0.0 for m in members)
+        paths = Counter(path for m in members for path in (m.nvtx or ("",)))
+        rows.append(
+            KernelSummary(
+                function=members[0].function,
+                demangled=demangled,
+                launches=len(members),
+                total_ns=total,
+                mean_ns=total / len(members),
+                share=total / grand_total,
+                nvtx=tuple(sorted(paths.items(), key=lambda item: (-item[1], item[0]))),
+                ordinals=tuple(m.ordinal for m in members),
+            )
+        )
+    return sorted(rows, key=lambda row: (-row.total_ns, row.function))
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    name: str
+    options: dict[str, Any]
+    comment: str
+    matching: int  # launches that match the suggested filters in the discovery run
+    discovery_ordinal: int  # the picked launch's position in the discovery report
+
+
+def suggest_targets(
+    kernels: Sequence[KernelSummary],
+    launches: Sequence[Launch],
+    in_scope: Callable[[str], set[tuple[int, int]]] | None,
+    base_options: dict[str, Any] | None = None,
+    top: int = SUGGEST_TOP,
+    nth: int | None = None,
+) -> list[Suggestion]:
+    """Paste-ready targets for the `top` kernels; each picks one launch with launch_skip.
+
+    Whole-application discovery: each suggestion scopes its kernel to the NVTX path most of its
+    launches ran under, and `in_scope(expression)` returns the (range, action) pairs ncu's NVTX
+    filter selects for it. Scoped discovery (`in_scope` None): the report holds only launches ncu's
+    filters let through, and suggestions keep `base_options`, the scope's own filters. The picked
+    launch is the nth (1-based) that matches the suggested filters, by default the middle one.
+    """
+    functions = Counter(k.function for k in kernels)
+    suggestions: list[Suggestion] = []
+    used: set[str] = set()
+    for kernel in kernels[:top]:
+        options: dict[str, Any] = dict(base_options or {})
+        shared_name = functions[kernel.function] > 1  # template instances share a function name
+        matching = _filters_for(kernel, shared_name, launches, in_scope, options)
+        if not matching:
+            continue
+        pick = min(max((nth or (len(matching) + 1) // 2) - 1, 0), len(matching) - 1)
+        chosen = matching[pick]
+        options["launch_skip"] = pick
+        options["launch_count"] = 1
+        name = _unique(target_name(kernel.function), used)
+        duration = f", {chosen.duration_ns / 1000:.1f} us" if chosen.duration_ns is not None else ""
+        comment = (
+            f"{kernel.function}: {kernel.launches} launches, {kernel.share:.1%} of GPU time in the discovery run. "
+            f"launch_skip {pick} picks launch {pick + 1} of the {len(matching)} that match these filters "
+            f"(discovery launch #{chosen.ordinal}{duration})"
+        )
+        suggestions.append(Suggestion(name, options, comment, len(matching), chosen.ordinal))
+    return suggestions
+
+
+def _filters_for(
+    kernel: KernelSummary,
+    shared_name: bool,
+    launches: Sequence[Launch],
+    in_scope: Callable[[str], set[tuple[int, int]]] | None,
+    options: dict[str, Any],
+) -> list[Launch]:
+    """Add the kernel's filters (and NVTX scope) to `options`; the launches they match, in order."""
+    path = kernel.nvtx[0][0] if kernel.nvtx else ""
+    selected = None
+    if path and in_scope is not None:
+        options["nvtx_include"] = nvtx_scope(path)
+        selected = in_scope(options["nvtx_include"])
+    if shared_name:
+        options["kernel_name_base"] = "demangled"
+        options["kernel_name"] = f"regex:^{escape_regex(kernel.demangled)}$"
+        same = [launch for launch in launches if launch.demangled == kernel.demangled]
+    else:
+        options["kernel_name"] = kernel.function
+        same = [launch for launch in launches if launch.function == kernel.function]
+    return [launch for launch in same if selected is None or (launch.range_index, launch.action_index) in selected]
+
+
+def target_name(function: str, limit: int = 60) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", function).strip("_.-") or "kernel"
+    return name[:limit].rstrip("_.-")
+
+
+def _unique(name: str, used: set[str]) -> str:
+    candidate, number = name, 2
+    while candidate in used:
+        candidate, number = f"{name}-{number}", number + 1
+    used.add(candidate)
+    return candidate
+
+
+def suggestions_yaml(suggestions: Sequence[Suggestion]) -> str:
+    """The suggestions as a YAML list to paste under `targets:`."""
+    blocks = []
+    for suggestion in suggestions:
+        body = yaml.safe_dump([{"name": suggestion.name, **suggestion.options}], sort_keys=False, width=1000)
+        comment = "\n".join(f"# {line}" for line in _wrap(suggestion.comment))
+        blocks.append(f"{comment}\n{body}")
+    return "\n".join(blocks)
+
+
+def _wrap(text: str, width: int = 100) -> list[str]:
+    lines, current = [], ""
+    for word in text.split():
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}".strip()
+    return [*lines, current] if current else lines
+
+
+@dataclass(frozen=True)
+class ListedLaunch:
+    launch: Launch
+    profiled: bool  # the target's launch_skip/launch_count would profile it
+
+
+def mark_target_launches(launches: Sequence[Launch], options: TargetOptions) -> list[ListedLaunch]:
+    """Every launch the target's filters matched (ncu filtered them), marking what skip/count pick."""
+    skip = options.launch_skip or 0
+    end = skip + options.launch_count if options.launch_count is not None else len(launches)
+    return [ListedLaunch(launch, skip <= position < end) for position, launch in enumerate(launches)]
+
+
+def short(name: str, width: int = 60) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"

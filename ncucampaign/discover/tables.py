@@ -1,0 +1,62 @@
+"""Tables of what discovery found."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from ncucampaign.discover.analysis import KernelSummary, ListedLaunch, short
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.results.reader import Launch
+
+
+def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) -> Table:
+    table = Table(
+        title=f"{launches} launches of {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} "
+        f"(launch limit {limit}), by GPU time",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for column in ("kernel", "demangled", "launches", "total us", "mean us", "share", "NVTX"):
+        table.add_column(column, justify="right" if column in ("launches", "total us", "mean us", "share") else "left")
+    for kernel in kernels:
+        paths = ", ".join(f"{path or '(none)'} ({count})" for path, count in kernel.nvtx[:3])
+        if len(kernel.nvtx) > 3:
+            paths += ", ..."
+        table.add_row(
+            escape(short(kernel.function, 40)),
+            escape(short(kernel.demangled, 40)),
+            str(kernel.launches),
+            f"{kernel.total_ns / 1000:.1f}",
+            f"{kernel.mean_ns / 1000:.2f}",
+            f"{kernel.share:.1%}",
+            escape(paths),
+        )
+    return table
+
+
+def target_table(base: Invocation, listed: Sequence[ListedLaunch]) -> Table:
+    skip = base.options.launch_skip or 0
+    count = base.options.launch_count
+    picked = [item.launch.ordinal for item in listed if item.profiled]
+    title = (
+        f"{base.name}: {len(listed)} launches match its filters (ncu filtered them); "
+        f"launch_skip {skip}, launch_count {count if count is not None else 'all'} profile "
+        + (f"#{picked[0]}" + (f"..#{picked[-1]}" if len(picked) > 1 else "") if picked else "none of them")
+    )
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for column in ("launch_skip", "kernel", "us", "NVTX", ""):
+        table.add_column(column, justify="right" if column in ("launch_skip", "us") else "left")
+    for item in listed:
+        launch: Launch = item.launch
+        table.add_row(
+            str(launch.ordinal),
+            escape(short(launch.function, 50)),
+            f"{launch.duration_ns / 1000:.2f}" if launch.duration_ns is not None else "-",
+            escape(", ".join(launch.nvtx)),
+            "[bold green]<- profiled[/]" if item.profiled else "",
+        )
+    return table

@@ -1,0 +1,196 @@
+"""One invocation's attempts: run ncu, judge the attempt, retry with tenacity when it can help, and
+keep the invocation's manifest record current (every change saved at once)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
+
+from ncucampaign.execute.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
+from ncucampaign.execute.diagnose import diagnose
+from ncucampaign.execute.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
+from ncucampaign.execute.process import RUN_MARKER, ProcessOutcome, run_in_group
+from ncucampaign.execute.signals import StopRequest
+from ncucampaign.execute.status import Status
+from ncucampaign.execute.store import RunStore, sha256_of
+from ncucampaign.plan.argv import shell_command
+from ncucampaign.plan.expand import Invocation
+
+MAX_RETRY_WAIT_S = 300.0
+
+
+def now_iso() -> str:
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+class ReportReader(Protocol):
+    """Reads what a report holds; the results stage provides it (execution does not read reports itself)."""
+
+    def count(self, report: Path) -> int | None: ...
+    def results(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord]: ...
+
+
+class AttemptHost(Protocol):
+    """What the attempts need from the campaign run."""
+
+    store: RunStore
+    reader: ReportReader
+    show_output: bool
+
+    def commit(self, change: Callable[[], None]) -> None: ...
+    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None: ...
+    def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None: ...
+    def echo(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An attempt's outcome as the runner sees it."""
+
+    verdict: Verdict
+    console: ConsoleSummary
+    report_exists: bool
+    results: int | None
+    results_from: str
+
+
+class TargetAttempts:
+    def __init__(
+        self,
+        host: AttemptHost,
+        inv: Invocation,
+        argv: list[str],
+        record: TargetRecord,
+        stop: StopRequest,
+        lane: str | None = None,
+    ) -> None:
+        self.host, self.inv, self.argv, self.record, self.stop, self.lane = host, inv, argv, record, stop, lane
+        self.run_dir = host.store.run
+        self.report = self.run_dir.report(inv.name)
+        self.last: Judged | None = None
+        self.first_attempt = len(record.attempts)  # attempts of earlier runs (resume) keep their numbers
+
+    def run(self) -> None:
+        self.host.commit(lambda: setattr(self.record, "status", Status.RUNNING))
+        retrying = Retrying(
+            stop=stop_after_attempt(self.inv.retries + 1),
+            wait=wait_exponential(multiplier=self.inv.retry_delay, max=MAX_RETRY_WAIT_S),
+            retry=retry_if_result(lambda verdict: verdict.retryable and not self.stop.level),
+            sleep=self.stop.sleep,
+            before_sleep=self._before_sleep,
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+        )
+        retrying(self.attempt)
+        report = self._report_info()
+        wanted = tuple(self.inv.options.metrics or ())
+        console = self.last.console if self.last else ConsoleSummary()
+        results = self.host.reader.results(self.report, wanted, console) if report is not None else []
+
+        def finish() -> None:
+            self.record.seconds = round(sum(a.seconds for a in self.record.attempts[self.first_attempt :]), 3)
+            self.record.report = report
+            self.record.results = results
+
+        self.host.commit(finish)
+
+    def _before_sleep(self, state: object) -> None:
+        wait = getattr(getattr(state, "next_action", None), "sleep", 0.0)
+        self.host.attempt_finished(self.inv, self.record.attempts[-1], float(wait))
+
+    def attempt(self) -> Verdict:
+        number = len(self.record.attempts) + 1
+        of = self.first_attempt + self.inv.retries + 1
+        self._keep_previous_report()
+        self.host.attempt_started(self.inv, number, of, self.lane)
+        offset = self.host.store.append_log(
+            self.inv.name,
+            f"# ncucampaign: attempt {number} of {of}, {now_iso()}\n"
+            f"# {shell_command(self.argv, self.inv.env, self.inv.cwd)}\n",
+        )
+        attempt = AttemptRecord(number=number, started_at=now_iso(), status=Status.RUNNING)
+        self.host.commit(lambda: self.record.attempts.append(attempt))
+        outcome = self._run_ncu(attempt)
+        judged = self.last = self._judge(outcome, offset)
+        self._record(attempt, outcome, judged)
+        if not judged.verdict.retryable or self.stop.level or number >= of:
+            self.host.attempt_finished(self.inv, attempt, None)
+        return judged.verdict
+
+    def _run_ncu(self, attempt: AttemptRecord) -> ProcessOutcome:
+        def started(pid: int) -> None:
+            self.host.commit(lambda: setattr(attempt, "process_group", pid))
+
+        return run_in_group(
+            self.argv,
+            log_path=self.run_dir.log(self.inv.name),
+            cwd=self.inv.cwd,
+            env_additions={**dict(self.inv.env), RUN_MARKER: str(self.run_dir.root)},
+            timeout=self.inv.timeout,
+            stop=self.stop,
+            grace=self.inv.stop_grace,
+            echo=self.host.echo if self.host.show_output else None,
+            on_start=started,
+        )
+
+    def _judge(self, outcome: ProcessOutcome, log_offset: int) -> Judged:
+        console = parse_console(self.host.store.read_log(self.inv.name, log_offset))
+        exists = self.report.is_file()
+        counted = self.host.reader.count(self.report) if exists else None
+        results, source = (counted, "report") if counted is not None else (console.profiled, "console")
+        verdict = classify_attempt(
+            exit_code=outcome.exit_code,
+            console=console,
+            report_exists=exists,
+            # no report reader: trust ncu's one line per result
+            results=results if exists else None,
+            expected=self.inv.expected_results,
+            timed_out=outcome.timed_out,
+            interrupted=outcome.interrupted,
+            timeout_s=self.inv.timeout,
+        )
+        return Judged(verdict, console, exists, results, source)
+
+    def _record(self, attempt: AttemptRecord, outcome: ProcessOutcome, judged: Judged) -> None:
+        message = judged.verdict.message
+        if outcome.leftovers_killed:
+            message += f"; killed {outcome.leftovers_killed} leftover process(es)"
+        hints = diagnose(self.inv.options, judged.console, judged.verdict.status)
+
+        def finished() -> None:
+            attempt.ended_at = now_iso()
+            attempt.seconds = round(outcome.seconds, 3)
+            attempt.exit_code = outcome.exit_code
+            attempt.status = judged.verdict.status
+            attempt.message = message
+            attempt.signals_sent = list(outcome.signals_sent)
+            attempt.leftovers_killed = outcome.leftovers_killed
+            attempt.report = self.run_dir.relative(self.report) if judged.report_exists else None
+            self.record.status = judged.verdict.status
+            self.record.message = message
+            self.record.diagnosis = hints
+
+        self.host.commit(finished)
+
+    def _keep_previous_report(self) -> None:
+        """A new attempt overwrites reports/<name>.ncu-rep: move the one already there aside first."""
+        previous = self.record.attempts[-1] if self.record.attempts else None
+        kept = self.host.store.keep_report(self.inv.name, previous.number if previous else 0)
+        if kept is not None and previous is not None:
+            self.host.commit(lambda: setattr(previous, "report", kept))
+
+    def _report_info(self) -> ReportInfo | None:
+        if not self.report.is_file():  # only the last attempt's report can be here: earlier ones were moved
+            return None
+        judged = self.last
+        return ReportInfo(
+            path=self.run_dir.relative(self.report),
+            bytes=self.report.stat().st_size,
+            sha256=sha256_of(self.report),
+            results=judged.results if judged and judged.report_exists else None,
+            results_from=judged.results_from if judged and judged.report_exists else None,  # type: ignore[arg-type]
+        )

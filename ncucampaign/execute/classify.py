@@ -1,0 +1,178 @@
+"""Judge one ncu attempt from its exit code, its console output and its report. Pure.
+
+ncu's exit code alone is not the result (docs/ncu-behaviour.md, "Exit status and console markers"):
+it is 0 both on success and when nothing was profiled, and a non-zero code may be the application's,
+after a good report was written.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from dataclasses import dataclass
+
+from ncucampaign.execute.status import Status
+
+# ==ERROR== texts that mean ncu refused its command line (docs/ncu-behaviour.md).
+_USAGE_PATTERNS = (
+    r"unrecognised option",
+    r"did not match any section",
+    r"Invalid regex provided",
+    r"requires --nvtx",
+    r"does not exist or is not an executable",
+    r"the argument .*is invalid",
+    r"is ambiguous",
+    r"Use --help for further details",
+    r"Cannot lock GPU clock frequencies on MIG",
+)
+# Profiler failures a second attempt cannot fix.
+_PERMANENT_PROFILER_PATTERNS = (r"ERR_NVGPUCTRPERM", r"LibraryNotLoaded")
+_APP_ERROR = re.compile(r"==ERROR== The application returned an error code \((-?\d+)\)")
+_PROFILED = re.compile(r"^==PROF== Profiling \"")
+_REPORT = re.compile(r"^==PROF== Report: (.+)$")
+_CONNECTED = re.compile(r"^==PROF== Connected to process (\d+)(?: \((.*)\))?")
+_AVAILABLE_ITEM = re.compile(r"^\s*\d+\.\s+(\S.*)$")
+# Exit codes that ncu reports for an application killed by a signal are the signal number
+# (docs/ncu-behaviour.md: SIGABRT -> 6). Only name the signals a crash produces; 1 and 2 are ordinary exit codes too.
+_CRASH_SIGNALS = {4, 6, 7, 8, 9, 11, 15}
+
+
+@dataclass(frozen=True)
+class ConsoleSummary:
+    """What ncu's ==PROF==/==WARNING==/==ERROR== lines say about one attempt."""
+
+    profiled: int = 0
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    no_kernels: bool = False
+    available_kernels: tuple[str, ...] = ()
+    nvtx_start_end_note: bool = False
+    nvtx_push_pop_note: bool = False
+    child_process_note: bool = False
+    app_exit_code: int | None = None
+    report_paths: tuple[str, ...] = ()
+    shutdown_requested: bool = False
+    connected: tuple[tuple[int, str], ...] = ()  # (pid, executable) per "Connected to process" line
+
+    @property
+    def connected_pids(self) -> tuple[int, ...]:
+        return tuple(pid for pid, _ in self.connected)
+
+
+def parse_console(text: str) -> ConsoleSummary:
+    profiled = 0
+    errors: list[str] = []
+    warnings: list[str] = []
+    available: list[str] = []
+    reports: list[str] = []
+    connected: list[tuple[int, str]] = []
+    app_exit_code = None
+    in_available = False
+    for line in text.splitlines():
+        if in_available:
+            item = _AVAILABLE_ITEM.match(line)
+            if item:
+                available.append(item.group(1).strip())
+                continue
+            in_available = False
+        if line.startswith("Available Kernels:"):
+            in_available = True
+        elif _PROFILED.match(line):
+            profiled += 1
+        elif line.startswith("==ERROR=="):
+            errors.append(line[len("==ERROR==") :].strip())
+            code = _APP_ERROR.match(line)
+            if code:
+                app_exit_code = int(code.group(1))
+        elif line.startswith("==WARNING=="):
+            warnings.append(line[len("==WARNING==") :].strip())
+        elif match := _REPORT.match(line):
+            reports.append(match.group(1).strip())
+        elif match := _CONNECTED.match(line):
+            connected.append((int(match.group(1)), match.group(2) or ""))
+    joined = "\n".join(warnings)
+    return ConsoleSummary(
+        profiled=profiled,
+        errors=tuple(errors),
+        warnings=tuple(warnings),
+        no_kernels=any("No kernels were profiled" in w for w in warnings),
+        available_kernels=tuple(available),
+        nvtx_start_end_note="match only start/end ranges" in joined,
+        nvtx_push_pop_note="match only push/pop ranges" in joined,
+        child_process_note="--target-processes all" in joined,
+        app_exit_code=app_exit_code,
+        report_paths=tuple(reports),
+        shutdown_requested="==PROF== Trying to shutdown target application" in text,
+        connected=tuple(connected),
+    )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    retryable: bool
+    message: str
+
+
+def _has(patterns: tuple[str, ...], lines: tuple[str, ...]) -> str | None:
+    for line in lines:
+        if any(re.search(pattern, line) for pattern in patterns):
+            return line
+    return None
+
+
+def classify_attempt(
+    *,
+    exit_code: int | None,
+    console: ConsoleSummary,
+    report_exists: bool,
+    results: int | None,
+    expected: int | None,
+    timed_out: bool = False,
+    interrupted: bool = False,
+    timeout_s: float | None = None,
+) -> Verdict:
+    """One attempt's status; `results` is the report's result count when it could be read."""
+    kept = f"; report kept ({results} result{'s' if results != 1 else ''})" if report_exists else ""
+    if interrupted:
+        return Verdict(Status.INTERRUPTED, False, f"interrupted{kept or '; no report'}")
+    if timed_out:
+        limit = f" after {timeout_s:g} s" if timeout_s else ""
+        return Verdict(Status.TIMED_OUT, True, f"timed out{limit}; the process group was stopped{kept}")
+    usage = _has(_USAGE_PATTERNS, console.errors)
+    if usage:
+        return Verdict(Status.USAGE_ERROR, False, f"ncu rejected the command: {usage}")
+    if exit_code is not None and exit_code < 0:
+        name = _signal_name(-exit_code)
+        return Verdict(Status.PROFILER_ERROR, True, f"ncu was killed by {name}{kept}")
+    if console.app_exit_code is not None and console.app_exit_code != 0:
+        code = console.app_exit_code
+        hint = f" (killed by {_signal_name(code)}?)" if code in _CRASH_SIGNALS else ""
+        return Verdict(Status.APP_FAILED, True, f"the application returned error code {code}{hint}{kept}")
+    if exit_code:
+        first = console.errors[0] if console.errors else _exit_text(exit_code)
+        permanent = _has(_PERMANENT_PROFILER_PATTERNS, console.errors) is not None
+        return Verdict(Status.PROFILER_ERROR, not permanent, f"{first}{kept}")
+    if console.no_kernels:
+        return Verdict(Status.NO_KERNELS, False, "no kernels were profiled: the filters matched nothing")
+    if console.errors:
+        return Verdict(Status.PROFILER_ERROR, True, f"{console.errors[0]}{kept}")
+    if not report_exists:
+        return Verdict(Status.PROFILER_ERROR, True, "ncu exited 0 but wrote no report")
+    if expected is not None and results is not None and results < expected:
+        return Verdict(Status.INCOMPLETE, False, f"the report holds {results} of the {expected} results asked for")
+    count = f"{results} result{'s' if results != 1 else ''}" if results is not None else "report written"
+    return Verdict(Status.OK, False, count)
+
+
+def _exit_text(code: int) -> str:
+    if code > 128 and code - 128 in signal.valid_signals():
+        return f"ncu ended by {_signal_name(code - 128)} (exit code {code})"
+    return f"ncu exited with code {code}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

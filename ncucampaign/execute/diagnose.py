@@ -1,0 +1,207 @@
+"""Explain a target that profiled nothing or that ncu refused, from ncu's own output and the
+target's options: the troubleshooting routine of docs/ncu-behaviour.md ("When nothing is profiled"),
+applied. Pure."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+from ncucampaign.execute.classify import ConsoleSummary
+from ncucampaign.execute.status import Status
+from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_catalog import known_options, known_sections
+from ncucampaign.spec.ncu_grammar import escape_regex, split_regex
+
+
+def diagnose(options: TargetOptions, console: ConsoleSummary, status: Status) -> list[str]:
+    if status == Status.NO_KERNELS:
+        return _no_kernels(options, console)
+    if status == Status.USAGE_ERROR:
+        return _usage(console.errors)
+    return []
+
+
+def _no_kernels(options: TargetOptions, console: ConsoleSummary) -> list[str]:
+    """The cause ncu's output shows comes first; the other checks only when none is found."""
+    hints = _nvtx_note_hints(options, console)
+    decisive = bool(hints)
+    if options.kernel_name and console.available_kernels:
+        name_hints, name_is_wrong = _kernel_name_hints(options, console.available_kernels)
+        hints.extend(name_hints)
+        decisive = decisive or name_is_wrong
+    if decisive:
+        return hints
+    return hints + _process_hints(options, console) + _selection_hints(options)
+
+
+def _nvtx_note_hints(options: TargetOptions, console: ConsoleSummary) -> list[str]:
+    if console.nvtx_start_end_note:
+        bare = [e for e in options.nvtx_include or () if "/" not in e and "]" not in e and "[" not in e]
+        fixed = ", ".join(f"'{e}/'" for e in bare) or "'name/'"
+        return [
+            "ncu: the NVTX include expressions match only start/end ranges. Ranges from torch.cuda.nvtx.range_push "
+            f"or ncu_range() are push/pop ranges, written with a trailing '/': nvtx_include: {fixed}"
+        ]
+    if console.nvtx_push_pop_note:
+        return [
+            "ncu: the NVTX include expressions match only push/pop ranges; for nvtxRangeStart/End ranges "
+            "drop the trailing '/'"
+        ]
+    return []
+
+
+def _process_hints(options: TargetOptions, console: ConsoleSummary) -> list[str]:
+    hints = []
+    if not console.connected_pids:
+        hints.append("ncu never connected to a CUDA process: did the application start and use the GPU?")
+    elif not console.available_kernels:
+        hints.append(
+            "ncu listed no kernels at all: the profiled process launched none; check that the code path "
+            "runs, and whether the CUDA work happens in a child process"
+        )
+    if options.target_processes == "application-only" or console.child_process_note:
+        hints.append(
+            "kernels launched by child processes (torchrun, multiprocessing, workers) need target_processes: all"
+        )
+    return hints
+
+
+def _selection_hints(options: TargetOptions) -> list[str]:
+    hints = []
+    if options.nvtx_include and options.nvtx_push_pop_scope != "process":
+        hints.append(
+            "push/pop ranges are per thread: kernels launched from another thread (autograd backward, "
+            "worker threads) are outside them; try nvtx_push_pop_scope: process"
+        )
+    if options.profile_from_start is False:
+        hints.append(
+            "profile_from_start: false: profiling starts only at cudaProfilerStart(); check that the "
+            "application calls it (ncucampaign.markers.profiled_region) before the kernels run"
+        )
+    elif options.range_filter and options.range_filter.split(":")[1]:
+        hints.append(
+            "range_filter selects cudaProfilerStart/Stop ranges: if the code marks its region with them, "
+            "set profile_from_start: false"
+        )
+    if options.range_filter:
+        hints.append(
+            f"range_filter {options.range_filter!r} selects range instances by number: check that the "
+            "run reaches that many (the count is of ranges matching nvtx_include)"
+        )
+    if options.launch_skip:
+        hints.append(
+            f"launch_skip {options.launch_skip} may skip past every matching launch: list them with "
+            "`ncucampaign discover FILE --target NAME`"
+        )
+    return hints
+
+
+def _kernel_name_hints(options: TargetOptions, available: Sequence[str]) -> tuple[list[str], bool]:
+    """Hints about the kernel filter, and whether the filter itself is the cause."""
+    requested = options.kernel_name or ""
+    is_regex, pattern = split_regex(requested)
+    if is_regex:
+        try:
+            ran = [name for name in available if re.search(pattern, name)]
+        except re.error:
+            ran = []
+    else:
+        ran = [name for name in available if name == pattern]
+    if ran:
+        return [
+            f"{ran[0]!r} matches the kernel filter and did run, but not where the other filters look (NVTX scope, "
+            "range filter, call stack, process, launch skip): drop them one at a time, as the manual advises"
+        ], False
+    close = closest_kernels(pattern, available, is_regex)
+    if not close:
+        return [
+            f"no available kernel resembles {requested!r}; ncu saw: {', '.join(available[:8])}"
+            + (" ..." if len(available) > 8 else "")
+        ], True
+    hints = [f"no kernel matches {requested!r}; closest available: {', '.join(close)}"]
+    if options.kernel_name_base not in (None, "function"):
+        hints.append(
+            "ncu's Available Kernels are function names; kernel_name_base is "
+            f"{options.kernel_name_base!r}, which matches other spellings"
+        )
+    hints.append(f"kernel_name: {suggest_filter(close)}")
+    return hints, True
+
+
+def closest_kernels(pattern: str, available: Sequence[str], is_regex: bool = False, count: int = 3) -> list[str]:
+    """Available names closest to a requested name (or to the literal words of a regex)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z0-9_]{3,}", pattern)] if is_regex else [pattern.lower()]
+    scored = []
+    for name in available:
+        lowered = name.lower()
+        score = (
+            max(
+                max(difflib.SequenceMatcher(None, word, lowered).ratio(), _best_window(word, lowered)) for word in words
+            )
+            if words
+            else 0.0
+        )
+        scored.append((score, name))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [name for score, name in scored[:count] if score >= 0.6]
+
+
+def _best_window(word: str, name: str) -> float:
+    """Similarity of `word` to the best same-length window of `name` (finds 'rmsnrom' in 'rmsnorm_kernel')."""
+    if len(word) >= len(name):
+        return 0.0
+    return max(
+        difflib.SequenceMatcher(None, word, name[i : i + len(word)]).ratio() for i in range(len(name) - len(word) + 1)
+    )
+
+
+def suggest_filter(names: Sequence[str]) -> str:
+    """An exact name for one kernel, else a regex that matches these names."""
+    if len(names) == 1:
+        return names[0]
+    common = _longest_common_substring(names)
+    if len(common) >= 4:
+        return f"regex:{escape_regex(common)}"
+    return "regex:^(" + "|".join(escape_regex(n) for n in names) + ")$"
+
+
+def _longest_common_substring(names: Sequence[str]) -> str:
+    first, rest = names[0], names[1:]
+    best = ""
+    for start in range(len(first)):
+        for end in range(len(first), start + len(best), -1):
+            candidate = first[start:end]
+            if all(candidate in other for other in rest):
+                best = candidate
+                break
+    return best
+
+
+def _usage(errors: Sequence[str]) -> list[str]:
+    hints: list[str] = []
+    for error in errors:
+        if match := re.search(r"--section (\S+)' did not match any section", error):
+            sections, _ = known_sections()
+            close = difflib.get_close_matches(match.group(1), sorted(sections), n=3, cutoff=0.5)
+            hints.append(
+                f"unknown section {match.group(1)!r}"
+                + (f"; did you mean {', '.join(close)}?" if close else "")
+                + " (`ncu --list-sections` lists them)"
+            )
+        elif match := re.search(r"unrecognised option '([^']+)'", error):
+            flags = [k for k in known_options() if k.startswith("--")]
+            close = difflib.get_close_matches(match.group(1), flags, n=1, cutoff=0.75)
+            hints.append(f"ncu has no option {match.group(1)!r}" + (f"; did you mean {close[0]!r}?" if close else ""))
+        elif "Invalid regex provided" in error:
+            hints.append(
+                "ncu's regex engine rejected the kernel regex: check parentheses and brackets; in YAML no "
+                "shell quoting is needed"
+            )
+        elif match := re.search(r"'([^']+)' does not exist or is not an executable", error):
+            hints.append(
+                f"{match.group(1)!r} is not an executable on PATH or relative to the working directory: "
+                "check application.command and application.cwd"
+            )
+    return hints

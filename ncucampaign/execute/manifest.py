@@ -1,0 +1,159 @@
+"""manifest.json: what a run did, versioned, rewritten atomically after every target.
+
+`schemas/manifest.schema.json` is generated from `Manifest`; readers should check
+`manifest_version` before anything else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ncucampaign.execute.status import Status
+from ncucampaign.spec.schema import json_schema
+
+MANIFEST_VERSION = 1
+
+
+class Record(BaseModel):
+    model_config = {"extra": "forbid"}
+
+
+class ToolInfo(Record):
+    name: str = "ncucampaign"
+    version: str
+
+
+class CampaignInfo(Record):
+    name: str
+    source: str | None = Field(description="the campaign file, made absolute; None for a bare command")
+    copy_path: str = Field(description="the copy inside the run directory")
+    sha256: str
+
+
+class HostInfo(Record):
+    hostname: str
+    platform: str
+    python: str
+
+
+class NcuInfo(Record):
+    path: str
+    version: str | None
+
+
+class GpuInfo(Record):
+    index: int
+    name: str
+    uuid: str
+    driver_version: str
+
+
+class GitInfo(Record):
+    root: str
+    commit: str
+    dirty: bool
+
+
+class AttemptRecord(Record):
+    number: int
+    started_at: str
+    ended_at: str | None = Field(None, description="None while it runs, or when the runner died during it")
+    seconds: float = 0.0
+    process_group: int | None = Field(None, description="ncu's process group, to clean up after a runner crash")
+    exit_code: int | None = Field(None, description="ncu's exit code; negative: killed by that signal")
+    status: Status
+    message: str = ""
+    signals_sent: list[str] = Field(default_factory=list)
+    leftovers_killed: int = 0
+    report: str | None = Field(None, description="this attempt's report, when it wrote one and it was kept")
+
+
+class ReportInfo(Record):
+    path: str
+    bytes: int
+    sha256: str
+    results: int | None = Field(description="results in the report; None when it could not be counted")
+    results_from: Literal["report", "console"] | None
+
+
+class MetricValue(Record):
+    value: float | int | str
+    unit: str
+
+
+class ProcessInfo(Record):
+    pid: int
+    name: str
+
+
+class ResultRecord(Record):
+    """One profiled result (kernel, graph or range) with the report's own values."""
+
+    index: int
+    kernel: str = Field(description="function name")
+    demangled: str
+    workload: str = Field(description="kernel, graph, range or cmdlist")
+    grid: list[int] | None = None
+    block: list[int] | None = None
+    device: int | None = None
+    process: ProcessInfo | None = Field(None, description="None when ncu's output does not tell")
+    nvtx: list[str] = Field(default_factory=list, description="push/pop paths, 'Domain@' for non-default domains")
+    metrics: dict[str, MetricValue] = Field(
+        default_factory=dict, description="ncu metric name -> value and unit; missing metrics are absent"
+    )
+
+    def value(self, metric: str) -> float | None:
+        found = self.metrics.get(metric)
+        return float(found.value) if found is not None and isinstance(found.value, int | float) else None
+
+
+class TargetRecord(Record):
+    name: str
+    target: str = Field(description="the target entry this invocation came from")
+    matrix: dict[str, Any] = Field(default_factory=dict)
+    argv: list[str]
+    shell_command: str
+    env: dict[str, str]
+    cwd: str
+    timeout_s: float
+    retries: int
+    expected_results: int | None
+    fingerprint: str = Field("", description="sha256 of argv, environment and cwd; resume keeps ok results that match")
+    gpus: list[str] | None = Field(None, description="CUDA_VISIBLE_DEVICES it was pinned to (run --gpus)")
+    status: Status
+    message: str = ""
+    seconds: float = 0.0
+    attempts: list[AttemptRecord] = Field(default_factory=list)
+    report: ReportInfo | None = None
+    diagnosis: list[str] = Field(default_factory=list, description="why nothing was profiled, or what ncu refused")
+    results: list[ResultRecord] = Field(default_factory=list, description="read from the report after the run")
+    log: str
+
+
+class Manifest(Record):
+    manifest_version: Literal[1] = MANIFEST_VERSION
+    tool: ToolInfo
+    run_id: str
+    state: Literal["running", "finished", "interrupted"]
+    started_at: str
+    ended_at: str | None = None
+    command_line: list[str]
+    campaign: CampaignInfo
+    host: HostInfo
+    ncu: NcuInfo
+    gpus: list[GpuInfo] | None = Field(description="from nvidia-smi; None when it is not available")
+    workload_git: GitInfo | None = Field(description="the application's working directory, when it is in git")
+    targets: list[TargetRecord]
+    resumed: list[str] = Field(default_factory=list, description="when the run was resumed (run --resume)")
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for target in self.targets:
+            counts[target.status.value] = counts.get(target.status.value, 0) + 1
+        return counts
+
+
+def manifest_schema() -> dict[str, Any]:
+    return json_schema(Manifest, "manifest.schema.json", "ncucampaign run manifest")

@@ -1,0 +1,246 @@
+"""The one module that starts processes.
+
+An attempt runs in its own session (so its own process group): a timeout or an interruption is sent
+to the whole group, because a signal to ncu alone leaves the application running
+(docs/ncu-behaviour.md, "Signals").
+Escalation: SIGINT (ncu shuts the application down and writes the report), then SIGTERM, then SIGKILL.
+After ncu exits, any process left in its group is killed too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.signals import StopRequest
+
+POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class ProcessOutcome:
+    exit_code: int | None  # Popen.returncode: negative means killed by that signal
+    seconds: float
+    timed_out: bool
+    interrupted: bool
+    signals_sent: tuple[str, ...]
+    leftovers_killed: int
+
+
+def run_in_group(
+    argv: Sequence[str],
+    *,
+    log_path: Path,
+    cwd: Path,
+    env_additions: Mapping[str, str],
+    timeout: float | None,
+    stop: StopRequest,
+    grace: float = 20.0,
+    echo: Callable[[str], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> ProcessOutcome:
+    """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request.
+
+    `grace`: seconds between SIGINT and SIGTERM, and between SIGTERM and SIGKILL (ncu needs time to
+    shut the application down and write the report).
+    """
+    env = {**os.environ, **env_additions}
+    start = time.monotonic()
+    with open(log_path, "ab") as log:
+        offset = log.tell()
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+        except NotADirectoryError as exc:
+            raise EnvironmentProblem(f"cannot start in {cwd}: {exc.strerror}") from None
+        except PermissionError as exc:
+            raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+    if on_start is not None:
+        on_start(proc.pid)
+    tail = _Tail(log_path, offset, echo) if echo else None
+    try:
+        outcome = _supervise(proc, start, timeout, stop, grace)
+    finally:
+        if tail:
+            tail.stop()
+    return outcome
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes], start: float, timeout: float | None, stop: StopRequest, grace: float
+) -> ProcessOutcome:
+    group = proc.pid  # start_new_session: the group id is the leader's pid
+    deadline = start + timeout if timeout else None
+    timed_out = interrupted = False
+    sent: list[str] = []
+    next_step_at: float | None = None
+    exited = _exit_waiter(proc)
+    while proc.poll() is None:
+        now = time.monotonic()
+        if stop.level >= 2 and "SIGKILL" not in sent:
+            interrupted = True
+            _signal_group(group, signal.SIGKILL, sent)
+        elif not sent and (stop.level >= 1 or (deadline is not None and now >= deadline)):
+            interrupted = stop.level >= 1
+            timed_out = not interrupted
+            _signal_group(group, signal.SIGINT, sent)
+            next_step_at = now + grace
+        elif next_step_at is not None and now >= next_step_at:
+            if "SIGTERM" not in sent:
+                _signal_group(group, signal.SIGTERM, sent)
+                next_step_at = now + grace
+            elif "SIGKILL" not in sent:
+                _signal_group(group, signal.SIGKILL, sent)
+                next_step_at = None
+        exited(POLL_S)
+    leftovers = _kill_leftovers(group)
+    return ProcessOutcome(
+        exit_code=proc.returncode,
+        seconds=time.monotonic() - start,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        signals_sent=tuple(sent),
+        leftovers_killed=leftovers,
+    )
+
+
+def _exit_waiter(proc: subprocess.Popen[bytes]) -> Callable[[float], None]:
+    """Sleep until the process exits or `seconds` pass: a pidfd wakes at once on Linux, else poll."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return time.sleep
+
+    def wait(seconds: float) -> None:
+        select.select([pidfd], [], [], seconds)
+
+    weakref.finalize(proc, os.close, pidfd)
+    return wait
+
+
+def _signal_group(group: int, sig: signal.Signals, sent: list[str]) -> None:
+    sent.append(sig.name)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, sig)
+
+
+def group_members(group: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is `group`."""
+    if not sys.platform.startswith("linux"):
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [group]
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()  # after "pid (comm)": state ppid pgrp ...
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == group:
+            members.append(int(entry.name))
+    return members
+
+
+def _kill_leftovers(group: int, grace: float = 3.0) -> int:
+    """Kill what the attempt left behind in its group; returns how many processes were found."""
+    found = group_members(group)
+    if not found:
+        return 0
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            return len(found)
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            if not group_members(group):
+                return len(found)
+            time.sleep(POLL_S)
+    return len(found)
+
+
+RUN_MARKER = "NCUCAMPAIGN_RUN_DIR"  # in every attempt's environment: finds a crashed run's processes
+
+
+def kill_orphaned_group(group: int, run_dir: str, wait: float = 5.0) -> int:
+    """Kill a process group a crashed runner left, if it is this run's (pids get reused)."""
+    members = group_members(group)
+    marker = f"{RUN_MARKER}={run_dir}".encode()
+    ours = False
+    for pid in members:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                ours = ours or marker in handle.read().split(b"\0")
+        except OSError:
+            continue
+    if not ours:
+        return 0
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    end = time.monotonic() + wait
+    while group_members(group) and time.monotonic() < end:
+        time.sleep(POLL_S)
+    return len(members)
+
+
+class _Tail:
+    """Copies what an attempt appends to its log to a callback (the live view)."""
+
+    def __init__(self, path: Path, offset: int, echo: Callable[[str], None]) -> None:
+        self._path, self._offset, self._echo = path, offset, echo
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with open(self._path, "rb") as handle:
+            handle.seek(self._offset)
+            while True:
+                chunk = handle.read()
+                if chunk:
+                    self._echo(chunk.decode(errors="replace"))
+                elif self._done.is_set():
+                    return
+                else:
+                    time.sleep(POLL_S)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=5)
+
+
+def probe(argv: Sequence[str], timeout: float = 15.0, cwd: Path | None = None) -> str | None:
+    """Run a short informational command; its stdout, or None when it is missing or fails."""
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None

@@ -1,0 +1,129 @@
+"""Where a run happened: host, ncu version, GPUs, the workload's git state. Best effort: a missing
+tool gives None, never an error."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import socket
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.execute.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
+from ncucampaign.execute.process import probe
+from ncucampaign.plan.gpus import VISIBLE, split_visible
+from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_listing
+
+
+def host_info() -> HostInfo:
+    return HostInfo(
+        hostname=socket.gethostname(),
+        platform=platform.platform(),
+        python=platform.python_version(),
+    )
+
+
+def ncu_info(ncu_path: str) -> NcuInfo:
+    cached = _cached(ncu_path)
+    version = cached.get("version") if cached else parse_ncu_version(probe([ncu_path, "--version"]) or "")
+    return NcuInfo(path=ncu_path, version=version)
+
+
+def parse_ncu_version(text: str) -> str | None:
+    """'Version 2025.3.1.0 (build 36398880) (public-release)' -> '2025.3.1.0'."""
+    match = re.search(r"Version\s+(\d+(?:\.\d+)+)", text)
+    return match.group(1) if match else None
+
+
+def gpu_info() -> list[GpuInfo] | None:
+    text = probe(["nvidia-smi", "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader"])
+    return parse_nvidia_smi(text) if text is not None else None
+
+
+def parse_nvidia_smi(text: str) -> list[GpuInfo]:
+    gpus = []
+    for line in text.splitlines():
+        parts = [part.strip() for part in line.split(",")]
+        if len(parts) == 4 and parts[0].isdigit():
+            gpus.append(GpuInfo(index=int(parts[0]), name=parts[1], uuid=parts[2], driver_version=parts[3]))
+    return gpus
+
+
+def git_info(directory: Path) -> GitInfo | None:
+    root = probe(["git", "-C", str(directory), "rev-parse", "--show-toplevel"])
+    commit = probe(["git", "-C", str(directory), "rev-parse", "HEAD"])
+    if not root or not commit:
+        return None
+    status = probe(["git", "-C", str(directory), "status", "--porcelain", "--untracked-files=no"])
+    return GitInfo(root=root.strip(), commit=commit.strip(), dirty=bool(status and status.strip()))
+
+
+def installed_ncu(ncu_path: str) -> InstalledNcu | None:
+    """The sections and sets the installed ncu lists; None when it cannot be asked.
+
+    Asking costs ncu's start-up three times (about 2 s), so the answer is cached per ncu binary
+    (path, size, modification time) under $XDG_CACHE_HOME/ncucampaign.
+    """
+    cached = _cached(ncu_path)
+    if cached is None:
+        with ThreadPoolExecutor(3) as pool:
+            sections, sets, version = pool.map(
+                lambda flag: probe([ncu_path, flag], timeout=60), ("--list-sections", "--list-sets", "--version")
+            )
+        if sections is None or sets is None:
+            return None
+        cached = {
+            "version": parse_ncu_version(version or ""),
+            "sections": sorted(parse_listing(sections)),
+            "sets": sorted(parse_listing(sets)),
+        }
+        _store(ncu_path, cached)
+    return InstalledNcu(
+        version=cached["version"], sections=frozenset(cached["sections"]), sets=frozenset(cached["sets"])
+    )
+
+
+def _cache_file(ncu_path: str) -> Path | None:
+    try:
+        stat = Path(ncu_path).resolve().stat()
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{Path(ncu_path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ncucampaign"
+    return root / f"ncu-{key}.json"
+
+
+def _cached(ncu_path: str) -> dict[str, Any] | None:
+    path = _cache_file(ncu_path)
+    try:
+        return json.loads(path.read_text()) if path else None
+    except (OSError, ValueError):
+        return None
+
+
+def _store(ncu_path: str, data: dict[str, Any]) -> None:
+    path = _cache_file(ncu_path)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
+    except OSError:
+        pass  # no cache: ask again next time
+
+
+def usable_gpus(environ: Mapping[str, str]) -> tuple[list[str], list[str]] | None:
+    """The GPUs this process may use, as `--gpus all` lists them, and their other names (UUIDs);
+    None when that cannot be known (no CUDA_VISIBLE_DEVICES and no nvidia-smi)."""
+    visible = split_visible(environ.get(VISIBLE))
+    if visible:
+        return list(visible), []
+    gpus = gpu_info()
+    if gpus is None:
+        return None
+    return [str(gpu.index) for gpu in gpus], [gpu.uuid for gpu in gpus]

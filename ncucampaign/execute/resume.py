@@ -1,0 +1,85 @@
+"""Resuming a run in place: which invocations still have to run, the manifest the resumed run starts
+from, and the processes a crashed runner left behind. Pure apart from the cleanup."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from enum import StrEnum
+
+from ncucampaign.execute.manifest import CampaignInfo, Manifest, TargetRecord
+from ncucampaign.execute.process import kill_orphaned_group
+from ncucampaign.execute.status import Status
+from ncucampaign.plan.expand import Invocation
+
+
+def fingerprint(argv: Sequence[str], invocation: Invocation) -> str:
+    """What makes a result reusable: the exact command, environment additions and working directory."""
+    data = {"argv": list(argv), "env": dict(invocation.env), "cwd": str(invocation.cwd)}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+class Decision(StrEnum):
+    RUN = "run"
+    SKIP = "skip"  # done before and unchanged, or not asked for
+
+
+def resume_decision(record: TargetRecord | None, new_fingerprint: str, rerun_failed: bool) -> Decision:
+    if record is None:
+        return Decision.SKIP if rerun_failed else Decision.RUN  # --rerun-failed runs failures only
+    if record.status == Status.OK and (rerun_failed or record.fingerprint == new_fingerprint):
+        return Decision.SKIP
+    if rerun_failed and record.status == Status.PENDING:
+        return Decision.SKIP
+    return Decision.RUN
+
+
+def resumed_manifest(
+    old: Manifest,
+    invocations: Sequence[Invocation],
+    fresh: dict[str, TargetRecord],
+    info: CampaignInfo,
+    rerun_failed: bool,
+    now: str,
+) -> tuple[Manifest, list[Invocation]]:
+    """The manifest a resumed run continues, and the invocations it runs."""
+    previous = {record.name: record for record in old.targets}
+    records, to_run = [], []
+    for inv in invocations:
+        new, before = fresh[inv.name], previous.pop(inv.name, None)
+        if resume_decision(before, new.fingerprint, rerun_failed) == Decision.SKIP:
+            records.append(before if before is not None else new)  # a new target stays pending
+            continue
+        if before is not None:  # keep its history: attempts (and their reports) of earlier runs
+            new.attempts, new.diagnosis = before.attempts, before.diagnosis
+        records.append(new)
+        to_run.append(inv)
+    manifest = old.model_copy(
+        update={
+            "state": "running",
+            "ended_at": None,
+            "campaign": info,
+            "targets": records + list(previous.values()),  # targets no longer planned stay recorded
+            "resumed": [*old.resumed, now],
+        }
+    )
+    return manifest, to_run
+
+
+def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
+    """A runner killed mid-attempt leaves ncu (in its own process group) running: stop it, and mark
+    what was in flight as interrupted."""
+    for record in old.targets:
+        for attempt in record.attempts:
+            if attempt.ended_at is not None:
+                continue
+            killed = kill_orphaned_group(attempt.process_group, run_root) if attempt.process_group else 0
+            attempt.ended_at = now
+            attempt.status = Status.INTERRUPTED
+            attempt.message = "the runner stopped during this attempt" + (
+                f"; {killed} process(es) it left were killed on resume" if killed else ""
+            )
+        if record.status == Status.RUNNING:
+            record.status = Status.INTERRUPTED
+            record.message = "the runner stopped during this target"

@@ -1,0 +1,276 @@
+"""Run a plan into a run directory, new or resumed: check what can be checked before anything is
+written, set up the run directory and its manifest, hand the invocations to an executor, and keep
+the manifest current (saved after every change).
+
+A failed target never stops the campaign; an interruption does, after the running attempts were
+stopped gracefully, so their reports are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ncucampaign import __version__
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
+from ncucampaign.execute.attempts import ReportReader, TargetAttempts, now_iso
+from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
+from ncucampaign.execute.manifest import AttemptRecord, CampaignInfo, Manifest, TargetRecord, ToolInfo
+from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
+from ncucampaign.execute.resume import clean_up_after_a_crash, fingerprint, resumed_manifest
+from ncucampaign.execute.signals import StopRequest
+from ncucampaign.execute.status import Status
+from ncucampaign.execute.store import RunDir, RunStore
+from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
+from ncucampaign.plan.expand import Invocation, Plan
+from ncucampaign.plan.gpus import outside_gpus, pin
+from ncucampaign.spec.loader import LoadedCampaign
+
+
+class Reporter(Protocol):
+    def started(self, run: RunDir, plan: Plan, skipped: int) -> None: ...
+    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None: ...
+    def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None: ...
+    def target_finished(self, position: int, total: int, record: TargetRecord) -> None: ...
+    def echo(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    runs_root: Path
+    ncu_path: str
+    reader: ReportReader
+    show_output: bool = False
+    command_line: tuple[str, ...] = ()
+    gpus: tuple[str, ...] | None = None  # run --gpus: one lane per GPU
+    jobs_per_gpu: int = 1
+    resume: Path | None = None
+    rerun_failed: bool = False
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run: RunDir
+    manifest: Manifest
+    exit_code: int
+
+
+def resolve_ncu(ncu: str) -> str:
+    found = shutil.which(ncu)
+    if not found:
+        raise EnvironmentProblem(
+            f"ncu not found: {ncu!r} is not an executable on PATH. Install Nsight Compute, "
+            "or name it with --ncu PATH, NCUCAMPAIGN_NCU or the campaign's 'ncu:' key."
+        )
+    return str(Path(found).absolute())
+
+
+def preflight(plan: Plan, settings: RunSettings) -> None:
+    """Everything that can be checked before a run directory exists."""
+    if settings.gpus:
+        problem = outside_gpus(plan.invocations, settings.gpus)
+        if problem:
+            raise UsageError(problem)
+    for inv in plan.invocations:
+        if not inv.cwd.is_dir():
+            raise UsageError(f"target {inv.name}: its working directory {inv.cwd} is not a directory")
+    if not os.access(settings.ncu_path, os.X_OK):
+        raise EnvironmentProblem(f"{settings.ncu_path} is not executable")
+
+
+def executor_for(settings: RunSettings) -> Executor:
+    if settings.gpus:
+        return GpuLanesExecutor(settings.gpus, settings.jobs_per_gpu)
+    return SequentialExecutor()
+
+
+def start_run(
+    loaded: LoadedCampaign, plan: Plan, settings: RunSettings, reporter: Reporter, stop: StopRequest
+) -> CampaignRun:
+    """Check, then create (or reopen) the run directory, take its lock and write the starting manifest.
+
+    `stop`: set by the caller's signal handlers; a run started after a stop request runs nothing."""
+    preflight(plan, settings)
+    store = RunStore.open(settings.resume) if settings.resume else RunStore.create(settings.runs_root, plan.campaign)
+    held = contextlib.ExitStack()
+    held.enter_context(store.lock())
+    try:
+        old = _resumable_manifest(store, plan) if settings.resume else None
+        run = CampaignRun(loaded, plan, settings, reporter, store, held, stop)
+        run.begin(old)
+    except BaseException:
+        held.close()
+        raise
+    return run
+
+
+def _resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
+    """The manifest to resume from, checked before anything in the run directory is rewritten."""
+    try:
+        old = Manifest.model_validate(json.loads(store.run.manifest.read_text()))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{store.run.manifest}: cannot resume from it: {exc}") from None
+    if old.campaign.name != plan.campaign:
+        raise UsageError(
+            f"{store.run.root} holds campaign {old.campaign.name!r}, not {plan.campaign!r}: resume it with "
+            "its own campaign file"
+        )
+    return old
+
+
+class CampaignRun:
+    """One execution of a plan into a run directory, holding the directory's lock while it lives."""
+
+    def __init__(
+        self,
+        loaded: LoadedCampaign,
+        plan: Plan,
+        settings: RunSettings,
+        reporter: Reporter,
+        store: RunStore,
+        held: contextlib.ExitStack,
+        stop: StopRequest,
+    ) -> None:
+        self.loaded, self.plan, self.settings, self.reporter = loaded, plan, settings, reporter
+        self.store, self._held = store, held
+        self.reader, self.show_output = settings.reader, settings.show_output
+        self._lock = threading.RLock()
+        self.stop = stop
+        self.argvs = {inv.name: ncu_argv(inv, settings.ncu_path, store.run.reports) for inv in plan.invocations}
+
+    def begin(self, old: Manifest | None) -> None:
+        run = self.store.run
+        if old is not None:
+            clean_up_after_a_crash(old, str(run.root), now_iso())
+        self.store.make_folders()
+        copy = self.store.write_text("campaign.yaml", self.loaded.text)
+        self.store.write_json("plan.json", plan_json(self.plan, self.argvs))
+        fresh = {inv.name: self._pending_record(inv) for inv in self.plan.invocations}
+        info = CampaignInfo(
+            name=self.plan.campaign,
+            source=str(self.loaded.path.absolute()) if self.loaded.path.is_file() else None,
+            copy_path=run.relative(copy),
+            sha256=self.loaded.sha256,
+        )
+        if old is not None:
+            self.manifest, self.to_run = resumed_manifest(
+                old, self.plan.invocations, fresh, info, self.settings.rerun_failed, now_iso()
+            )
+        else:
+            self.manifest, self.to_run = self._new_manifest(list(fresh.values()), info), list(self.plan.invocations)
+        self.records = {record.name: record for record in self.manifest.targets}
+        self.save()
+        self.store.point_latest()
+
+    def _new_manifest(self, targets: list[TargetRecord], info: CampaignInfo) -> Manifest:
+        cwd = self.plan.invocations[0].cwd if self.plan.invocations else self.loaded.base_dir
+        with ThreadPoolExecutor(3) as pool:  # each asks another program; together they cost the slowest
+            ncu = pool.submit(ncu_info, self.settings.ncu_path)
+            gpus, git = pool.submit(gpu_info), pool.submit(git_info, cwd)
+        return Manifest(
+            tool=ToolInfo(version=__version__),
+            run_id=self.store.run.run_id,
+            state="running",
+            started_at=now_iso(),
+            command_line=["ncucampaign", *self.settings.command_line[1:]],
+            campaign=info,
+            host=host_info(),
+            ncu=ncu.result(),
+            gpus=gpus.result(),
+            workload_git=git.result(),
+            targets=targets,
+        )
+
+    def _pending_record(self, inv: Invocation) -> TargetRecord:
+        argv = self.argvs[inv.name]
+        return TargetRecord(
+            name=inv.name,
+            target=inv.target,
+            matrix=dict(inv.matrix),
+            argv=argv,
+            shell_command=shell_command(argv, inv.env, inv.cwd),
+            env=dict(inv.env),
+            cwd=str(inv.cwd),
+            timeout_s=inv.timeout,
+            retries=inv.retries,
+            expected_results=inv.expected_results,
+            fingerprint=fingerprint(argv, inv),
+            status=Status.PENDING,
+            log=self.store.run.relative(self.store.run.log(inv.name)),
+        )
+
+    # --- what the attempts and the executor ask of the run ------------------------------------------------
+
+    def commit(self, change: Callable[[], None]) -> None:
+        with self._lock:
+            change()
+            self.save()
+
+    def save(self) -> None:
+        with self._lock:
+            self.store.save_manifest(self.manifest.model_dump(mode="json"))
+
+    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None:
+        with self._lock:
+            self.reporter.attempt_started(invocation, number, of, lane)
+
+    def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None:
+        with self._lock:
+            self.reporter.attempt_finished(invocation, attempt, retry_in)
+
+    def echo(self, text: str) -> None:
+        self.reporter.echo(text)
+
+    def run_target(self, inv: Invocation, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord:
+        record = self.records[inv.name]
+        argv = self.argvs[inv.name]
+        if gpus is not None:
+            inv = pin(inv, gpus)
+            argv = ncu_argv(inv, self.settings.ncu_path, self.store.run.reports)
+
+            def pinned() -> None:
+                record.gpus = list(gpus)
+                record.argv = argv
+                record.env = dict(inv.env)
+                record.shell_command = shell_command(argv, inv.env, inv.cwd)
+
+            self.commit(pinned)
+        TargetAttempts(self, inv, argv, record, self.stop, lane).run()
+        return record
+
+    def target_finished(self, record: TargetRecord, position: int, total: int) -> None:
+        with self._lock:
+            self.reporter.target_finished(position, total, record)
+
+    # --- running ---------------------------------------------------------------------------------------
+
+    def execute(self) -> RunResult:
+        try:
+            self.reporter.started(self.store.run, self.plan, len(self.plan.invocations) - len(self.to_run))
+            executor_for(self.settings).run(self.to_run, self)
+            self.manifest.state = "interrupted" if self.stop.level else "finished"
+        except BaseException:
+            self.stop.request(1)
+            self.manifest.state = "interrupted"
+            raise
+        finally:
+            self.manifest.ended_at = now_iso()
+            self.save()
+            self._held.close()
+        return RunResult(self.store.run, self.manifest, self._exit_code())
+
+    def _exit_code(self) -> int:
+        planned = {inv.name for inv in self.plan.invocations}
+        if self.stop.level:
+            return EXIT_INTERRUPTED
+        if all(t.status == Status.OK for t in self.manifest.targets if t.name in planned):
+            return EXIT_OK
+        return EXIT_TARGETS_FAILED

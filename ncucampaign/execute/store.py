@@ -1,0 +1,210 @@
+"""The run directory and the one store every write into it goes through.
+
+runs/<campaign>/<run-id>/{campaign.yaml, plan.json, manifest.json, reports/, logs/}, and
+runs/<campaign>/latest -> <run-id>. Every path inside it goes through `RunDir.inside`, so a target
+name can never write elsewhere, and every whole-file write is atomic (temporary file, fsync,
+rename): a crash leaves the previous complete version, never half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.errors import EnvironmentProblem, UsageError
+
+LATEST = "latest"
+LOCK_FILE = ".lock"
+MANIFEST = "manifest.json"
+REPORT_SUFFIX = ".ncu-rep"
+
+
+def latest_run(runs_root: Path, campaign: str) -> Path:
+    """Where `latest` of a campaign's runs is (a link to the newest run directory)."""
+    return runs_root / campaign / LATEST
+
+
+@dataclass(frozen=True)
+class RunDir:
+    root: Path
+    run_id: str
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / MANIFEST
+
+    def inside(self, *parts: str) -> Path:
+        """A path under the run directory; refuses anything that would resolve outside it."""
+        path = self.root.joinpath(*parts)
+        resolved = path.resolve()
+        if resolved != self.root.resolve() and self.root.resolve() not in resolved.parents:
+            raise EnvironmentProblem(f"refusing to write outside the run directory: {path}")
+        return path
+
+    def relative(self, path: Path) -> str:
+        return str(path.relative_to(self.root))
+
+    def report(self, name: str) -> Path:
+        return self.inside("reports", name + REPORT_SUFFIX)
+
+    def log(self, name: str) -> Path:
+        return self.inside("logs", name + ".log")
+
+
+class RunStore:
+    """All writes to one run directory."""
+
+    def __init__(self, run: RunDir) -> None:
+        self.run = run
+
+    @classmethod
+    def create(cls, runs_root: Path, campaign: str, now: float | None = None) -> RunStore:
+        """A fresh runs_root/<campaign>/<run-id>/; the id is the local start time, made unique.
+
+        The path is absolute: ncu runs in the application's working directory, not in ours.
+        """
+        base = runs_root.absolute() / campaign
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot create the run directory under {base}: {exc.strerror}") from None
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+        for suffix in range(1000):
+            run_id = stamp if suffix == 0 else f"{stamp}-{suffix}"
+            try:
+                (base / run_id).mkdir()
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise EnvironmentProblem(f"cannot create {base / run_id}: {exc.strerror}") from None
+            store = cls(RunDir(base / run_id, run_id))
+            store.make_folders()
+            return store
+        raise EnvironmentProblem(f"cannot find a free run id under {base}")
+
+    @classmethod
+    def open(cls, path: Path) -> RunStore:
+        """An existing run directory (for --resume); `path` may be a campaign folder's `latest`."""
+        root = path.resolve()
+        if not (root / MANIFEST).is_file():
+            raise UsageError(f"--resume {path}: not a run directory (no {MANIFEST})")
+        return cls(RunDir(root, root.name))
+
+    def make_folders(self) -> None:
+        self.run.reports.mkdir(exist_ok=True)
+        self.run.logs.mkdir(exist_ok=True)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run directory for one runner. The kernel drops the lock when the holder dies (even
+        by SIGKILL), so a crashed run never blocks its resume."""
+        handle = open(self.run.root / LOCK_FILE, "a+")  # noqa: SIM115 - held open for the whole run
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise EnvironmentProblem(
+                    f"{self.run.root} is in use by another ncucampaign run ({holder}); wait for it, or stop it first"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+            handle.flush()
+            yield
+        finally:
+            handle.close()
+
+    def write_text(self, name: str, text: str) -> Path:
+        """A whole file in the run directory (campaign.yaml, kernels.json, report.html, ...), atomically."""
+        path = self.run.inside(name)
+        write_text_atomic(path, text)
+        return path
+
+    def write_json(self, name: str, data: Any) -> Path:
+        return self.write_text(name, json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+    def save_manifest(self, data: Any) -> None:
+        self.write_json(MANIFEST, data)
+
+    def point_latest(self) -> None:
+        """runs/<campaign>/latest -> <run-id>, replaced atomically. Where the file system has no
+        symbolic links there is no `latest`: name the run directory instead."""
+        link = self.run.root.parent / LATEST
+        temporary = self.run.root.parent / f".{LATEST}.{os.getpid()}"
+        with contextlib.suppress(OSError):
+            if temporary.is_symlink():
+                temporary.unlink()
+            temporary.symlink_to(self.run.run_id, target_is_directory=True)
+            os.replace(temporary, link)
+
+    def append_log(self, name: str, text: str) -> int:
+        """Add lines to a target's log; returns the offset after them (where the attempt's output starts)."""
+        with open(self.run.log(name), "a", encoding="utf-8") as log:
+            log.write(text)
+            return log.tell()
+
+    def read_log(self, name: str, offset: int) -> str:
+        with open(self.run.log(name), "rb") as log:
+            log.seek(offset)
+            return log.read().decode(errors="replace")
+
+    def keep_report(self, name: str, number: int) -> str | None:
+        """Move reports/<name>.ncu-rep aside as <name>.attempt-N.ncu-rep before the next attempt writes
+        it; returns the kept report's relative path, or None when there is none."""
+        report = self.run.report(name)
+        if not report.is_file():
+            return None
+        kept = self.run.inside("reports", f"{name}.attempt-{number}{REPORT_SUFFIX}")
+        report.replace(kept)
+        return self.run.relative(kept)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+_FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp alone gives 0600
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fchmod(out.fileno(), _FILE_MODE)
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,276 @@
+"""Campaign -> plan: one `Invocation` per ncu run, with inheritance, matrix expansion and the
+options ncu needs implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, no processes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import os
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ncucampaign.errors import Problem
+from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.model import NAME_PATTERN, OPTION_KEYS, Target, TargetOptions, field_name, keys_set, option_value
+
+DEFAULT_TIMEOUT_S = 1800.0
+DEFAULT_RETRIES = 1
+DEFAULT_RETRY_DELAY_S = 10.0
+DEFAULT_STOP_GRACE_S = 20.0
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One ncu run: everything needed to build its command line and judge its result."""
+
+    name: str
+    target: str
+    target_index: int
+    matrix: tuple[tuple[str, Any], ...]
+    options: TargetOptions
+    app_argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    cwd: Path
+    timeout: float
+    retries: int
+    retry_delay: float
+    stop_grace: float
+    expect_launch_count: bool = True  # False: launch_count is only an upper bound (discovery)
+
+    @property
+    def expected_results(self) -> int | None:
+        """How many results the report must hold, when the options make that knowable."""
+        if not self.expect_launch_count or self.options.filter_mode not in (None, "global"):
+            return None  # per-gpu / per-launch-config: the count applies per group
+        return self.options.launch_count
+
+
+@dataclass(frozen=True)
+class Plan:
+    campaign: str
+    source: Path
+    ncu: str
+    invocations: tuple[Invocation, ...]
+
+    def select(self, names: Iterable[str]) -> Plan:
+        """Keep invocations named (or expanded from a target named) in `names`; unknown names raise KeyError."""
+        wanted = list(names)
+        unknown = [n for n in wanted if not any(n in (inv.name, inv.target) for inv in self.invocations)]
+        if unknown:
+            raise KeyError(unknown[0])
+        kept = tuple(inv for inv in self.invocations if inv.name in wanted or inv.target in wanted)
+        return Plan(self.campaign, self.source, self.ncu, kept)
+
+    def names(self) -> list[str]:
+        return [inv.name for inv in self.invocations]
+
+
+class PlanProblems(Exception):
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def build_plan(loaded: LoadedCampaign, ncu: str | None = None) -> Plan:
+    """Expand and resolve every target; raises the campaign's CampaignError listing all problems."""
+    problems: list[Problem] = []
+    invocations: list[Invocation] = []
+    for index, target in enumerate(loaded.campaign.targets):
+        try:
+            invocations.extend(_expand_target(loaded, index, target))
+        except PlanProblems as exc:
+            problems.extend(exc.problems)
+    problems.extend(_duplicate_names(invocations))
+    if problems:
+        raise loaded.error(problems)
+    return Plan(
+        campaign=loaded.name,
+        source=loaded.path,
+        ncu=ncu or loaded.campaign.ncu or "ncu",
+        invocations=tuple(invocations),
+    )
+
+
+def _duplicate_names(invocations: list[Invocation]) -> list[Problem]:
+    problems = []
+    first: dict[str, Invocation] = {}
+    for inv in invocations:
+        earlier = first.setdefault(inv.name, inv)
+        if earlier is not inv:
+            where = (
+                "an earlier expansion of this target"
+                if earlier.target_index == inv.target_index
+                else (f"targets[{earlier.target_index}]")
+            )
+            problems.append(
+                Problem(("targets", inv.target_index, "name"), f"name {inv.name!r} is already used by {where}")
+            )
+    return problems
+
+
+# --- expansion --------------------------------------------------------------------------------------------
+
+
+def _expand_target(loaded: LoadedCampaign, index: int, target: Target) -> list[Invocation]:
+    here: tuple[str | int, ...] = ("targets", index)
+    matrix = _checked_matrix(target, here)
+    placeholders = set(re.findall(r"\{([^{}]*)\}", target.name))
+    unknown = placeholders - {key for key, _ in matrix}
+    if unknown:
+        raise PlanProblems(
+            [Problem((*here, "name"), f"placeholder {{{sorted(unknown)[0]}}} is not a key of this target's matrix")]
+        )
+    keys = [key for key, _ in matrix]
+    combos = itertools.product(*(values for _, values in matrix)) if matrix else [()]
+    invocations = []
+    for combo in combos:
+        chosen = tuple(zip(keys, combo, strict=True))
+        name = _expanded_name(target.name, chosen)
+        if not re.match(NAME_PATTERN, name):
+            raise PlanProblems([Problem((*here, "name"), f"expanded name {name!r} is not a valid target name")])
+        options = _resolve_options(loaded.campaign.defaults, target, dict(chosen), here)
+        invocations.append(_invocation(loaded, index, target, name, chosen, options))
+    return invocations
+
+
+def _checked_matrix(target: Target, here: tuple[str | int, ...]) -> list[tuple[str, list[Any]]]:
+    if not target.matrix:
+        return []
+    problems = []
+    checked = []
+    for key, values in target.matrix.items():
+        where = (*here, "matrix", key)
+        if key not in OPTION_KEYS:
+            hint = difflib.get_close_matches(key, OPTION_KEYS, n=1)
+            suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
+            problems.append(Problem(where, f"'{key}' is not a target option{suggestion}"))
+            continue
+        if key in keys_set(target):
+            problems.append(Problem(where, f"'{key}' is set both in the target and in its matrix"))
+            continue
+        validated = []
+        for position, value in enumerate(values):
+            try:
+                option = TargetOptions.model_validate({key: value})
+            except ValidationError as exc:
+                message = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+                problems.append(Problem((*where, position), message))
+                continue
+            validated.append(option_value(option, key))
+        checked.append((key, validated))
+    if problems:
+        raise PlanProblems(problems)
+    return checked
+
+
+def slug(value: Any) -> str:
+    """A matrix value as a file-name-safe name part: '::(4|8)' -> '4_8', ['A', 'B'] -> 'A_B'."""
+    if isinstance(value, bool):
+        text = "on" if value else "off"
+    elif isinstance(value, list | tuple):
+        text = "_".join(slug(item) for item in value)
+    else:
+        text = str(value)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.-") or "x"
+
+
+def _expanded_name(template: str, chosen: tuple[tuple[str, Any], ...]) -> str:
+    if not chosen:
+        return template
+    if "{" in template:
+        values = {key: slug(value) for key, value in chosen}
+        return re.sub(r"\{([^{}]*)\}", lambda m: values[m.group(1)], template)
+    return "-".join([template, *(slug(value) for _, value in chosen)])
+
+
+# --- resolution ------------------------------------------------------------------------------------------
+
+
+def _resolve_options(
+    defaults: TargetOptions, target: Target, chosen: dict[str, Any], here: tuple[str | int, ...]
+) -> TargetOptions:
+    target_set = keys_set(target)
+    default_set = keys_set(defaults)
+    values: dict[str, Any] = {}
+    for key in OPTION_KEYS:
+        name = field_name(key)
+        if key in chosen:
+            values[name] = chosen[key]
+        elif key in target_set:
+            values[name] = getattr(target, name)
+        elif key in default_set:
+            values[name] = getattr(defaults, name)
+    env = {**(defaults.env or {}), **(target.env or {}), **(chosen.get("env") or {})}
+    values["env"] = env or None
+    values.update(_implied(values, here))
+    return TargetOptions.model_construct(**values)
+
+
+def _implied(values: dict[str, Any], here: tuple[str | int, ...]) -> dict[str, Any]:
+    """Options ncu needs for the ones given (docs/ncu-behaviour.md, "Implied options"), applied once here."""
+    implied: dict[str, Any] = {}
+    if values.get("nvtx_include") or values.get("nvtx_exclude"):
+        if values.get("nvtx") is False:
+            raise PlanProblems(
+                [Problem((*here, "nvtx"), "nvtx_include/exclude need --nvtx (ncu: '--nvtx-include requires --nvtx')")]
+            )
+        implied["nvtx"] = True
+    stacks = list(values.get("call_stack_type") or ())
+    for stack in ("python", "native"):
+        if (values.get(f"{stack}_include") or values.get(f"{stack}_exclude")) and stack not in stacks:
+            stacks.append(stack)
+    if stacks:
+        implied["call_stack_type"] = tuple(stacks)
+    if values.get("kill") is None and values.get("launch_count") is not None:
+        implied["kill"] = True  # stop the application once the launch count is profiled
+    return implied
+
+
+def _invocation(
+    loaded: LoadedCampaign,
+    index: int,
+    target: Target,
+    name: str,
+    chosen: tuple[tuple[str, Any], ...],
+    options: TargetOptions,
+) -> Invocation:
+    app = loaded.campaign.application
+    here: tuple[str | int, ...] = ("targets", index)
+    command = target.command if target.command is not None else app.command
+    where = (*here, "command") if target.command is not None else ("application", "command")
+    app_argv = _command_argv(command, app.shell, where) + tuple(options.args or ())
+    env = {**app.env, **(options.env or {})}
+    cwd = (loaded.base_dir / app.cwd) if app.cwd else loaded.base_dir
+    return Invocation(
+        name=name,
+        target=target.name,
+        target_index=index,
+        matrix=chosen,
+        options=options,
+        app_argv=app_argv,
+        env=tuple(sorted(env.items())),
+        cwd=Path(os.path.normpath(Path(cwd).absolute())),
+        timeout=options.timeout if options.timeout is not None else DEFAULT_TIMEOUT_S,
+        retries=options.retries if options.retries is not None else DEFAULT_RETRIES,
+        retry_delay=options.retry_delay if options.retry_delay is not None else DEFAULT_RETRY_DELAY_S,
+        stop_grace=options.stop_grace if options.stop_grace is not None else DEFAULT_STOP_GRACE_S,
+    )
+
+
+def _command_argv(command: tuple[str, ...] | str, shell: bool, where: tuple[str | int, ...]) -> tuple[str, ...]:
+    if shell:
+        text = command if isinstance(command, str) else shlex.join(command)
+        return ("/bin/sh", "-c", text)
+    if isinstance(command, str):
+        try:
+            return tuple(shlex.split(command))
+        except ValueError as exc:
+            raise PlanProblems([Problem(where, f"cannot split the command like a shell would: {exc}")]) from None
+    return tuple(command)

@@ -1,0 +1,53 @@
+"""Warnings about campaigns that are valid but probably wrong: run the rules of `lint_rules.RULES`.
+
+Each rule has a stable code (NCU0xx) that `lint_ignore: [NCU001]` silences for a target (or, in
+`defaults:`, for all). `ncucampaign validate --strict` turns warnings into errors. Pure: the
+installed ncu's sections and sets are passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ncucampaign.errors import format_key_path
+from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.lint_rules import RULES, Context, KeyPath
+from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_catalog import InstalledNcu
+
+
+@dataclass(frozen=True)
+class LintWarning:
+    code: str
+    target: str
+    path: KeyPath
+    message: str
+    line: int | None = None
+
+    def render(self, file: str) -> str:
+        where = f"{file}:{self.line}" if self.line else file
+        return f"{where}: warning {self.code} {format_key_path(self.path)}: {self.message}"
+
+
+def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None = None) -> list[LintWarning]:
+    warnings: dict[tuple[str, KeyPath, str], LintWarning] = {}
+
+    def run(context: Context, target: str, per_target: bool) -> None:
+        ignored = context.options.lint_ignore or ()
+        for code, rule in RULES.items():
+            if rule.per_target != per_target or code in ignored:
+                continue
+            for path, message in rule.check(context):
+                warnings.setdefault((code, path, message), LintWarning(code, target, path, message))
+
+    by_target: dict[int, list[TargetOptions]] = {}
+    for inv in plan.invocations:
+        by_target.setdefault(inv.target_index, []).append(inv.options)
+        run(Context(("targets", inv.target_index), inv.options, installed), inv.target, per_target=False)
+    for index, expansion in by_target.items():
+        target = loaded.campaign.targets[index]
+        context = Context(("targets", index), expansion[0], installed, tuple(expansion), target.matrix or {})
+        run(context, target.name, per_target=True)
+    located = [LintWarning(w.code, w.target, w.path, w.message, loaded.line_of(w.path)) for w in warnings.values()]
+    return sorted(located, key=lambda w: (w.line or 0, w.code))

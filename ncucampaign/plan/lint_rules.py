@@ -1,0 +1,201 @@
+"""The lint rules: each is a function that yields (key path, message), registered in `RULES` with its
+stable code. To add one: write the function, add a `Rule` to `RULES`, and give it a campaign that
+triggers it and one that does not in tests/test_lint.py. The reasons cite docs/ncu-behaviour.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_catalog import InstalledNcu
+from ncucampaign.spec.ncu_grammar import is_start_end_name, push_pop_names, split_regex
+
+KeyPath = tuple[str | int, ...]
+Found = Iterable[tuple[KeyPath, str]]
+EXPENSIVE_SETS = {"full", "detailed", "roofline"}
+MANY_SECTIONS = 4
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule sees: one invocation's resolved options, or (expansion rules) all of a target's."""
+
+    here: KeyPath  # ('targets', index)
+    options: TargetOptions
+    installed: InstalledNcu | None = None
+    expansion: tuple[TargetOptions, ...] = ()
+    matrix: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    title: str
+    check: Callable[[Context], Found]
+    per_target: bool = False  # True: runs once per target entry over all its expansions
+
+
+def _nvtx_expressions(c: Context) -> Iterable[tuple[KeyPath, str]]:
+    for key in ("nvtx_include", "nvtx_exclude"):
+        for position, expression in enumerate(getattr(c.options, key) or ()):
+            yield (*c.here, key, position), expression
+
+
+def trailing_slash(c: Context) -> Found:
+    for path, expression in _nvtx_expressions(c):
+        if is_start_end_name(expression):
+            yield (
+                path,
+                (
+                    f"{expression!r} has no trailing '/', so ncu matches it against start/end ranges only "
+                    f"(nvtxRangeStart); PyTorch's range_push and ncu_range() make push/pop ranges: write "
+                    f"'{expression}/'. Observed: ncu then profiles nothing."
+                ),
+            )
+
+
+def glob_in_name(c: Context) -> Found:
+    for path, expression in _nvtx_expressions(c):
+        if split_regex(expression)[0]:
+            continue
+        glob = next((n for n in push_pop_names(expression) if "*" in n and n != "*" and "\\*" not in n), None)
+        if glob:
+            yield (
+                path,
+                (
+                    f"'*' in {glob!r} is not a glob in ncu's NVTX grammar: it matches a range literally named "
+                    f"{glob!r}. Use 'regex:{glob.replace('*', '.*')}/' for a pattern, or 'A/*/B' for ranges in between."
+                ),
+            )
+
+
+def comma_in_nvtx_regex(c: Context) -> Found:
+    for path, expression in _nvtx_expressions(c):
+        if split_regex(expression)[0] and "," in expression:
+            yield (
+                path,
+                (
+                    f"{expression!r}: ncu reads ',' in an NVTX expression as the start/end AND delimiter, "
+                    "so a regex quantifier such as {1,3} is split; rewrite the regex without commas."
+                ),
+            )
+
+
+def range_filter_without_ranges(c: Context) -> Found:
+    o = c.options
+    if o.range_filter and not o.nvtx_include and o.profile_from_start is not False:
+        yield (
+            (*c.here, "range_filter"),
+            (
+                f"range_filter {o.range_filter!r} counts NVTX ranges matched by nvtx_include and "
+                "cudaProfilerStart/Stop ranges; with neither nvtx_include nor profile_from_start: false "
+                "it selects nothing you asked for."
+            ),
+        )
+
+
+def unbounded_expensive(c: Context) -> Found:
+    o = c.options
+    sections = o.sections or ()
+    big_set = o.section_set in EXPENSIVE_SETS
+    if (big_set or len(sections) >= MANY_SECTIONS) and o.launch_count is None:
+        what = f"set {o.section_set!r}" if big_set else f"{len(sections)} sections"
+        yield (
+            (*c.here, "set" if big_set else "sections"),
+            (
+                f"{what} replays every matching launch many times (--set full: 37 passes, 3-4 s a kernel on an "
+                "H200) and no launch_count bounds it; add launch_count (the manual: --launch-count 1)."
+            ),
+        )
+
+
+def kernel_regex_invalid(c: Context) -> Found:
+    is_regex, pattern = split_regex(c.options.kernel_name or "")
+    if is_regex:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            yield (
+                (*c.here, "kernel_name"),
+                (f"the regex does not compile ({exc}); ncu will refuse it ('Invalid regex provided')."),
+            )
+
+
+def skip_with_changing_filter(c: Context) -> Found:
+    matrix = c.matrix or {}
+    changing = [key for key in ("kernel_name", "kernel_id", "kernel_name_base", "nvtx_include") if key in matrix]
+    if changing and {o.launch_skip for o in c.expansion} != {None}:
+        yield (
+            (*c.here, "matrix", changing[0]),
+            (
+                f"launch_skip counts launches that match the filters, and {changing[0]} changes across this "
+                "expansion: the same skip selects a different launch in each (the manual's pitfall 2). "
+                "Find each skip with `ncucampaign discover --target`."
+            ),
+        )
+
+
+def python_stack_filter(c: Context) -> Found:
+    o = c.options
+    if o.python_include or o.python_exclude:
+        yield (
+            (*c.here, "python_include" if o.python_include else "python_exclude"),
+            (
+                "Python call-stack filters need CPython 3.9+ in the profiled process and collect a stack at "
+                "every launch (slower); library kernels may only show the calling op. The manual prefers NVTX."
+            ),
+        )
+
+
+def not_installed(c: Context) -> Found:
+    installed, o = c.installed, c.options
+    if installed is None:
+        return
+    version = installed.version or "?"
+    for position, section in enumerate(o.sections or ()):
+        if not split_regex(section)[0] and section not in installed.sections:
+            yield (
+                (*c.here, "sections", position),
+                (
+                    f"section {section!r} is not listed by the installed ncu ({version}); ncu will refuse it. "
+                    "See `ncu --list-sections`."
+                ),
+            )
+    if o.section_set and o.section_set not in installed.sets:
+        yield (
+            (*c.here, "set"),
+            (
+                f"set {o.section_set!r} is not listed by the installed ncu ({version}): "
+                f"{', '.join(sorted(installed.sets))}."
+            ),
+        )
+
+
+def kill_without_count(c: Context) -> Found:
+    if c.options.kill and c.options.launch_count is None:
+        yield (
+            (*c.here, "kill"),
+            (
+                "kill stops the application once launch_count results are profiled; "
+                "without launch_count it does nothing."
+            ),
+        )
+
+
+RULES: dict[str, Rule] = {
+    "NCU001": Rule("NVTX name without a trailing '/'", trailing_slash),
+    "NCU002": Rule("'*' used as a glob inside an NVTX range name", glob_in_name),
+    "NCU003": Rule("range filter without an NVTX include or the profiler-API switch", range_filter_without_ranges),
+    "NCU004": Rule("expensive collection without a launch count", unbounded_expensive),
+    "NCU005": Rule("kernel regex does not compile", kernel_regex_invalid),
+    "NCU006": Rule("comma inside a regex where ncu splits on commas", comma_in_nvtx_regex),
+    "NCU007": Rule(
+        "launch skip with a kernel filter that changes across an expansion", skip_with_changing_filter, per_target=True
+    ),
+    "NCU008": Rule("Python call-stack filter", python_stack_filter),
+    "NCU009": Rule("section or set the installed ncu does not list", not_installed),
+    "NCU010": Rule("kill without a launch count", kill_without_count),
+}

@@ -1,0 +1,109 @@
+"""Compare two runs of a campaign: targets matched by name, results by order. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ncucampaign.execute.manifest import Manifest, TargetRecord
+from ncucampaign.execute.status import Status
+from ncucampaign.results.metrics import DURATION, STANDARD_METRICS
+
+
+@dataclass(frozen=True)
+class Change:
+    target: str
+    result: int
+    kernel: str
+    metric: str
+    unit: str
+    before: float
+    after: float
+    relative: float | None  # (after - before) / before; None when before is 0
+    flagged: bool  # beyond the threshold, either way
+    regression: bool  # a duration that grew beyond the threshold
+
+
+@dataclass(frozen=True)
+class Comparison:
+    changes: tuple[Change, ...]
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
+    notes: tuple[str, ...]  # environment differences and unmatched results
+
+    @property
+    def regressions(self) -> tuple[Change, ...]:
+        return tuple(change for change in self.changes if change.regression)
+
+
+def compare_runs(a: Manifest, b: Manifest, threshold: float = 0.1, metrics: Sequence[str] = ()) -> Comparison:
+    """Targets matched by name, results by order; `metrics` adds to the standard ones."""
+    notes = list(_environment_notes(a, b))
+    by_name_b = {target.name: target for target in b.targets}
+    names_a = [target.name for target in a.targets]
+    wanted = tuple(dict.fromkeys([*STANDARD_METRICS, *metrics]))
+    changes: list[Change] = []
+    for target_a in a.targets:
+        target_b = by_name_b.get(target_a.name)
+        if target_b is not None:
+            changes += _compare_target(target_a, target_b, wanted, threshold, notes)
+    return Comparison(
+        changes=tuple(changes),
+        only_in_a=tuple(name for name in names_a if name not in by_name_b),
+        only_in_b=tuple(target.name for target in b.targets if target.name not in set(names_a)),
+        notes=tuple(notes),
+    )
+
+
+def _compare_target(
+    target_a: TargetRecord, target_b: TargetRecord, wanted: Sequence[str], threshold: float, notes: list[str]
+) -> list[Change]:
+    for status, run in ((target_a.status, "A"), (target_b.status, "B")):
+        if status != Status.OK:
+            notes.append(f"{target_a.name}: {status.value} in run {run}")
+    if len(target_a.results) != len(target_b.results):
+        notes.append(
+            f"{target_a.name}: {len(target_a.results)} results in A, {len(target_b.results)} in B; "
+            "only the first ones are compared"
+        )
+    changes = []
+    for result_a, result_b in zip(target_a.results, target_b.results, strict=False):
+        if result_a.kernel != result_b.kernel:
+            notes.append(f"{target_a.name}[{result_a.index}]: kernel {result_a.kernel} in A, {result_b.kernel} in B")
+        for metric in wanted:
+            before, after = result_a.value(metric), result_b.value(metric)
+            if before is None or after is None:
+                continue
+            relative = (after - before) / before if before else None
+            flagged = relative is not None and abs(relative) > threshold
+            changes.append(
+                Change(
+                    target=target_a.name,
+                    result=result_a.index,
+                    kernel=result_a.kernel,
+                    metric=metric,
+                    unit=result_a.metrics[metric].unit,
+                    before=before,
+                    after=after,
+                    relative=relative,
+                    flagged=flagged,
+                    regression=flagged and metric == DURATION and after > before,
+                )
+            )
+    return changes
+
+
+def _environment_notes(a: Manifest, b: Manifest) -> Iterable[str]:
+    def gpus(manifest: Manifest) -> str:
+        return ", ".join(sorted({g.name for g in manifest.gpus or []})) or "unknown"
+
+    def drivers(manifest: Manifest) -> str:
+        return ", ".join(sorted({g.driver_version for g in manifest.gpus or []})) or "unknown"
+
+    for what, left, right in (
+        ("GPU", gpus(a), gpus(b)),
+        ("driver", drivers(a), drivers(b)),
+        ("ncu version", a.ncu.version or "unknown", b.ncu.version or "unknown"),
+    ):
+        if left != right:
+            yield f"warning: the {what} differs: {left} in A, {right} in B; numbers may not be comparable"

@@ -1,0 +1,46 @@
+"""The ncu metrics ncucampaign records for every result, their labels, and how tables show them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DURATION = "gpu__time_duration.sum"
+SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+MEMORY_THROUGHPUT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
+REGISTERS = "launch__registers_per_thread"
+PASSES = "profiler__replayer_passes"
+DEVICE_ID = "launch__device_id"
+
+# What every result records, when the report has it (missing metrics are absent, never zero).
+STANDARD_METRICS: dict[str, str] = {
+    DURATION: "duration",
+    SM_THROUGHPUT: "SM throughput",
+    MEMORY_THROUGHPUT: "memory throughput",
+    OCCUPANCY: "achieved occupancy",
+    REGISTERS: "registers/thread",
+    PASSES: "replay passes",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """A standard metric as a table column: header, divisor (ns -> us) and digits."""
+
+    metric: str
+    header: str
+    scale: float = 1.0
+    digits: int = 1
+
+    def format(self, value: float | None) -> str:
+        return "" if value is None else f"{value / self.scale:.{self.digits}f}"
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column(DURATION, "duration us", 1000.0, 2),
+    Column(SM_THROUGHPUT, "SM %"),
+    Column(MEMORY_THROUGHPUT, "memory %"),
+    Column(OCCUPANCY, "occupancy %"),
+    Column(REGISTERS, "registers", digits=0),
+    Column(PASSES, "passes", digits=0),
+)

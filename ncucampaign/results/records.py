@@ -1,0 +1,75 @@
+"""A finished target's results, as manifest records: the report's own metric values (ncu_report),
+and which process each result came from (ncu's console, or its CSV import when several ran).
+`NcuReportReader` is what the execution stage is given to read reports with."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.execute.classify import ConsoleSummary
+from ncucampaign.execute.manifest import MetricValue, ProcessInfo, ResultRecord
+from ncucampaign.execute.process import probe
+from ncucampaign.results.reader import ReportUnreadable, count_results, read_results
+
+
+def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummary, ncu: str) -> list[ResultRecord]:
+    """Empty when the report cannot be read (no reader installed): the manifest says nothing rather than guess."""
+    try:
+        measured = read_results(report, wanted, ncu)
+    except ReportUnreadable:
+        return []
+    processes = _processes(report, console, ncu, len(measured))
+    return [
+        ResultRecord(
+            index=result.index,
+            kernel=result.kernel,
+            demangled=result.demangled,
+            workload=result.workload,
+            grid=list(result.grid) if result.grid else None,
+            block=list(result.block) if result.block else None,
+            device=result.device,
+            process=processes.get(result.index),
+            nvtx=list(result.nvtx),
+            metrics={name: MetricValue(value=value, unit=unit) for name, (value, unit) in result.metrics.items()},
+        )
+        for result in measured
+    ]
+
+
+def _processes(report: Path, console: ConsoleSummary, ncu: str, count: int) -> dict[int, ProcessInfo]:
+    if len(console.connected) == 1:  # one process: every result is its
+        pid, executable = console.connected[0]
+        return dict.fromkeys(range(count), ProcessInfo(pid=pid, name=Path(executable).name))
+    if not console.connected:
+        return {}
+    text = probe([ncu, "--import", str(report), "--page", "raw", "--csv"], timeout=120)
+    return parse_process_columns(text) if text else {}
+
+
+def parse_process_columns(text: str) -> dict[int, ProcessInfo]:
+    """Result ID -> process, from `ncu --import R --page raw --csv` (a header row, a units row, data)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    start = next((i for i, row in enumerate(rows) if row[:3] == ["ID", "Process ID", "Process Name"]), None)
+    if start is None:
+        return {}
+    found = {}
+    for row in rows[start + 2 :]:
+        if len(row) >= 3 and row[0].isdigit() and row[1].isdigit():
+            found[int(row[0])] = ProcessInfo(pid=int(row[1]), name=row[2])
+    return found
+
+
+@dataclass(frozen=True)
+class NcuReportReader:
+    """The execution stage's ReportReader: counts and results through ncu_report."""
+
+    ncu: str
+
+    def count(self, report: Path) -> int | None:
+        return count_results(report, self.ncu)
+
+    def results(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord]:
+        return result_records(report, wanted, console, self.ncu)

@@ -1,0 +1,90 @@
+"""Reading what runs measured: load a run's manifest, turn its results into a tidy table. Pure apart
+from reading files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ncucampaign.errors import UsageError
+from ncucampaign.execute.manifest import MANIFEST_VERSION, Manifest, ResultRecord
+from ncucampaign.execute.store import LATEST, MANIFEST
+
+TIDY_COLUMNS = (
+    "run_id",
+    "target",
+    "status",
+    "result",
+    "kernel",
+    "demangled",
+    "device",
+    "process_id",
+    "nvtx",
+    "metric",
+    "value",
+    "unit",
+)
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    root: Path
+    manifest: Manifest
+
+
+def load_run(path: str | Path) -> LoadedRun:
+    """A run directory, or a campaign's directory (its `latest` run), or a manifest.json."""
+    candidate = Path(path)
+    if candidate.is_file() and candidate.name == MANIFEST:
+        candidate = candidate.parent
+    if (candidate / LATEST).is_dir() and not (candidate / MANIFEST).exists():
+        candidate = (candidate / LATEST).resolve()
+    manifest_file = candidate / MANIFEST
+    if not manifest_file.is_file():
+        raise UsageError(f"{path}: not a run directory (no {MANIFEST})")
+    try:
+        data = json.loads(manifest_file.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{manifest_file}: unreadable manifest: {exc}") from None
+    version = data.get("manifest_version") if isinstance(data, dict) else None
+    if version != MANIFEST_VERSION:
+        raise UsageError(f"{manifest_file}: manifest_version {version!r}; this ncucampaign reads {MANIFEST_VERSION}")
+    try:
+        return LoadedRun(candidate, Manifest.model_validate(data))
+    except ValidationError as exc:
+        raise UsageError(f"{manifest_file}: not a valid manifest: {exc.errors()[0]['msg']}") from None
+
+
+def tidy_rows(run_id: str, target: str, status: str, results: Iterable[ResultRecord]) -> list[dict[str, object]]:
+    """One row per result and metric, with stable column names and ncu's own units."""
+    rows = []
+    for result in results:
+        for metric, measured in result.metrics.items():
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "target": target,
+                    "status": status,
+                    "result": result.index,
+                    "kernel": result.kernel,
+                    "demangled": result.demangled,
+                    "device": result.device,
+                    "process_id": result.process.pid if result.process else None,
+                    "nvtx": ";".join(result.nvtx),
+                    "metric": metric,
+                    "value": measured.value,
+                    "unit": measured.unit,
+                }
+            )
+    return rows
+
+
+def run_rows(run: LoadedRun) -> list[dict[str, object]]:
+    rows = []
+    for record in run.manifest.targets:
+        rows.extend(tidy_rows(run.manifest.run_id, record.name, record.status.value, record.results))
+    return rows

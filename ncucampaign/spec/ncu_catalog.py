@@ -1,0 +1,188 @@
+"""What ncu accepts: its options (which campaign key owns which), sections and sets.
+
+The option list is ncu 2025.3.1's own `--help` (data/ncu-2025.3.1-options.tsv), the section and set
+list its `--list-sections`/`--list-sets` (data/ncu-2025.3.1-sections.txt). ncu accepts any unique
+prefix of a long option (docs/ncu-behaviour.md), so a typo can silently become another option: extra
+arguments must use full names that are on that list.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch"]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """How one campaign key becomes ncu arguments.
+
+    value: `--flag v`; repeat: `--flag a --flag b`; join: `--flag a,b`; onoff: a boolean as
+    `--flag on|off`; yes: `--flag yes` when true, nothing when false (ncu's default is no, and the
+    manual's commands in campaigns/manual.yaml never write `--kill no`); switch: `--flag` when true,
+    nothing otherwise.
+    """
+
+    key: str
+    flag: str
+    form: OptionForm
+
+
+# Emission order follows the commands of campaigns/manual.yaml (sets, then filters, then launch limits).
+OPTION_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec("devices", "--devices", "join"),
+    OptionSpec("set", "--set", "value"),
+    OptionSpec("sections", "--section", "repeat"),
+    OptionSpec("metrics", "--metrics", "join"),
+    OptionSpec("profile_from_start", "--profile-from-start", "onoff"),
+    OptionSpec("disable_profiler_start_stop", "--disable-profiler-start-stop", "switch"),
+    OptionSpec("call_stack_type", "--call-stack-type", "repeat"),
+    OptionSpec("python_include", "--python-include", "repeat"),
+    OptionSpec("python_exclude", "--python-exclude", "repeat"),
+    OptionSpec("native_include", "--native-include", "repeat"),
+    OptionSpec("native_exclude", "--native-exclude", "repeat"),
+    OptionSpec("target_processes", "--target-processes", "value"),
+    OptionSpec("target_processes_filter", "--target-processes-filter", "join"),
+    OptionSpec("nvtx", "--nvtx", "switch"),
+    OptionSpec("nvtx_include", "--nvtx-include", "repeat"),
+    OptionSpec("nvtx_exclude", "--nvtx-exclude", "repeat"),
+    OptionSpec("nvtx_push_pop_scope", "--nvtx-push-pop-scope", "value"),
+    OptionSpec("range_filter", "--range-filter", "value"),
+    OptionSpec("kernel_name_base", "--kernel-name-base", "value"),
+    OptionSpec("kernel_name", "--kernel-name", "value"),
+    OptionSpec("kernel_id", "--kernel-id", "value"),
+    OptionSpec("filter_mode", "--filter-mode", "value"),
+    OptionSpec("launch_skip_before_match", "--launch-skip-before-match", "value"),
+    OptionSpec("launch_skip", "--launch-skip", "value"),
+    OptionSpec("launch_count", "--launch-count", "value"),
+    OptionSpec("kill", "--kill", "yes"),
+    OptionSpec("graph_profiling", "--graph-profiling", "value"),
+    OptionSpec("replay_mode", "--replay-mode", "value"),
+    OptionSpec("app_replay_mode", "--app-replay-mode", "value"),
+    OptionSpec("app_replay_match", "--app-replay-match", "value"),
+    OptionSpec("cache_control", "--cache-control", "value"),
+    OptionSpec("clock_control", "--clock-control", "value"),
+    OptionSpec("page", "--page", "value"),
+)
+
+# Options ncucampaign manages itself, or that would break running and classifying an attempt.
+MANAGED_OPTIONS: dict[str, str] = {
+    "--export": "ncucampaign chooses the report path (reports/<target>.ncu-rep)",
+    "--force-overwrite": "ncucampaign always passes -f",
+    "--import": "a campaign profiles applications; it does not read reports",
+    "--log-file": "ncucampaign captures ncu's console output to logs/<target>.log to classify each attempt",
+    "--quiet": "ncucampaign reads ncu's ==PROF==/==ERROR== lines to classify each attempt",
+    "--open-in-ui": "runs are unattended",
+    "--mode": "only launch-and-attach profiles an application started by the campaign",
+    "--help": "it prints help and profiles nothing",
+    "--version": "it prints the version and profiles nothing",
+    "--list-sets": "it lists and profiles nothing",
+    "--list-sections": "it lists and profiles nothing",
+    "--list-rules": "it lists and profiles nothing",
+    "--list-metrics": "it lists and profiles nothing",
+    "--list-chips": "it lists and profiles nothing",
+    "--query-metrics": "it queries and profiles nothing",
+    "--query-metrics-mode": "it queries and profiles nothing",
+    "--query-metrics-collection": "it queries and profiles nothing",
+    "--section-folder-restore": "it changes files on the machine",
+}
+
+
+@dataclass(frozen=True)
+class NcuOption:
+    flag: str
+    short: str
+    takes_value: bool
+
+
+@cache
+def known_options() -> dict[str, NcuOption]:
+    """Long and short spellings (without '=value') -> option, from ncu 2025.3.1's --help."""
+    table: dict[str, NcuOption] = {}
+    text = _data("ncu-2025.3.1-options.tsv")
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        flag, short, kind = line.split("\t")
+        option = NcuOption(flag, short, kind == "arg")
+        table[flag] = option
+        if short:
+            table[f"-{short}"] = option
+    return table
+
+
+def modelled_flags() -> dict[str, str]:
+    """ncu flag -> the campaign key that sets it."""
+    return {spec.flag: spec.key for spec in OPTION_SPECS}
+
+
+def check_extra_args(args: tuple[str, ...]) -> None:
+    """Raise ValueError with a clear message when extra ncu arguments cannot be used as given."""
+    options = known_options()
+    modelled = modelled_flags()
+    index = 0
+    while index < len(args):
+        token = args[index]
+        if not token.startswith("-"):
+            raise ValueError(
+                f"{token!r} is not an ncu option; extra_args holds ncu options (application arguments go in 'args')"
+            )
+        spelled, has_inline_value, _ = token.partition("=")
+        option = options.get(spelled)
+        if option is None:
+            hint = difflib.get_close_matches(spelled, [k for k in options if k.startswith("--")], n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise ValueError(f"{spelled!r} is not an option of ncu 2025.3.1 (use full option names){suggestion}")
+        if option.flag in MANAGED_OPTIONS:
+            raise ValueError(f"{spelled!r} cannot be used: {MANAGED_OPTIONS[option.flag]}")
+        if option.flag in modelled:
+            raise ValueError(f"{spelled!r} has its own key: use '{modelled[option.flag]}:' instead")
+        if option.takes_value and not has_inline_value:
+            if index + 1 >= len(args):
+                raise ValueError(f"{spelled!r} needs a value")
+            index += 1
+        index += 1
+
+
+def _data(name: str) -> str:
+    return resources.files("ncucampaign.spec").joinpath("data", name).read_text()
+
+
+@cache
+def known_sections() -> tuple[frozenset[str], frozenset[str]]:
+    """ncu 2025.3.1's section and set identifiers."""
+    sections: set[str] = set()
+    sets: set[str] = set()
+    current = sections
+    for line in _data("ncu-2025.3.1-sections.txt").splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        if line == "sets:":
+            current = sets
+            continue
+        current.add(line.strip())
+    return frozenset(sections), frozenset(sets)
+
+
+@dataclass(frozen=True)
+class InstalledNcu:
+    """What the ncu on PATH lists (`ncu --list-sections`, `ncu --list-sets`)."""
+
+    version: str | None
+    sections: frozenset[str]
+    sets: frozenset[str]
+
+
+def parse_listing(text: str) -> frozenset[str]:
+    """Identifiers from `ncu --list-sections` / `--list-sets` (first column of the table's rows)."""
+    found = set()
+    for line in text.splitlines():
+        match = re.match(r"^([A-Za-z][A-Za-z0-9_]*)\s+\S", line)
+        if match and match.group(1) != "Identifier":
+            found.add(match.group(1))
+    return frozenset(found)

@@ -1,0 +1,52 @@
+"""ncu's own little languages, in one place: the `regex:` prefix of filter values, and NVTX include
+expressions (docs/ncu-behaviour.md, "Filter grammar").
+
+NVTX: 'A/' is a push/pop range, a bare 'A' a start/end range; '/' separates nested push/pop names,
+'A/*/B' allows ranges in between, 'A]' is the top of the stack, '[A' the bottom, ',' joins start/end
+expressions, 'Domain@' names a domain, and 'regex:' makes the names regular expressions.
+"""
+
+from __future__ import annotations
+
+import re
+
+REGEX_PREFIX = "regex:"
+_REGEX_META = re.compile(r"([.^$|?*+()\[\]{}\\])")
+
+
+def split_regex(value: str) -> tuple[bool, str]:
+    """'regex:a.*' -> (True, 'a.*'); 'name' -> (False, 'name')."""
+    if value.startswith(REGEX_PREFIX):
+        return True, value[len(REGEX_PREFIX) :]
+    return False, value
+
+
+def escape_regex(text: str) -> str:
+    """Escape regex metacharacters only (ncu's regex engine gives other escapes other meanings)."""
+    return _REGEX_META.sub(r"\\\1", text)
+
+
+def nvtx_body(expression: str) -> str:
+    """An NVTX expression without its 'regex:' prefix and 'Domain@' part."""
+    _, body = split_regex(expression)
+    return body.split("@", 1)[1] if "@" in body else body
+
+
+def is_start_end_name(expression: str) -> bool:
+    """A single range name with no push/pop syntax: ncu matches it against start/end ranges only."""
+    body = nvtx_body(expression)
+    return bool(body) and not any(token in body for token in "/[],")
+
+
+def push_pop_names(expression: str) -> list[str]:
+    """The range names of a literal (non-regex) NVTX expression, split at '/' and ','."""
+    body = expression.split("@", 1)[1] if "@" in expression else expression
+    return re.split(r"(?<!\\)[/,]", body.strip("[]"))
+
+
+def nvtx_scope(path: str) -> str:
+    """An include expression for a push/pop path: 'a/b/c' -> 'a/*/c/', 'a' -> 'a/', 'D@a/b' -> 'D@a/*/b/'."""
+    domain, _, stack = path.rpartition("@")
+    names = stack.split("/")
+    expression = f"{names[0]}/" if len(names) == 1 else f"{names[0]}/*/{names[-1]}/"
+    return f"{domain}@{expression}" if domain else expression
