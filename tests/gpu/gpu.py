@@ -39,10 +39,25 @@ def out_dir(tmp_path: Path) -> Path:
     return path
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
 def run(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
-        [sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def start(args: tuple[str, ...], cwd: Path) -> subprocess.Popen[str]:
+    """The CLI in the background (to signal it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", *args],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

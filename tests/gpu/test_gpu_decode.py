@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 
-from tests.gpu.gpu import ROOT, manifest_of, needs_gpu, out_dir, run
+from tests.gpu.gpu import ROOT, manifest_of, needs_gpu, out_dir, run, start
 
 pytestmark = needs_gpu
 
@@ -66,12 +67,60 @@ targets:
     assert hung["status"] == "timed_out"
     assert hung["attempts"][0]["signals_sent"][0] == "SIGINT"
     assert after["status"] == "ok" and after["report"]["results"] == 1
-    survivors = []
+    assert not survivors(marker)
+    assert done.returncode == 1
+
+
+def test_ctrl_c_mid_campaign_then_resume_on_real_ncu(tmp_path: Path) -> None:
+    """SIGINT to the runner while real ncu profiles: the attempt stops gracefully (report kept or not,
+    nothing left running), the manifest says interrupted, and --resume completes the run."""
+    marker = f"sigint-{os.getpid()}-{time.time_ns()}"
+    campaign = tmp_path / "ctrlc.yaml"
+    targets = "\n".join(
+        f"  - name: t{i}\n    kernel_name: rmsnorm_kernel\n    launch_skip: {i}\n    launch_count: 1" for i in range(3)
+    )
+    campaign.write_text(
+        f"""
+application:
+  command: [python3, {json.dumps(str(ROOT / "campaigns" / "decode_workload.py"))}, --steps, "12"]
+  env: {{NCUCAMPAIGN_TEST_MARKER: {marker}}}
+defaults:
+  sections: [SpeedOfLight]
+  clock_control: none
+  retries: 0
+  stop_grace: 20
+targets:
+{targets}
+"""
+    )
+    runs = out_dir(tmp_path)
+    runner = start(("run", str(campaign), "--out", str(runs)), cwd=tmp_path)
+    log = runs / "ctrlc" / "latest" / "logs" / "t1.log"
+    deadline = time.monotonic() + 120
+    while "==PROF== Connected to process" not in (log.read_text() if log.is_file() else ""):
+        assert time.monotonic() < deadline, "t1's application never connected to ncu"
+        time.sleep(0.2)
+    runner.send_signal(signal.SIGINT)
+    out, err = runner.communicate(timeout=120)
+    print(out[-3000:], err[-2000:], sep="\n")
+    assert runner.returncode == 130
+    manifest = manifest_of(runs, "ctrlc")
+    assert manifest["state"] == "interrupted"
+    assert [t["status"] for t in manifest["targets"]] == ["ok", "interrupted", "pending"]
+    assert manifest["targets"][1]["attempts"][0]["signals_sent"][0] == "SIGINT"
+    assert not survivors(marker)
+    done = run("run", str(campaign), "--out", str(runs), "--resume", cwd=tmp_path, timeout=300)
+    print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
+    assert done.returncode == 0
+    assert [t["status"] for t in manifest_of(runs, "ctrlc")["targets"]] == ["ok", "ok", "ok"]
+
+
+def survivors(marker: str) -> list[str]:
+    found = []
     for entry in Path("/proc").iterdir():
         try:
             if marker.encode() in (entry / "environ").read_bytes():
-                survivors.append(entry.name)
+                found.append(entry.name)
         except OSError:
             continue
-    assert not survivors
-    assert done.returncode == 1
+    return found
