@@ -2,6 +2,9 @@
 
 import sys
 
-from ncucampaign.cli import main
+try:
+    from ncucampaign.cli import main
+except KeyboardInterrupt:  # Ctrl-C while Python is still starting: no traceback
+    sys.exit(130)
 
 sys.exit(main())

@@ -1,18 +1,31 @@
 """The command table, and the mapping of errors to exit codes. Each command lives in
-`ncucampaign.commands.<name>` with `add_parser` and `run`."""
+`ncucampaign.commands.<name>` with `add_parser` and `run`.
+
+Only the standard library is imported before `main` is inside its error handling, so that a Ctrl-C
+during start-up ends as "interrupted" (exit 130), not as a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from ncucampaign import __version__
-from ncucampaign.commands import compare, discover, plan, report, run, schema, summarize, validate
-from ncucampaign.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, CampaignError, NcuCampaignError
+from ncucampaign.errors import (
+    EXIT_ENVIRONMENT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_TARGETS_FAILED,
+    CampaignError,
+    NcuCampaignError,
+    printable,
+)
 
-COMMANDS = (validate, plan, run, discover, summarize, compare, report, schema)
+COMMANDS = ("validate", "plan", "run", "discover", "summarize", "compare", "report", "schema")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,30 +37,63 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ncucampaign {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(commands)
+    for name in COMMANDS:
+        command_module(name).add_parser(commands)
     return parser
 
 
+def command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"ncucampaign.commands.{name}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return int(args.handler(args))
+        os.getcwd()
+    except FileNotFoundError:
+        print("ncucampaign: error: the current directory no longer exists", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    try:
+        args = build_parser().parse_args(argv)
+        code = int(args.handler(args))
+        sys.stdout.flush()  # a closed pipe or a full disk shows here, not at interpreter exit
+        return code
     except CampaignError as exc:
         print(exc, file=sys.stderr)
         return exc.exit_code
     except NcuCampaignError as exc:
-        print(f"ncucampaign: error: {exc}", file=sys.stderr)
+        print(f"ncucampaign: error: {printable(str(exc), keep_newlines=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("ncucampaign: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `ncucampaign plan ... | head -1`: the reader has all it wanted
+        _silence_stdout()
+        return EXIT_TARGETS_FAILED
+    except OSError as exc:  # one the commands did not explain: the machine's, not the campaign's
+        if exc.filename is None:  # files are written through the store, which names them: this is stdout
+            _silence_stdout()
+            what = "cannot write the output"
+        else:
+            what = printable(str(exc.filename))
+        print(f"ncucampaign: error: {what}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     except Exception as exc:
-        if os.environ.get("NCUCAMPAIGN_DEBUG"):
-            raise
-        print(
-            f"ncucampaign: internal error (a bug, please report it): {type(exc).__name__}: {exc}\n"
-            "Set NCUCAMPAIGN_DEBUG=1 to see the traceback.",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+        return _internal_error(exc)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's own flush at exit does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _internal_error(exc: BaseException) -> int:
+    if os.environ.get("NCUCAMPAIGN_DEBUG"):
+        raise exc
+    print(
+        f"ncucampaign: internal error (a bug, please report it): {type(exc).__name__}: {printable(str(exc))}\n"
+        "Set NCUCAMPAIGN_DEBUG=1 to see the traceback.",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL

@@ -64,9 +64,9 @@ class CampaignError(UsageError):
         lines = []
         for problem in self.problems:
             where = f"{self.file}:{problem.line}" if problem.line else self.file
-            lines.append(f"{where}: {problem.key_path()}: {problem.message}")
+            lines.append(printable(f"{where}: {problem.key_path()}: {problem.message}"))
         count = len(self.problems)
-        lines.append(f"{self.file}: {count} problem{'s' if count != 1 else ''}; nothing was run.")
+        lines.append(printable(f"{self.file}: {count} problem{'s' if count != 1 else ''}; nothing was run."))
         return "\n".join(lines)
 
 
@@ -74,3 +74,29 @@ class EnvironmentProblem(NcuCampaignError):
     """The machine is not ready: ncu missing, run directory not writable, run directory locked."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+class ReportUnreadable(UsageError):
+    """A report file that cannot be read: truncated, corrupt, or not a report at all."""
+
+
+class NoReportReader(EnvironmentProblem):
+    """Neither NVIDIA's ncu-report wheel nor ncu's own extras/python copy can be imported."""
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message, first line only (pydantic's run over many), in printable characters."""
+    text = str(exc).strip().splitlines()
+    return printable(text[0] if text else type(exc).__name__)
+
+
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7F, 0xA0)]}
+_CONTROL.update({ord("\t"): "\\t", ord("\r"): "\\r", ord("\n"): "\\n"})
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """Control characters written as escapes, so that a value from a file cannot drive the terminal."""
+    table = dict(_CONTROL)
+    if keep_newlines:
+        del table[ord("\n")]
+    return text.translate(table)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import random
 from pathlib import Path
 
 import pytest
 
-from ncucampaign.results.reader import count_results
+from ncucampaign.errors import ReportUnreadable
+from ncucampaign.results.reader import count_results, read_results
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
 
@@ -21,8 +23,29 @@ def test_result_count_matches_what_ncu_profiled(report: str) -> None:
     assert count_results(FIXTURES / "reports" / report) == PROFILED[report.removesuffix(".ncu-rep")]
 
 
-def test_unreadable_or_missing_report_counts_as_unknown_or_empty(tmp_path: Path) -> None:
-    assert count_results(tmp_path / "missing.ncu-rep") is None
+def test_a_missing_report_is_unreadable_and_junk_holds_nothing(tmp_path: Path) -> None:
+    with pytest.raises(ReportUnreadable, match="missing.ncu-rep"):
+        count_results(tmp_path / "missing.ncu-rep")
     junk = tmp_path / "junk.ncu-rep"
     junk.write_bytes(b"not a report")
-    assert count_results(junk) == 0
+    assert count_results(junk) == 0  # ncu_report reads junk as an empty report; the runner treats 0 as damaged
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bit-flipped"])
+def test_a_damaged_report_is_unreadable_never_a_result_without_a_name(tmp_path: Path, damage: str) -> None:
+    """Issue 9.1: ncu_report loads a damaged report and answers None for names; that used to reach
+    the manifest (a validation error, exit 70)."""
+    data = (FIXTURES / "reports" / "name_exact.ncu-rep").read_bytes()
+    if damage == "truncated":
+        damaged = data[: len(data) // 2]
+    else:
+        flipped, chance = bytearray(data), random.Random(1)
+        for _ in range(20):
+            flipped[chance.randrange(len(flipped))] ^= 1 << chance.randrange(8)
+        damaged = bytes(flipped)
+    report = tmp_path / "damaged.ncu-rep"
+    report.write_bytes(damaged)
+    with pytest.raises(ReportUnreadable, match="damaged.ncu-rep"):
+        count_results(report)
+    with pytest.raises(ReportUnreadable):
+        read_results(report)

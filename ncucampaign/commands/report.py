@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ncucampaign.errors import EXIT_OK
+from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.html import write_report
 from ncucampaign.results.runs import load_run
 
@@ -18,5 +18,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(write_report(load_run(args.run), Path(args.output) if args.output else None))
+    output = checked_output(Path(args.output)) if args.output else None
+    print(write_report(load_run(args.run), output))
     return EXIT_OK
+
+
+def checked_output(output: Path) -> Path:
+    """-o names a file in an existing folder; what is there must be a regular file (the writer refuses
+    links and devices)."""
+    if output.is_dir() and not output.is_symlink():
+        raise UsageError(f"-o {output}: is a folder; name a file such as {output / 'report.html'}")
+    if not output.absolute().parent.is_dir():
+        raise UsageError(f"-o {output}: no such folder {output.absolute().parent}")
+    return output

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands.common import out_console
-from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
 from ncucampaign.execute.classify import ConsoleSummary
 from ncucampaign.execute.manifest import TargetRecord
 from ncucampaign.execute.status import Status
@@ -56,8 +56,8 @@ def report_record(path: Path) -> TargetRecord:
     if not path.is_file():
         raise UsageError(f"{path}: no such report")
     results = result_records(path, (), ConsoleSummary(), "ncu")
-    if not results:
-        raise UsageError(f"{path}: cannot read the report (pip install 'ncucampaign[reports]')")
+    if not results:  # ncu writes no report when it profiled nothing
+        raise ReportUnreadable(f"{path}: holds no results (empty, truncated, or not a report)")
     return TargetRecord(
         name=path.stem,
         target=path.stem,

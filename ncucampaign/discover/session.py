@@ -25,13 +25,13 @@ from ncucampaign.discover.analysis import (
     suggestions_yaml,
     summarize_kernels,
 )
-from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.errors import UsageError
 from ncucampaign.execute.runner import Reporter, RunResult, RunSettings, start_run
 from ncucampaign.execute.signals import StopRequest
 from ncucampaign.execute.status import Status
 from ncucampaign.execute.store import RunStore
 from ncucampaign.plan.expand import Invocation, Plan, build_plan
-from ncucampaign.results.reader import Launch, ReportUnreadable, nvtx_selected, read_launches
+from ncucampaign.results.reader import Launch, nvtx_selected, read_launches
 from ncucampaign.spec.loader import LoadedCampaign, parse_campaign
 from ncucampaign.spec.model import Target
 
@@ -120,10 +120,7 @@ def run_discovery(
 def _analyse(
     result: RunResult, report: Path, base: Invocation, limit: int, request: DiscoveryRequest, ncu: str
 ) -> Discovery:
-    try:
-        launches = read_launches(report, ncu)
-    except ReportUnreadable as exc:
-        raise EnvironmentProblem(str(exc)) from None
+    launches = read_launches(report, ncu)
     found = Discovery(result, base, limit, tuple(launches))
     if request.mode == "target":
         return dataclasses.replace(found, listed=tuple(mark_target_launches(launches, base.options)))

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
+from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
 from ncucampaign.execute.diagnose import diagnose
 from ncucampaign.execute.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
@@ -57,6 +58,7 @@ class Judged:
     report_exists: bool
     results: int | None
     results_from: str
+    readable: bool = True  # False: the report exists but is damaged
 
 
 class TargetAttempts:
@@ -89,7 +91,7 @@ class TargetAttempts:
         report = self._report_info()
         wanted = tuple(self.inv.options.metrics or ())
         console = self.last.console if self.last else ConsoleSummary()
-        results = self.host.reader.results(self.report, wanted, console) if report is not None else []
+        results = self._results(wanted, console) if report is not None else []
 
         def finish() -> None:
             self.record.seconds = round(sum(a.seconds for a in self.record.attempts[self.first_attempt :]), 3)
@@ -98,6 +100,12 @@ class TargetAttempts:
 
         self.host.commit(finish)
 
+    def _results(self, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord]:
+        try:
+            return self.host.reader.results(self.report, wanted, console)
+        except ReportUnreadable:
+            return []  # the attempt's verdict already says so
+
     def _before_sleep(self, state: object) -> None:
         wait = getattr(getattr(state, "next_action", None), "sleep", 0.0)
         self.host.attempt_finished(self.inv, self.record.attempts[-1], float(wait))
@@ -105,6 +113,8 @@ class TargetAttempts:
     def attempt(self) -> Verdict:
         number = len(self.record.attempts) + 1
         of = self.first_attempt + self.inv.retries + 1
+        if self.stop.level:  # a stop during the wait before a retry: start nothing new
+            return self._not_started(number)
         self._keep_previous_report()
         self.host.attempt_started(self.inv, number, of, self.lane)
         offset = self.host.store.append_log(
@@ -120,6 +130,17 @@ class TargetAttempts:
         if not judged.verdict.retryable or self.stop.level or number >= of:
             self.host.attempt_finished(self.inv, attempt, None)
         return judged.verdict
+
+    def _not_started(self, number: int) -> Verdict:
+        verdict = Verdict(Status.INTERRUPTED, False, f"interrupted before attempt {number} started")
+        earlier = self.record.message
+
+        def stopped() -> None:
+            self.record.status = Status.INTERRUPTED
+            self.record.message = verdict.message + (f" (attempt {number - 1}: {earlier})" if earlier else "")
+
+        self.host.commit(stopped)
+        return verdict
 
     def _run_ncu(self, attempt: AttemptRecord) -> ProcessOutcome:
         def started(pid: int) -> None:
@@ -140,7 +161,13 @@ class TargetAttempts:
     def _judge(self, outcome: ProcessOutcome, log_offset: int) -> Judged:
         console = parse_console(self.host.store.read_log(self.inv.name, log_offset))
         exists = self.report.is_file()
-        counted = self.host.reader.count(self.report) if exists else None
+        unreadable = None
+        try:
+            counted = self.host.reader.count(self.report) if exists else None
+        except ReportUnreadable as exc:
+            counted, unreadable = None, str(exc)
+        if counted == 0:  # ncu writes no report when it profiled nothing: an empty one is damaged
+            counted, unreadable = None, f"{self.report.name} holds no results"
         results, source = (counted, "report") if counted is not None else (console.profiled, "console")
         verdict = classify_attempt(
             exit_code=outcome.exit_code,
@@ -153,7 +180,10 @@ class TargetAttempts:
             interrupted=outcome.interrupted,
             timeout_s=self.inv.timeout,
         )
-        return Judged(verdict, console, exists, results, source)
+        if unreadable and verdict.status in (Status.OK, Status.INCOMPLETE):
+            profiled = f"; ncu's console shows {console.profiled} profiled" if console.profiled else ""
+            verdict = Verdict(Status.PROFILER_ERROR, True, f"the report cannot be read ({unreadable}){profiled}")
+        return Judged(verdict, console, exists, results, source, readable=exists and not unreadable)
 
     def _record(self, attempt: AttemptRecord, outcome: ProcessOutcome, judged: Judged) -> None:
         message = judged.verdict.message
@@ -184,7 +214,8 @@ class TargetAttempts:
             self.host.commit(lambda: setattr(previous, "report", kept))
 
     def _report_info(self) -> ReportInfo | None:
-        if not self.report.is_file():  # only the last attempt's report can be here: earlier ones were moved
+        # only the last attempt's report can be here: earlier ones were moved
+        if not self.report.is_file() or (self.last is not None and not self.last.readable):
             return None
         judged = self.last
         return ReportInfo(

@@ -12,7 +12,7 @@ from ncucampaign.execute.classify import ConsoleSummary
 from ncucampaign.execute.status import Status
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import known_options, known_sections
-from ncucampaign.spec.ncu_grammar import escape_regex, split_regex
+from ncucampaign.spec.ncu_grammar import compile_regex, escape_regex, split_regex
 
 
 def diagnose(options: TargetOptions, console: ConsoleSummary, status: Status) -> list[str]:
@@ -103,10 +103,8 @@ def _kernel_name_hints(options: TargetOptions, available: Sequence[str]) -> tupl
     requested = options.kernel_name or ""
     is_regex, pattern = split_regex(requested)
     if is_regex:
-        try:
-            ran = [name for name in available if re.search(pattern, name)]
-        except re.error:
-            ran = []
+        compiled = compile_regex(pattern)[0]
+        ran = [name for name in available if compiled.search(name)] if compiled else []
     else:
         ran = [name for name in available if name == pattern]
     if ran:

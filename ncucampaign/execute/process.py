@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.signals import StopRequest
+from ncucampaign.execute.store import open_regular
 
 POLL_S = 0.05
 
@@ -57,7 +58,7 @@ def run_in_group(
     """
     env = {**os.environ, **env_additions}
     start = time.monotonic()
-    with open(log_path, "ab") as log:
+    with os.fdopen(open_regular(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as log:
         offset = log.tell()
         try:
             proc = subprocess.Popen(

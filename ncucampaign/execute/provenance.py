@@ -99,11 +99,20 @@ def _cache_file(ncu_path: str) -> Path | None:
 
 
 def _cached(ncu_path: str) -> dict[str, Any] | None:
+    """The cached answer, or None when there is none or it is not of the shape this version writes."""
     path = _cache_file(ncu_path)
     try:
-        return json.loads(path.read_text()) if path else None
-    except (OSError, ValueError):
+        data = json.loads(path.read_bytes()) if path else None
+    except (OSError, ValueError, RecursionError):
         return None
+    if not isinstance(data, dict):
+        return None
+    version, sections, sets = data.get("version"), data.get("sections"), data.get("sets")
+    if not (version is None or isinstance(version, str)):
+        return None
+    if not all(isinstance(listing, list) and all(isinstance(x, str) for x in listing) for listing in (sections, sets)):
+        return None
+    return data
 
 
 def _store(ncu_path: str, data: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,14 @@ from pathlib import Path
 from typing import Protocol
 
 from ncucampaign import __version__
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
+from ncucampaign.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TARGETS_FAILED,
+    EnvironmentProblem,
+    UsageError,
+    first_line,
+)
 from ncucampaign.execute.attempts import ReportReader, TargetAttempts, now_iso
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.manifest import AttemptRecord, CampaignInfo, Manifest, TargetRecord, ToolInfo
@@ -104,6 +112,7 @@ def start_run(
     held.enter_context(store.lock())
     try:
         old = _resumable_manifest(store, plan) if settings.resume else None
+        store.check_contents()
         run = CampaignRun(loaded, plan, settings, reporter, store, held, stop)
         run.begin(old)
     except BaseException:
@@ -115,9 +124,9 @@ def start_run(
 def _resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
     """The manifest to resume from, checked before anything in the run directory is rewritten."""
     try:
-        old = Manifest.model_validate(json.loads(store.run.manifest.read_text()))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{store.run.manifest}: cannot resume from it: {exc}") from None
+        old = Manifest.model_validate(json.loads(store.run.manifest.read_bytes()))
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, validation, huge integers
+        raise UsageError(f"{store.run.manifest}: cannot resume from it: {first_line(exc)}") from None
     if old.campaign.name != plan.campaign:
         raise UsageError(
             f"{store.run.root} holds campaign {old.campaign.name!r}, not {plan.campaign!r}: resume it with "
@@ -263,8 +272,15 @@ class CampaignRun:
             raise
         finally:
             self.manifest.ended_at = now_iso()
-            self.save()
-            self._held.close()
+            try:
+                self.save()
+            except EnvironmentProblem:
+                if sys.exc_info()[0] is None:
+                    raise  # the run itself went well: this failure is the news
+                # else: the failure already on its way is the news; the last saved manifest says
+                # `running`, which --resume completes
+            finally:
+                self._held.close()
         return RunResult(self.store.run, self.manifest, self._exit_code())
 
     def _exit_code(self) -> int:

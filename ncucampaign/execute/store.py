@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import socket
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -109,30 +110,51 @@ class RunStore:
         return cls(RunDir(root, root.name))
 
     def make_folders(self) -> None:
-        self.run.reports.mkdir(exist_ok=True)
-        self.run.logs.mkdir(exist_ok=True)
+        for folder in (self.run.reports, self.run.logs):
+            with _writing(folder):
+                folder.mkdir(exist_ok=True)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the run directory for one runner. The kernel drops the lock when the holder dies (even
-        by SIGKILL), so a crashed run never blocks its resume."""
-        handle = open(self.run.root / LOCK_FILE, "a+")  # noqa: SIM115 - held open for the whole run
+        by SIGKILL), so a crashed run never blocks its resume. The lock file is never followed through
+        a link (a run directory unpacked from someone else's archive could point it anywhere)."""
+        path = self.run.root / LOCK_FILE
+        with _writing(path):
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        handle = os.fdopen(fd, "r+")
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                handle.seek(0)
-                holder = handle.read().strip() or "another process"
+                holder = handle.read(500).strip() or "another process"
                 raise EnvironmentProblem(
                     f"{self.run.root} is in use by another ncucampaign run ({holder}); wait for it, or stop it first"
                 ) from None
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-            handle.flush()
+            with _writing(path):
+                handle.truncate()
+                since = time.strftime("%Y-%m-%d %H:%M:%S")
+                handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {since}\n")
+                handle.flush()
             yield
         finally:
             handle.close()
+
+    def check_contents(self) -> None:
+        """Before a resume writes anything: every entry it may write is a regular file or folder."""
+        odd = [
+            entry
+            for folder in (self.run.root, self.run.reports, self.run.logs)
+            if folder.is_dir() and not folder.is_symlink()
+            for entry in folder.iterdir()
+            if entry.is_symlink() or not (entry.is_file() or entry.is_dir())
+        ]
+        odd += [folder for folder in (self.run.reports, self.run.logs) if folder.is_symlink()]
+        if odd:
+            listed = ", ".join(str(path) for path in sorted(odd)[:5])
+            raise EnvironmentProblem(
+                f"{self.run.root} holds symbolic links or special files ({listed}); refusing to write into it"
+            )
 
     def write_text(self, name: str, text: str) -> Path:
         """A whole file in the run directory (campaign.yaml, kernels.json, report.html, ...), atomically."""
@@ -159,12 +181,15 @@ class RunStore:
 
     def append_log(self, name: str, text: str) -> int:
         """Add lines to a target's log; returns the offset after them (where the attempt's output starts)."""
-        with open(self.run.log(name), "a", encoding="utf-8") as log:
+        path = self.run.log(name)
+        with _writing(path), os.fdopen(open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as log:
             log.write(text)
+            log.flush()
             return log.tell()
 
     def read_log(self, name: str, offset: int) -> str:
-        with open(self.run.log(name), "rb") as log:
+        path = self.run.log(name)
+        with _writing(path), os.fdopen(open_regular(path, os.O_RDONLY), "rb") as log:
             log.seek(offset)
             return log.read().decode(errors="replace")
 
@@ -172,10 +197,14 @@ class RunStore:
         """Move reports/<name>.ncu-rep aside as <name>.attempt-N.ncu-rep before the next attempt writes
         it; returns the kept report's relative path, or None when there is none."""
         report = self.run.report(name)
+        if report.is_symlink():  # ncu -f would write through it
+            raise EnvironmentProblem(f"{report} is a symbolic link; refusing to let ncu write through it")
         if not report.is_file():
             return None
         kept = self.run.inside("reports", f"{name}.attempt-{number}{REPORT_SUFFIX}")
-        report.replace(kept)
+        with _writing(kept):
+            _refuse_odd(kept)
+            report.replace(kept)
         return self.run.relative(kept)
 
 
@@ -188,18 +217,51 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp alone gives 0600
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """A failed write (disk full, read-only, permissions, a name too long) is an environment problem."""
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fchmod(out.fileno(), _FILE_MODE)
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        yield
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _refuse_odd(path: Path) -> None:
+    """Only a regular file (or nothing) may be replaced: never a link, folder, device or pipe."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise EnvironmentProblem(f"refusing to replace {path}: it is {kind}")
+
+
+def open_regular(path: Path, flags: int) -> int:
+    """os.open that never follows a final symbolic link and opens regular files only (a FIFO would block)."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise EnvironmentProblem(f"{path} is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a whole file: temporary file, fsync, rename. Refuses to replace anything but a regular file."""
+    _refuse_odd(path)
+    with _writing(path):
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fchmod(out.fileno(), _FILE_MODE)
+                os.fsync(out.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
 
 
 def sha256_of(path: Path) -> str:

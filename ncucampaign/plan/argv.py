@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,21 @@ def ncu_argv(invocation: Invocation, ncu: str, report_dir: Path) -> list[str]:
 
 def shell_command(argv: list[str], env: tuple[tuple[str, str], ...] = (), cwd: Path | None = None) -> str:
     """One line a POSIX shell runs exactly as ncucampaign would: `cd DIR && VAR=v ncu ...`."""
-    words = [f"{key}={shlex.quote(value)}" for key, value in env]
-    line = " ".join([*words, shlex.join(argv)])
-    return f"cd {shlex.quote(str(cwd))} && {line}" if cwd is not None else line
+    words = [f"{key}={quote(value)}" for key, value in env]
+    line = " ".join([*words, *(quote(word) for word in argv)])
+    return f"cd {quote(str(cwd))} && {line}" if cwd is not None else line
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def quote(word: str) -> str:
+    """shlex.quote, except that a word with control characters is written $'...' with escapes (bash,
+    zsh and POSIX.1-2024 shells read it), so that printing a command never sends them to the terminal."""
+    if not _CONTROL.search(word):
+        return shlex.quote(word)
+    escaped = word.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", escaped) + "'"
 
 
 def plan_json(plan: Plan, argvs: dict[str, list[str]] | None = None) -> dict[str, object]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 import os
 import re
 import shlex
@@ -24,6 +25,7 @@ DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
 DEFAULT_RETRY_DELAY_S = 10.0
 DEFAULT_STOP_GRACE_S = 20.0
+MAX_INVOCATIONS = 20_000  # README, "Limits"
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,9 @@ class PlanProblems(Exception):
 
 def build_plan(loaded: LoadedCampaign, ncu: str | None = None) -> Plan:
     """Expand and resolve every target; raises the campaign's CampaignError listing all problems."""
+    too_many = _too_many_invocations(loaded)
+    if too_many:
+        raise loaded.error([too_many])
     problems: list[Problem] = []
     invocations: list[Invocation] = []
     for index, target in enumerate(loaded.campaign.targets):
@@ -95,6 +100,21 @@ def build_plan(loaded: LoadedCampaign, ncu: str | None = None) -> Plan:
         source=loaded.path,
         ncu=ncu or loaded.campaign.ncu or "ncu",
         invocations=tuple(invocations),
+    )
+
+
+def _too_many_invocations(loaded: LoadedCampaign) -> Problem | None:
+    """Counted before anything is expanded: a few matrix lists can multiply into millions."""
+    sizes = [math.prod(len(values) for values in (t.matrix or {}).values()) for t in loaded.campaign.targets]
+    total = sum(sizes)
+    if total <= MAX_INVOCATIONS:
+        return None
+    biggest = max(range(len(sizes)), key=sizes.__getitem__)
+    where: tuple[str | int, ...] = ("targets", biggest, "matrix") if sizes[biggest] > 1 else ("targets",)
+    return Problem(
+        where,
+        f"the campaign expands to {total:,} ncu invocations (targets[{biggest}] alone to {sizes[biggest]:,}); "
+        f"the limit is {MAX_INVOCATIONS:,}",
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ncucampaign.errors import format_key_path
+from ncucampaign.errors import format_key_path, printable
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.lint_rules import RULES, Context, KeyPath
 from ncucampaign.spec.loader import LoadedCampaign
@@ -27,7 +27,7 @@ class LintWarning:
 
     def render(self, file: str) -> str:
         where = f"{file}:{self.line}" if self.line else file
-        return f"{where}: warning {self.code} {format_key_path(self.path)}: {self.message}"
+        return printable(f"{where}: warning {self.code} {format_key_path(self.path)}: {self.message}")
 
 
 def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None = None) -> list[LintWarning]:

@@ -5,14 +5,13 @@ triggers it and one that does not in tests/test_lint.py. The reasons cite docs/n
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu
-from ncucampaign.spec.ncu_grammar import is_start_end_name, push_pop_names, split_regex
+from ncucampaign.spec.ncu_grammar import compile_regex, is_start_end_name, push_pop_names, split_regex
 
 KeyPath = tuple[str | int, ...]
 Found = Iterable[tuple[KeyPath, str]]
@@ -114,14 +113,12 @@ def unbounded_expensive(c: Context) -> Found:
 
 def kernel_regex_invalid(c: Context) -> Found:
     is_regex, pattern = split_regex(c.options.kernel_name or "")
-    if is_regex:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            yield (
-                (*c.here, "kernel_name"),
-                (f"the regex does not compile ({exc}); ncu will refuse it ('Invalid regex provided')."),
-            )
+    error = compile_regex(pattern)[1] if is_regex else None
+    if error:
+        yield (
+            (*c.here, "kernel_name"),
+            f"the regex does not compile ({error}); ncu will refuse it ('Invalid regex provided').",
+        )
 
 
 def skip_with_changing_filter(c: Context) -> Found:

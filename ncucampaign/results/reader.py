@@ -7,18 +7,21 @@ callers fall back to ncu's console output (one `==PROF== Profiling` line per res
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-import re
+import math
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
-from ncucampaign.spec.ncu_grammar import split_regex
+from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
 
 
 @cache
@@ -44,16 +47,55 @@ def ncu_report_module(ncu: str | None = None) -> ModuleType | None:
     return None
 
 
-def count_results(report: Path, ncu: str | None = None) -> int | None:
-    """Number of results (profiled kernels, graphs or ranges) in a report; None when it cannot be read."""
+NO_READER = "no report reader: pip install 'ncucampaign[reports]' (NVIDIA's ncu-report)"
+
+
+def load(report: Path, ncu: str | None = None) -> Any:
+    """The report's IContext. NoReportReader without a reader, ReportUnreadable when the file is not one."""
     module = ncu_report_module(ncu)
     if module is None:
-        return None
+        raise NoReportReader(NO_READER)
     try:
-        context = module.load_report(str(report))
-        return sum(context.range_by_idx(i).num_actions() for i in range(context.num_ranges()))
-    except Exception:  # ncu_report raises plain exceptions for unreadable files
+        return module.load_report(str(report))
+    except Exception as exc:  # ncu_report raises plain exceptions for unreadable files
+        raise ReportUnreadable(f"{report}: not a readable report ({exc})") from None
+
+
+@contextlib.contextmanager
+def reading(report: Path) -> Iterator[None]:
+    """A truncated or bit-flipped report loads, then answers None or raises where a value should be:
+    whatever goes wrong while reading it is a ReportUnreadable naming the file."""
+    try:
+        yield
+    except (ReportUnreadable, NoReportReader):
+        raise
+    except Exception as exc:
+        raise ReportUnreadable(f"{report}: corrupt or truncated report ({type(exc).__name__}: {exc})") from None
+
+
+def actions(context: Any) -> Iterator[tuple[int, int, Any]]:
+    """(range index, action index, action) of every result, in report order."""
+    for range_index in range(context.num_ranges()):
+        profile_range = context.range_by_idx(range_index)
+        for action_index in range(profile_range.num_actions()):
+            yield range_index, action_index, profile_range.action_by_idx(action_index)
+
+
+def name_of(action: Any, base: Any = None) -> str:
+    name = action.name() if base is None else action.name(base)
+    if not isinstance(name, str) or not name:
+        raise ValueError("a result without a kernel name")
+    return name
+
+
+def count_results(report: Path, ncu: str | None = None) -> int | None:
+    """Number of results (kernels, graphs or ranges) in a report; None when there is no reader.
+    ReportUnreadable when the report is corrupt."""
+    if ncu_report_module(ncu) is None:
         return None
+    context = load(report, ncu)
+    with reading(report):
+        return sum(1 for _, _, action in actions(context) if name_of(action))
 
 
 DEFAULT_DOMAIN = "<default domain>"
@@ -73,40 +115,21 @@ class Launch:
     action_index: int
 
 
-class ReportUnreadable(Exception):
-    pass
-
-
-def load(report: Path, ncu: str | None = None) -> Any:
-    """The report's IContext; ReportUnreadable when there is no reader or the file cannot be read."""
-    module = ncu_report_module(ncu)
-    if module is None:
-        raise ReportUnreadable("no report reader: pip install 'ncucampaign[reports]' (NVIDIA's ncu-report)")
-    try:
-        return module.load_report(str(report))
-    except Exception as exc:
-        raise ReportUnreadable(f"cannot read {report}: {exc}") from None
-
-
 def read_launches(report: Path, ncu: str | None = None) -> list[Launch]:
     context = load(report, ncu)
-    module = ncu_report_module(ncu)
-    demangled_base = module.IAction.NameBase_DEMANGLED
-    launches = []
-    for range_index in range(context.num_ranges()):
-        profile_range = context.range_by_idx(range_index)
-        for action_index in range(profile_range.num_actions()):
-            action = profile_range.action_by_idx(action_index)
+    demangled_base = ncu_report_module(ncu).IAction.NameBase_DEMANGLED  # type: ignore[union-attr]
+    launches: list[Launch] = []
+    with reading(report):
+        for range_index, action_index, action in actions(context):
             duration = action.metric_by_name(DURATION)
-            device = action.metric_by_name(DEVICE_ID)
             launches.append(
                 Launch(
                     ordinal=len(launches),
-                    function=action.name(),
-                    demangled=action.name(demangled_base),
-                    duration_ns=duration.as_double() if duration is not None else None,
+                    function=name_of(action),
+                    demangled=name_of(action, demangled_base),
+                    duration_ns=float(duration.as_double()) if duration is not None else None,
                     nvtx=_nvtx_paths(action),
-                    device=int(device.as_uint64()) if device is not None else None,
+                    device=_int_metric(action, DEVICE_ID),
                     range_index=range_index,
                     action_index=action_index,
                 )
@@ -121,9 +144,9 @@ def _nvtx_paths(action: Any) -> tuple[str, ...]:
     paths = []
     for domain_id in state.domains():
         domain = state.domain_by_id(domain_id)
-        stack = "/".join(domain.push_pop_ranges())
+        stack = "/".join(str(name) for name in domain.push_pop_ranges())
         if stack:
-            name = domain.name()
+            name = str(domain.name())
             paths.append(stack if name == DEFAULT_DOMAIN else f"{name}@{stack}")
     return tuple(paths)
 
@@ -131,11 +154,12 @@ def _nvtx_paths(action: Any) -> tuple[str, ...]:
 def nvtx_selected(report: Path, includes: list[str], ncu: str | None = None) -> set[tuple[int, int]]:
     """(range, action) pairs that ncu_report's own NVTX filter (ncu's grammar) selects."""
     context = load(report, ncu)
-    return {
-        (range_index, action_index)
-        for range_index in range(context.num_ranges())
-        for action_index in context.range_by_idx(range_index).actions_by_nvtx(includes, [])
-    }
+    with reading(report):
+        return {
+            (range_index, int(action_index))
+            for range_index in range(context.num_ranges())
+            for action_index in context.range_by_idx(range_index).actions_by_nvtx(includes, [])
+        }
 
 
 @dataclass(frozen=True)
@@ -154,41 +178,49 @@ class MeasuredResult:
 def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[MeasuredResult]:
     """Every result with the standard metrics and the `wanted` ones (exact names or regex:)."""
     context = load(report, ncu)
-    module = ncu_report_module(ncu)
+    module: Any = ncu_report_module(ncu)
     kinds = {
         getattr(module.IAction, k): k.split("_", 1)[1].lower()
         for k in dir(module.IAction)
         if k.startswith("WorkloadType_")
     }
     exact = [name for name in wanted if not split_regex(name)[0]]
-    patterns = [re.compile(split_regex(name)[1]) for name in wanted if split_regex(name)[0]]
-    results = []
-    for range_index in range(context.num_ranges()):
-        profile_range = context.range_by_idx(range_index)
-        for action_index in range(profile_range.num_actions()):
-            action = profile_range.action_by_idx(action_index)
+    compiled = [compile_regex(split_regex(name)[1])[0] for name in wanted if split_regex(name)[0]]
+    patterns = [pattern for pattern in compiled if pattern is not None]
+    results: list[MeasuredResult] = []
+    with reading(report):
+        for _, _, action in actions(context):
             names = [*STANDARD_METRICS, *exact]
             if patterns:
-                names += [n for n in action.metric_names() if any(p.search(n) for p in patterns)]
-            metrics = {}
-            for name in dict.fromkeys(names):
-                metric = action.metric_by_name(name)
-                if metric is not None and (value := metric.value()) is not None:
-                    metrics[name] = (value, metric.unit())
+                names += [str(n) for n in action.metric_names() if any(p.search(str(n)) for p in patterns)]
             results.append(
                 MeasuredResult(
                     index=len(results),
-                    kernel=action.name(),
-                    demangled=action.name(module.IAction.NameBase_DEMANGLED),
+                    kernel=name_of(action),
+                    demangled=name_of(action, module.IAction.NameBase_DEMANGLED),
                     workload=kinds.get(action.workload_type(), str(action.workload_type())),
                     grid=_dims(action, "grid"),
                     block=_dims(action, "block"),
                     device=_int_metric(action, DEVICE_ID),
                     nvtx=_nvtx_paths(action),
-                    metrics=metrics,
+                    metrics=_metrics(action, names),
                 )
             )
     return results
+
+
+def _metrics(action: Any, names: list[str]) -> dict[str, tuple[float | int | str, str]]:
+    """Metric name -> (value, unit) for the names the result holds; missing or odd values are left out."""
+    metrics = {}
+    for name in dict.fromkeys(names):
+        metric = action.metric_by_name(name)
+        value = metric.value() if metric is not None else None
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        metrics[name] = (value, str(metric.unit() or ""))
+    return metrics
 
 
 def _int_metric(action: Any, name: str) -> int | None:

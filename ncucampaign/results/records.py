@@ -9,18 +9,16 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.classify import ConsoleSummary
 from ncucampaign.execute.manifest import MetricValue, ProcessInfo, ResultRecord
 from ncucampaign.execute.process import probe
-from ncucampaign.results.reader import ReportUnreadable, count_results, read_results
+from ncucampaign.results.reader import count_results, read_results
 
 
 def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummary, ncu: str) -> list[ResultRecord]:
-    """Empty when the report cannot be read (no reader installed): the manifest says nothing rather than guess."""
-    try:
-        measured = read_results(report, wanted, ncu)
-    except ReportUnreadable:
-        return []
+    """Raises NoReportReader without a reader, ReportUnreadable for a corrupt report."""
+    measured = read_results(report, wanted, ncu)
     processes = _processes(report, console, ncu, len(measured))
     return [
         ResultRecord(
@@ -72,4 +70,8 @@ class NcuReportReader:
         return count_results(report, self.ncu)
 
     def results(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord]:
-        return result_records(report, wanted, console, self.ncu)
+        """Empty without a reader: the manifest then says nothing rather than guess (results_from: console)."""
+        try:
+            return result_records(report, wanted, console, self.ncu)
+        except NoReportReader:
+            return []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ncucampaign.errors import UsageError
+from ncucampaign.errors import UsageError, first_line, printable
 from ncucampaign.execute.manifest import MANIFEST_VERSION, Manifest, ResultRecord
 from ncucampaign.execute.store import LATEST, MANIFEST
 
@@ -47,16 +47,20 @@ def load_run(path: str | Path) -> LoadedRun:
     if not manifest_file.is_file():
         raise UsageError(f"{path}: not a run directory (no {MANIFEST})")
     try:
-        data = json.loads(manifest_file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{manifest_file}: unreadable manifest: {exc}") from None
+        data = json.loads(manifest_file.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, integers of 4300+ digits
+        raise UsageError(f"{manifest_file}: unreadable manifest: {first_line(exc)}") from None
     version = data.get("manifest_version") if isinstance(data, dict) else None
     if version != MANIFEST_VERSION:
         raise UsageError(f"{manifest_file}: manifest_version {version!r}; this ncucampaign reads {MANIFEST_VERSION}")
     try:
         return LoadedRun(candidate, Manifest.model_validate(data))
     except ValidationError as exc:
-        raise UsageError(f"{manifest_file}: not a valid manifest: {exc.errors()[0]['msg']}") from None
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise UsageError(f"{manifest_file}: not a valid manifest: {printable(where)}: {error['msg']}") from None
+    except RecursionError:
+        raise UsageError(f"{manifest_file}: not a valid manifest: nested too deeply") from None
 
 
 def tidy_rows(run_id: str, target: str, status: str, results: Iterable[ResultRecord]) -> list[dict[str, object]]:

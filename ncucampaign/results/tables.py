@@ -13,6 +13,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from ncucampaign.errors import printable
 from ncucampaign.execute.manifest import TargetRecord
 from ncucampaign.results.compare import Comparison
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS
@@ -49,7 +50,10 @@ def tidy_csv(rows: Sequence[dict[str, object]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=TIDY_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    # Control characters (from a kernel or NVTX name) are written as escapes, never sent to a terminal.
+    writer.writerows(
+        {key: printable(value) if isinstance(value, str) else value for key, value in row.items()} for row in rows
+    )
     return out.getvalue()
 
 

@@ -14,15 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from ncucampaign.errors import CampaignError, Problem, UsageError
 from ncucampaign.spec.model import NAME_PATTERN, Application, Campaign, Target, TargetOptions
-
-KeyPath = tuple[str | int, ...]
-# libyaml's parser when PyYAML has it (10x faster on big campaigns); the same marks and results.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, KeyPath, line_for, parse_yaml
 
 
 @dataclass(frozen=True)
@@ -52,20 +48,25 @@ class LoadedCampaign:
 def load_campaign(path: str | Path) -> LoadedCampaign:
     file = Path(path)
     try:
-        raw = file.read_bytes()
+        with open(file, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"{file}: no such campaign file") from None
     except OSError as exc:
         raise UsageError(f"{file}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise CampaignError(str(file), [Problem((), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CampaignError(str(file), [Problem((), f"not UTF-8 text ({exc.reason})")]) from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        problem = Problem((), f"not UTF-8 text ({exc.reason} at byte {exc.start})", line)
+        raise CampaignError(str(file), [problem]) from None
     return parse_campaign(text, file, hashlib.sha256(raw).hexdigest())
 
 
 def parse_campaign(text: str, file: Path, sha256: str = "") -> LoadedCampaign:
-    data, lines = _parse_yaml(text, str(file))
+    data, lines = parse_yaml(text, str(file))
     if data is None:
         raise CampaignError(str(file), [Problem((), "the file is empty; a campaign needs application and targets")])
     if not isinstance(data, dict):
@@ -85,67 +86,6 @@ def parse_campaign(text: str, file: Path, sha256: str = "") -> LoadedCampaign:
 
 def _name_from_file(file: Path) -> str:
     return file.stem
-
-
-# --- YAML with line numbers -------------------------------------------------------------------------
-
-
-def _parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
-    try:
-        node = yaml.compose(text, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        raise CampaignError(file, [_yaml_problem(exc)]) from None
-    if node is None:
-        return None, {}
-    lines: dict[KeyPath, int] = {}
-    problems: list[Problem] = []
-    _index_lines(node, (), lines, problems)
-    if problems:
-        raise CampaignError(file, problems)
-    try:
-        data = yaml.load(text, Loader=_LOADER)  # a safe loader (SafeLoader or CSafeLoader)
-    except yaml.YAMLError as exc:  # e.g. a tag that composes but does not construct
-        raise CampaignError(file, [_yaml_problem(exc)]) from None
-    return data, lines
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> Problem:
-    mark = getattr(exc, "problem_mark", None)
-    line = mark.line + 1 if mark is not None else None
-    what = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    context_mark = getattr(exc, "context_mark", None)
-    if context and context_mark is not None:
-        context = f"{context} on line {context_mark.line + 1}"
-    message = f"invalid YAML: {what}" + (f" ({context})" if context else "")
-    return Problem((), message, line)
-
-
-def _index_lines(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], problems: list[Problem]) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.start_mark)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                problems.append(Problem((*path, key), f"duplicate key (first given on line {seen[key]})", line))
-                continue
-            seen[key] = line
-            lines[(*path, key)] = line
-            _index_lines(value_node, (*path, key), lines, problems)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _index_lines(item, (*path, index), lines, problems)
-
-
-def line_for(lines: Mapping[KeyPath, int], path: KeyPath) -> int | None:
-    """The line of the longest prefix of `path` that the file contains."""
-    for end in range(len(path), -1, -1):
-        line = lines.get(tuple(path[:end]))
-        if line is not None:
-            return line
-    return None
 
 
 # --- pydantic errors -> problems ----------------------------------------------------------------------

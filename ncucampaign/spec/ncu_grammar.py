@@ -21,6 +21,17 @@ def split_regex(value: str) -> tuple[bool, str]:
     return False, value
 
 
+def compile_regex(pattern: str) -> tuple[re.Pattern[str] | None, str | None]:
+    """Python's reading of a regex: (compiled, None), or (None, why not). Never raises: a hostile
+    pattern (500 nested groups) makes re.compile recurse past Python's limit."""
+    try:
+        return re.compile(pattern), None
+    except re.error as exc:
+        return None, str(exc)
+    except (RecursionError, OverflowError):
+        return None, "nested too deeply"
+
+
 def escape_regex(text: str) -> str:
     """Escape regex metacharacters only (ncu's regex engine gives other escapes other meanings)."""
     return _REGEX_META.sub(r"\\\1", text)
