@@ -2,9 +2,6 @@
 
 import sys
 
-try:
-    from ncucampaign.cli import main
-except KeyboardInterrupt:  # Ctrl-C while Python is still starting: no traceback
-    sys.exit(130)
+from ncucampaign._entry import main
 
 sys.exit(main())

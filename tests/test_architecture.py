@@ -19,8 +19,8 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 def stage_of(module: str) -> str:
     """'ncucampaign.execute.runner' -> 'execute'; 'ncucampaign.cli' -> 'cli'; base modules -> 'base'."""
     part = module.split(".")[1] if "." in module else "__init__"
-    if part == "__main__":
-        return "cli"  # `python -m ncucampaign` is the command line
+    if part in ("__main__", "_entry"):
+        return "cli"  # `python -m ncucampaign` and the console script are the command line
     return "base" if part in BASE else part
 
 

@@ -24,7 +24,7 @@ def test_result_count_matches_what_ncu_profiled(report: str) -> None:
 
 
 def test_a_missing_report_is_unreadable_and_junk_holds_nothing(tmp_path: Path) -> None:
-    with pytest.raises(ReportUnreadable, match="missing.ncu-rep"):
+    with pytest.raises(ReportUnreadable, match=r"missing\.ncu-rep"):
         count_results(tmp_path / "missing.ncu-rep")
     junk = tmp_path / "junk.ncu-rep"
     junk.write_bytes(b"not a report")
@@ -45,7 +45,7 @@ def test_a_damaged_report_is_unreadable_never_a_result_without_a_name(tmp_path: 
         damaged = bytes(flipped)
     report = tmp_path / "damaged.ncu-rep"
     report.write_bytes(damaged)
-    with pytest.raises(ReportUnreadable, match="damaged.ncu-rep"):
+    with pytest.raises(ReportUnreadable, match=r"damaged\.ncu-rep"):
         count_results(report)
     with pytest.raises(ReportUnreadable):
         read_results(report)

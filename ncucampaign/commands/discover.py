@@ -73,13 +73,14 @@ def run(args: argparse.Namespace) -> int:
     stop = StopRequest()
     console = out_console()
     reporter = ConsoleReporter(console, live=False if args.show_output else None)
-    with reporter, stop_on_signals(stop, reporter.stopping):
-        found = run_discovery(loaded, plan, request, settings, reporter, stop)
-    if not isinstance(found, Discovery):
-        record = found.manifest.targets[0]
-        console.print(f"discovery pass: {record.status.value}: {escape(record.message)}")
-        return found.exit_code if found.exit_code != EXIT_OK else EXIT_TARGETS_FAILED
-    print_discovery(console, found)
+    with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
+        with reporter:
+            found = run_discovery(loaded, plan, request, settings, reporter, stop)
+        if not isinstance(found, Discovery):
+            record = found.manifest.targets[0]
+            console.print(f"discovery pass: {record.status.value}: {escape(record.message)}")
+            return found.exit_code if found.exit_code != EXIT_OK else EXIT_TARGETS_FAILED
+        print_discovery(console, found)
     return EXIT_OK
 
 

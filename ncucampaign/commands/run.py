@@ -100,10 +100,11 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
     stop = StopRequest()
     console = out_console()
     reporter = ConsoleReporter(console, live=False if settings.show_output else None)
-    with reporter, stop_on_signals(stop, reporter.stopping):
-        result = start_run(loaded, plan, settings, reporter, stop).execute()
-    console.print(final_table(result.manifest, str(result.run.root)))
-    console.print(f"manifest: {result.run.manifest}", highlight=False)
+    with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
+        with reporter:
+            result = start_run(loaded, plan, settings, reporter, stop).execute()
+        console.print(final_table(result.manifest, str(result.run.root)))
+        console.print(f"manifest: {result.run.manifest}", highlight=False)
     return result.exit_code
 
 

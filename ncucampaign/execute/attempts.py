@@ -146,6 +146,9 @@ class TargetAttempts:
         def started(pid: int) -> None:
             self.host.commit(lambda: setattr(attempt, "process_group", pid))
 
+        def signalled(name: str) -> None:  # recorded as sent: a crash mid-escalation still shows it
+            self.host.commit(lambda: attempt.signals_sent.append(name))
+
         return run_in_group(
             self.argv,
             log_path=self.run_dir.log(self.inv.name),
@@ -156,6 +159,7 @@ class TargetAttempts:
             grace=self.inv.stop_grace,
             echo=self.host.echo if self.host.show_output else None,
             on_start=started,
+            on_signal=signalled,
         )
 
     def _judge(self, outcome: ProcessOutcome, log_offset: int) -> Judged:

@@ -50,6 +50,7 @@ def run_in_group(
     grace: float = 20.0,
     echo: Callable[[str], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    on_signal: Callable[[str], None] | None = None,
 ) -> ProcessOutcome:
     """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request.
 
@@ -80,7 +81,7 @@ def run_in_group(
         on_start(proc.pid)
     tail = _Tail(log_path, offset, echo) if echo else None
     try:
-        outcome = _supervise(proc, start, timeout, stop, grace)
+        outcome = _supervise(proc, start, timeout, stop, grace, on_signal)
     finally:
         if tail:
             tail.stop()
@@ -88,7 +89,12 @@ def run_in_group(
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes], start: float, timeout: float | None, stop: StopRequest, grace: float
+    proc: subprocess.Popen[bytes],
+    start: float,
+    timeout: float | None,
+    stop: StopRequest,
+    grace: float,
+    on_signal: Callable[[str], None] | None,
 ) -> ProcessOutcome:
     group = proc.pid  # start_new_session: the group id is the leader's pid
     deadline = start + timeout if timeout else None
@@ -96,22 +102,28 @@ def _supervise(
     sent: list[str] = []
     next_step_at: float | None = None
     exited = _exit_waiter(proc)
+
+    def send(sig: signal.Signals) -> None:
+        _signal_group(group, sig, sent)
+        if on_signal is not None:
+            on_signal(sig.name)
+
     while proc.poll() is None:
         now = time.monotonic()
         if stop.level >= 2 and "SIGKILL" not in sent:
             interrupted = True
-            _signal_group(group, signal.SIGKILL, sent)
+            send(signal.SIGKILL)
         elif not sent and (stop.level >= 1 or (deadline is not None and now >= deadline)):
             interrupted = stop.level >= 1
             timed_out = not interrupted
-            _signal_group(group, signal.SIGINT, sent)
+            send(signal.SIGINT)
             next_step_at = now + grace
         elif next_step_at is not None and now >= next_step_at:
             if "SIGTERM" not in sent:
-                _signal_group(group, signal.SIGTERM, sent)
+                send(signal.SIGTERM)
                 next_step_at = now + grace
             elif "SIGKILL" not in sent:
-                _signal_group(group, signal.SIGKILL, sent)
+                send(signal.SIGKILL)
                 next_step_at = None
         exited(POLL_S)
     leftovers = _kill_leftovers(group)

@@ -1,0 +1,330 @@
+"""Issue 9, runs: damaged reports, full and read-only disks, signal storms, hostile run directories
+and output paths. Every case ends with a clear message and exit 1, 2, 3 or 130, never 70, and
+loses nothing already recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, fake_env, load_manifest, run_cli, target
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
+
+
+def no_crash(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+
+
+def test_1_a_truncated_report_fails_its_target_and_the_campaign_goes_on(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: cut\n  kernel_name: rmsnorm_kernel\n- name: next\n  kernel_name: rmsnorm_kernel\n")
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=fake_env(FAKE_NCU_TRUNCATE="0.5"))
+    no_crash(done)
+    assert done.returncode == 1
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    for name in ("cut", "next"):  # every target ran: a damaged report no longer stops the campaign
+        record = target(manifest, name)
+        assert record["status"] == "profiler_error" and "cannot be read" in record["message"], record
+        assert record["report"] is None  # never `ok` with `report: null`
+        assert record["attempts"][-1]["report"] == f"reports/{name}.ncu-rep"  # the evidence is kept
+    assert manifest["state"] == "finished"
+    resumed = run_cli("run", str(campaign), "--out", "runs", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr  # --resume reruns them
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert [len(t["attempts"]) for t in manifest["targets"]] == [2, 2]
+    assert (run_dir / "reports" / "cut.attempt-1.ncu-rep").is_file()
+
+
+def test_1_summarize_says_a_damaged_report_is_damaged(tmp_path: Path) -> None:
+    data = (ROOT / "tests" / "fixtures" / "reports" / "name_exact.ncu-rep").read_bytes()
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes(data[: len(data) // 2])
+    empty = tmp_path / "empty.ncu-rep"
+    empty.write_bytes(b"")
+    for report in (cut, empty):
+        done = run_cli("summarize", str(report), cwd=tmp_path)
+        no_crash(done)
+        assert done.returncode == 2 and report.name in done.stderr
+        assert "pip install" not in done.stderr  # the reader is installed: that is not the problem
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 600 KiB tmpfs: room for a campaign's files and a few reports (each fixture report is 80 KiB)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_4_a_full_disk_is_exit_3_and_resume_finishes(tmp_path: Path, write_campaign, small_disk: Path) -> None:
+    targets = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel" for i in range(12))
+    campaign = write_campaign(targets)
+    done = run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "No space left on device" in done.stderr and str(small_disk) in done.stderr
+    _, manifest = load_manifest(small_disk)
+    assert manifest["state"] in ("running", "interrupted")
+    assert [t["status"] for t in manifest["targets"]].count("ok") >= 1  # what was done is recorded
+    subprocess.run(["mount", "-o", "remount,size=4m", str(small_disk)], check=True)
+    resumed = run_cli("run", str(campaign), "--out", str(small_disk), "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _, manifest = load_manifest(small_disk)
+    assert manifest["state"] == "finished" and {t["status"] for t in manifest["targets"]} == {"ok"}
+
+
+def test_4_a_read_only_run_directory_is_exit_3(tmp_path: Path, write_campaign, small_disk: Path) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: typo_kernel\n")
+    assert run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path).returncode == 1
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    run_dir = (small_disk / "camp" / "latest").resolve()
+    for command in (("run", str(campaign), "--out", str(small_disk), "--resume"), ("report", str(run_dir))):
+        done = run_cli(*command, cwd=tmp_path)
+        no_crash(done)
+        assert done.returncode == 3, command
+        assert "Read-only file system" in done.stderr and str(run_dir) in done.stderr
+
+
+def start(tmp_path: Path, campaign: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(tmp_path: Path, check, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            _, manifest = load_manifest(tmp_path / "runs")
+            if check(manifest):
+                return manifest
+        except (FileNotFoundError, json.JSONDecodeError, StopIteration, IndexError, KeyError):
+            pass
+        time.sleep(0.05)
+    raise AssertionError("the run never reached the state waited for")
+
+
+def ncu_running(manifest: dict) -> bool:
+    attempts = manifest["targets"][0]["attempts"]
+    return bool(attempts and attempts[-1]["process_group"])
+
+
+@pytest.mark.parametrize("flood_s", [0.0, 0.5])
+def test_5_a_storm_of_sigints_ends_the_run_promptly(tmp_path: Path, write_campaign, flood_s: float) -> None:
+    """A burst of 10 SIGINTs, or as many as can be sent in half a second: the runner used to deadlock
+    (a lock taken inside the signal handler, re-entered by the next signal) or die of RecursionError."""
+    campaign = write_campaign("- name: slow\n  kernel_name: rmsnorm_kernel\n  launch_count: 8\n")
+    runner = start(tmp_path, campaign, fake_env(FAKE_NCU_SECONDS_PER_KERNEL="2"))
+    wait_for(tmp_path, ncu_running)
+    sent, end = 0, time.monotonic() + flood_s
+    while sent < 10 or time.monotonic() < end:
+        try:
+            os.kill(runner.pid, signal.SIGINT)
+        except ProcessLookupError:
+            break
+        sent += 1
+    out, err = runner.communicate(timeout=60)
+    assert runner.returncode == 130, out + err
+    assert "Traceback" not in err
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert manifest["state"] == "interrupted" and manifest["targets"][0]["status"] == "interrupted"
+
+
+def test_5_sigint_during_start_up_is_no_traceback(tmp_path: Path) -> None:
+    """Ctrl-C at any moment of start-up (imports, parsing, loading, the run's set-up) ends quietly.
+    The driver does what pip's console-script wrapper does. (A signal while the interpreter itself is
+    still starting, before any ncucampaign code runs, shows Python's own traceback: nothing in the
+    package can run that early; that window is now the import of two tiny modules.)"""
+    campaign = tmp_path / "camp.yaml"
+    campaign.write_text('application: {command: ["true"]}\ntargets: [{name: a}]\n')
+    driver = (
+        "import sys; from ncucampaign._entry import main; print('ready', flush=True); "
+        f"sys.argv = ['ncucampaign', 'run', {str(campaign)!r}, '--out', 'runs']; sys.exit(main())"
+    )
+    for delay in (0.01, 0.03, 0.06, 0.1, 0.2, 0.4):
+        runner = subprocess.Popen(
+            [sys.executable, "-c", driver], cwd=tmp_path, env=fake_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert runner.stdout is not None and runner.stdout.readline() == b"ready\n"
+        time.sleep(delay)  # the point of the test: a signal at each moment of start-up
+        runner.send_signal(signal.SIGINT)
+        _, err = runner.communicate(timeout=60)
+        assert b"Traceback" not in err, (delay, err)
+        assert runner.returncode in (130, 0, 1), (delay, runner.returncode, err)
+
+
+@pytest.mark.parametrize("where", ["commands", "loader", "run-setup"])
+def test_5_keyboard_interrupt_anywhere_inside_main_is_exit_130(
+    tmp_path: Path, write_campaign, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    import importlib
+
+    from ncucampaign import _entry
+
+    def interrupt(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    if where == "commands":
+        monkeypatch.setattr(importlib, "import_module", interrupt)
+    elif where == "loader":
+        monkeypatch.setattr("ncucampaign.commands.common.load_campaign", interrupt)
+    else:
+        monkeypatch.setattr("ncucampaign.commands.run.start_run", interrupt)
+    monkeypatch.setattr(sys, "argv", ["ncucampaign", "run", str(campaign), "--out", str(tmp_path / "runs")])
+    monkeypatch.setenv("PATH", fake_env()["PATH"])
+    assert _entry.main() == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_6_sigterm_while_waiting_to_retry_starts_no_new_attempt(tmp_path: Path, write_campaign) -> None:
+    flag = tmp_path / "flaky"
+    campaign = write_campaign(
+        f"- name: flaky\n  kernel_name: rmsnorm_kernel\n  retries: 2\n  retry_delay: 60\n"
+        f"  args: [--flaky-file, {json.dumps(str(flag))}]\n"
+    )
+    runner = start(tmp_path, campaign, fake_env())
+    wait_for(tmp_path, lambda m: m["targets"][0]["attempts"] and m["targets"][0]["attempts"][0]["ended_at"])
+    runner.send_signal(signal.SIGTERM)
+    out, err = runner.communicate(timeout=30)  # well before the 60 s back-off
+    assert runner.returncode == 130, out + err
+    _, manifest = load_manifest(tmp_path / "runs")
+    record = target(manifest, "flaky")
+    assert [a["status"] for a in record["attempts"]] == ["app_failed"]
+    assert record["status"] == "interrupted" and "before attempt 2 started" in record["message"]
+
+
+@pytest.mark.parametrize("refusal", ["other-campaign", "corrupt-manifest"])
+def test_7_a_refused_resume_rewrites_nothing(tmp_path: Path, write_campaign, refusal: str) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 0
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    if refusal == "corrupt-manifest":
+        (run_dir / "manifest.json").write_text("{not json")
+        resumed_with = campaign
+    else:
+        resumed_with = write_campaign("- name: b\n  kernel_name: rmsnorm_kernel\n", name="other.yaml")
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()}
+    done = run_cli("run", str(resumed_with), "--resume", str(run_dir), cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 2
+    after = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file() and p.name != ".lock"}
+    assert after == {name: data for name, data in before.items() if name != ".lock"}
+
+
+def test_8_a_working_directory_that_is_a_file_is_refused_before_running(tmp_path: Path, write_campaign) -> None:
+    (tmp_path / "afile").write_text("")
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n", application_extra="  cwd: afile\n")
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 2 and "afile is not a directory" in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def finished_run(tmp_path: Path, write_campaign) -> Path:
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 0
+    return (tmp_path / "runs" / "camp" / "latest").resolve()
+
+
+def test_9_report_output_never_replaces_links_devices_or_folders(tmp_path: Path, write_campaign) -> None:
+    run_dir = finished_run(tmp_path, write_campaign)
+    fifo, link, kept, folder = tmp_path / "fifo", tmp_path / "link.html", tmp_path / "kept.txt", tmp_path / "dir"
+    os.mkfifo(fifo)
+    kept.write_text("keep me")
+    link.symlink_to(kept)
+    folder.mkdir()
+    cases = {
+        str(fifo): 3,
+        str(link): 3,
+        str(folder): 2,
+        str(tmp_path / "missing" / "r.html"): 2,
+        str(tmp_path / ("x" * 300 + ".html")): 3,
+    }
+    for output, code in cases.items():
+        done = run_cli("report", str(run_dir), "-o", output, cwd=tmp_path)
+        no_crash(done)
+        assert done.returncode == code, (output, done.stderr)
+    assert fifo.is_fifo() and link.is_symlink() and kept.read_text() == "keep me" and folder.is_dir()
+    assert run_cli("report", str(run_dir), "-o", str(tmp_path / "r.html"), cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("lock", ["symlink", "dangling", "directory", "fifo"])
+def test_10_a_hostile_lock_file_is_refused_and_nothing_is_written_through_it(
+    tmp_path: Path, write_campaign, lock: str
+) -> None:
+    run_dir = finished_run(tmp_path, write_campaign)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (run_dir / ".lock").unlink()
+    if lock == "symlink":
+        (run_dir / ".lock").symlink_to(victim)
+    elif lock == "dangling":
+        (run_dir / ".lock").symlink_to(tmp_path / "nowhere")
+    elif lock == "directory":
+        (run_dir / ".lock").mkdir()
+    else:
+        os.mkfifo(run_dir / ".lock")
+    done = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 3 and ".lock" in done.stderr
+    assert victim.read_text() == "precious" and not (tmp_path / "nowhere").exists()
+
+
+def test_10_links_inside_a_run_directory_are_refused_on_resume(tmp_path: Path, write_campaign) -> None:
+    run_dir = finished_run(tmp_path, write_campaign)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (run_dir / "logs" / "a.log").unlink()
+    (run_dir / "logs" / "a.log").symlink_to(victim)
+    done = run_cli("run", "--resume", str(run_dir), "--rerun-failed", cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 3 and "symbolic links" in done.stderr
+    assert victim.read_text() == "precious"
+
+
+def test_11_a_closed_pipe_a_full_output_and_a_deleted_directory(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("\n".join(f"- name: t{i}\n  kernel_name: k{i}" for i in range(300)))
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "plan", str(campaign)],
+        cwd=tmp_path,
+        env=fake_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None and reader.stdout.readline()  # `| head -1`
+    reader.stdout.close()
+    assert reader.wait(timeout=60) == 1
+    assert b"Traceback" not in (reader.stderr.read() if reader.stderr else b"")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "plan", str(campaign)],
+            cwd=tmp_path,
+            env=fake_env(),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    assert done.returncode == 3 and "No space left on device" in done.stderr, done.stderr
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); from ncucampaign.cli import main; sys.exit(main(['plan', {str(campaign)!r}]))"
+    done = subprocess.run([sys.executable, "-c", script], env=fake_env(), capture_output=True, text=True)
+    assert done.returncode == 3 and "current directory no longer exists" in done.stderr, done.stderr
