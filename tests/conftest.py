@@ -88,3 +88,11 @@ def alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """How many hostile cases the generated suite ran (the closing note reports it)."""
+    suite = sys.modules.get("tests.test_hostile_suite")
+    if suite is not None and suite.CASES:
+        counts = ", ".join(f"{count} {kind}" for kind, count in sorted(suite.CASES.items()))
+        terminalreporter.write_line(f"hostile inputs: {sum(suite.CASES.values())} cases ({counts})")

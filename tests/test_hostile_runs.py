@@ -24,7 +24,9 @@ def no_crash(done: subprocess.CompletedProcess[str]) -> None:
 
 
 def test_1_a_truncated_report_fails_its_target_and_the_campaign_goes_on(tmp_path: Path, write_campaign) -> None:
-    campaign = write_campaign("- name: cut\n  kernel_name: rmsnorm_kernel\n- name: next\n  kernel_name: rmsnorm_kernel\n")
+    campaign = write_campaign(
+        "- name: cut\n  kernel_name: rmsnorm_kernel\n- name: next\n  kernel_name: rmsnorm_kernel\n"
+    )
     done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=fake_env(FAKE_NCU_TRUNCATE="0.5"))
     no_crash(done)
     assert done.returncode == 1
@@ -328,3 +330,34 @@ def test_11_a_closed_pipe_a_full_output_and_a_deleted_directory(tmp_path: Path, 
     script = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); from ncucampaign.cli import main; sys.exit(main(['plan', {str(campaign)!r}]))"
     done = subprocess.run([sys.executable, "-c", script], env=fake_env(), capture_output=True, text=True)
     assert done.returncode == 3 and "current directory no longer exists" in done.stderr, done.stderr
+
+
+CRASHER = ROOT / "tests" / "fixtures" / "damaged" / "aborts_the_reader.ncu-rep"  # nvtx_rangefilter, bits flipped
+
+
+def test_1_a_report_that_crashes_the_native_reader_crashes_nothing_of_ours(tmp_path: Path, write_campaign) -> None:
+    """NVIDIA's reader aborts the process (SIGABRT, a protobuf check) on this bit-flipped report: it is
+    read in a worker process, so summarize says so and a run classifies the attempt."""
+    pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
+    crashed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from ncucampaign.results.reader import read_results as r; r(__import__('pathlib').Path(sys.argv[1]))",
+            str(CRASHER),
+        ],
+        capture_output=True,
+    )
+    assert crashed.returncode == -signal.SIGABRT  # what would have happened in our own process
+    done = run_cli("summarize", str(CRASHER), cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 2 and "the report reader crashed on it" in done.stderr
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "name_exact.ncu-rep").write_bytes(CRASHER.read_bytes())  # the fake ncu copies this one
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=fake_env(FAKE_NCU_REPORTS=str(reports)))
+    no_crash(done)
+    assert done.returncode == 1
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert target(manifest, "a")["status"] == "profiler_error" and "crashed" in target(manifest, "a")["message"]

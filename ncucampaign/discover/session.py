@@ -31,7 +31,8 @@ from ncucampaign.execute.signals import StopRequest
 from ncucampaign.execute.status import Status
 from ncucampaign.execute.store import RunStore
 from ncucampaign.plan.expand import Invocation, Plan, build_plan
-from ncucampaign.results.reader import Launch, nvtx_selected, read_launches
+from ncucampaign.results.isolated import nvtx_selected, read_launches
+from ncucampaign.results.reader import Launch
 from ncucampaign.spec.loader import LoadedCampaign, parse_campaign
 from ncucampaign.spec.model import Target
 

@@ -32,8 +32,9 @@ def now_iso() -> str:
 class ReportReader(Protocol):
     """Reads what a report holds; the results stage provides it (execution does not read reports itself)."""
 
-    def count(self, report: Path) -> int | None: ...
-    def results(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord]: ...
+    def read(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord] | None:
+        """Every result; None when there is no reader; ReportUnreadable when the report is damaged."""
+        ...
 
 
 class AttemptHost(Protocol):
@@ -59,6 +60,7 @@ class Judged:
     results: int | None
     results_from: str
     readable: bool = True  # False: the report exists but is damaged
+    read: list[ResultRecord] | None = None  # what the report holds (None: no reader, or no report)
 
 
 class TargetAttempts:
@@ -89,9 +91,7 @@ class TargetAttempts:
         )
         retrying(self.attempt)
         report = self._report_info()
-        wanted = tuple(self.inv.options.metrics or ())
-        console = self.last.console if self.last else ConsoleSummary()
-        results = self._results(wanted, console) if report is not None else []
+        results = (self.last.read or []) if report is not None and self.last is not None else []
 
         def finish() -> None:
             self.record.seconds = round(sum(a.seconds for a in self.record.attempts[self.first_attempt :]), 3)
@@ -99,12 +99,6 @@ class TargetAttempts:
             self.record.results = results
 
         self.host.commit(finish)
-
-    def _results(self, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord]:
-        try:
-            return self.host.reader.results(self.report, wanted, console)
-        except ReportUnreadable:
-            return []  # the attempt's verdict already says so
 
     def _before_sleep(self, state: object) -> None:
         wait = getattr(getattr(state, "next_action", None), "sleep", 0.0)
@@ -165,11 +159,14 @@ class TargetAttempts:
     def _judge(self, outcome: ProcessOutcome, log_offset: int) -> Judged:
         console = parse_console(self.host.store.read_log(self.inv.name, log_offset))
         exists = self.report.is_file()
-        unreadable = None
-        try:
-            counted = self.host.reader.count(self.report) if exists else None
+        unreadable, read = None, None
+        try:  # read once per attempt: the count decides the verdict, the results go to the manifest
+            read = (
+                self.host.reader.read(self.report, tuple(self.inv.options.metrics or ()), console) if exists else None
+            )
         except ReportUnreadable as exc:
-            counted, unreadable = None, str(exc)
+            unreadable = str(exc)
+        counted = len(read) if read is not None else None
         if counted == 0:  # ncu writes no report when it profiled nothing: an empty one is damaged
             counted, unreadable = None, f"{self.report.name} holds no results"
         results, source = (counted, "report") if counted is not None else (console.profiled, "console")
@@ -187,7 +184,7 @@ class TargetAttempts:
         if unreadable and verdict.status in (Status.OK, Status.INCOMPLETE):
             profiled = f"; ncu's console shows {console.profiled} profiled" if console.profiled else ""
             verdict = Verdict(Status.PROFILER_ERROR, True, f"the report cannot be read ({unreadable}){profiled}")
-        return Judged(verdict, console, exists, results, source, readable=exists and not unreadable)
+        return Judged(verdict, console, exists, results, source, readable=exists and not unreadable, read=read)
 
     def _record(self, attempt: AttemptRecord, outcome: ProcessOutcome, judged: Judged) -> None:
         message = judged.verdict.message

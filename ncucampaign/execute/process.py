@@ -248,6 +248,23 @@ class _Tail:
         self._thread.join(timeout=5)
 
 
+def run_python(args: Sequence[str], timeout: float, env_additions: Mapping[str, str]) -> tuple[int | None, str]:
+    """This Python with `args` (a worker module): (exit code, stdout); code None when it timed out.
+    A negative code is the signal that ended it."""
+    try:
+        done = subprocess.run(
+            [sys.executable, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env_additions},
+        )
+    except subprocess.TimeoutExpired:
+        return None, ""
+    return done.returncode, done.stdout
+
+
 def probe(argv: Sequence[str], timeout: float = 15.0, cwd: Path | None = None) -> str | None:
     """Run a short informational command; its stdout, or None when it is missing or fails."""
     try:

@@ -13,7 +13,7 @@ from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.classify import ConsoleSummary
 from ncucampaign.execute.manifest import MetricValue, ProcessInfo, ResultRecord
 from ncucampaign.execute.process import probe
-from ncucampaign.results.reader import count_results, read_results
+from ncucampaign.results.isolated import read_results
 
 
 def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummary, ncu: str) -> list[ResultRecord]:
@@ -62,16 +62,13 @@ def parse_process_columns(text: str) -> dict[int, ProcessInfo]:
 
 @dataclass(frozen=True)
 class NcuReportReader:
-    """The execution stage's ReportReader: counts and results through ncu_report."""
+    """The execution stage's ReportReader: results through ncu_report, in a worker process."""
 
     ncu: str
 
-    def count(self, report: Path) -> int | None:
-        return count_results(report, self.ncu)
-
-    def results(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord]:
-        """Empty without a reader: the manifest then says nothing rather than guess (results_from: console)."""
+    def read(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord] | None:
+        """None without a reader: the manifest then says nothing rather than guess (results_from: console)."""
         try:
             return result_records(report, wanted, console, self.ncu)
         except NoReportReader:
-            return []
+            return None

@@ -1,0 +1,62 @@
+"""Report reading through `reader_worker` in a child process, so that a damaged report can crash
+NVIDIA's native reader but never the runner or the command. What callers outside this module use."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.errors import NoReportReader, ReportUnreadable
+from ncucampaign.execute.process import run_python
+from ncucampaign.results.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
+
+READ_TIMEOUT_S = 600.0  # a 16 MB report of many kernels reads in seconds; this only stops a hang
+
+
+def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
+    if ncu_report_module(ncu) is None:  # importing the module is safe; reading a damaged report is not
+        raise NoReportReader(NO_READER)
+    request = json.dumps({"op": op, "report": str(report), "ncu": ncu, **fields})
+    here = str(Path(__file__).resolve().parents[2])  # the folder holding this ncucampaign package
+    path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
+    code, out = run_python(["-m", "ncucampaign.results.reader_worker", request], READ_TIMEOUT_S, {"PYTHONPATH": path})
+    if code is None:
+        raise ReportUnreadable(f"{report}: reading it took longer than {READ_TIMEOUT_S:g} s")
+    if code != 0:
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        raise ReportUnreadable(f"{report}: corrupt or truncated report (the report reader crashed on it: {how})")
+    try:
+        reply = json.loads(out)
+    except ValueError:
+        raise ReportUnreadable(f"{report}: the report reader gave no answer") from None
+    if "ok" in reply:
+        return reply["ok"]
+    if reply.get("error") == "no_reader":
+        raise NoReportReader(reply.get("message", NO_READER))
+    raise ReportUnreadable(reply.get("message", f"{report}: unreadable"))
+
+
+def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[MeasuredResult]:
+    rows = _ask("results", report, ncu, wanted=list(wanted))
+    return [
+        MeasuredResult(
+            **{
+                **row,
+                "grid": tuple(row["grid"]) if row["grid"] else None,
+                "block": tuple(row["block"]) if row["block"] else None,
+                "nvtx": tuple(row["nvtx"]),
+                "metrics": {name: tuple(pair) for name, pair in row["metrics"].items()},
+            }
+        )
+        for row in rows
+    ]
+
+
+def read_launches(report: Path, ncu: str | None = None) -> list[Launch]:
+    return [Launch(**{**row, "nvtx": tuple(row["nvtx"])}) for row in _ask("launches", report, ncu)]
+
+
+def nvtx_selected(report: Path, includes: list[str], ncu: str | None = None) -> set[tuple[int, int]]:
+    return {(int(pair[0]), int(pair[1])) for pair in _ask("nvtx_selected", report, ncu, includes=includes)}

@@ -1,0 +1,44 @@
+"""`python -m ncucampaign.results.reader_worker REQUEST`: read one report in a process of its own.
+
+NVIDIA's reader is native code: a damaged report can make it abort the whole process (seen: a
+protobuf check failure, SIGABRT, on a bit-flipped report). So reports are read here, and the caller
+(`results.isolated`) turns a crash into ReportUnreadable. REQUEST is JSON {"op", "report", "ncu", ...};
+the answer, on stdout, is JSON {"ok": ...} or {"error": "unreadable" | "no_reader", "message": ...}.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.errors import NoReportReader, ReportUnreadable
+from ncucampaign.results.reader import nvtx_selected, read_launches, read_results
+
+
+def answer(request: dict[str, Any]) -> Any:
+    report, ncu = Path(request["report"]), request.get("ncu")
+    if request["op"] == "results":
+        return [dataclasses.asdict(result) for result in read_results(report, tuple(request["wanted"]), ncu)]
+    if request["op"] == "launches":
+        return [dataclasses.asdict(launch) for launch in read_launches(report, ncu)]
+    if request["op"] == "nvtx_selected":
+        return sorted(nvtx_selected(report, list(request["includes"]), ncu))
+    raise ValueError(f"unknown op {request['op']!r}")
+
+
+def main() -> int:
+    try:
+        reply: dict[str, Any] = {"ok": answer(json.loads(sys.argv[1]))}
+    except NoReportReader as exc:
+        reply = {"error": "no_reader", "message": str(exc)}
+    except ReportUnreadable as exc:
+        reply = {"error": "unreadable", "message": str(exc)}
+    sys.stdout.write(json.dumps(reply))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
