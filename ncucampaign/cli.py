@@ -52,13 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError:
         print("ncucampaign: error: the current directory no longer exists", file=sys.stderr)
         return EXIT_ENVIRONMENT
+    command = None
     try:
         args = build_parser().parse_args(argv)
+        command = args.command
         code = int(args.handler(args))
         sys.stdout.flush()  # a closed pipe or a full disk shows here, not at interpreter exit
         return code
     except CampaignError as exc:
-        print(exc, file=sys.stderr)
+        print(exc.render("; nothing was run." if command in ("run", "discover") else ""), file=sys.stderr)
         return exc.exit_code
     except NcuCampaignError as exc:
         print(f"ncucampaign: error: {printable(str(exc), keep_newlines=True)}", file=sys.stderr)

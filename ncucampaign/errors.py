@@ -7,6 +7,7 @@ never tracebacks. Anything else escaping is a bug and is reported as such (exit 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # Exit codes, documented in README.md ("Exit codes").
 EXIT_OK = 0
@@ -53,20 +54,26 @@ def format_key_path(path: tuple[str | int, ...]) -> str:
 
 
 class CampaignError(UsageError):
-    """A campaign file that cannot be used: bad YAML, unknown keys, wrong types, nonsense values."""
+    """A campaign file that cannot be used: bad YAML, unknown keys, wrong types, nonsense values.
 
-    def __init__(self, file: str, problems: list[Problem]) -> None:
+    Each problem is listed once, in file order. `partial` (a LoadedCampaign of the targets that are
+    valid on their own) lets the planner add its own problems to the same report.
+    """
+
+    def __init__(self, file: str, problems: list[Problem], partial: Any = None) -> None:
         self.file = file
-        self.problems = problems
-        super().__init__(self._render())
+        unique = list(dict.fromkeys(problems))
+        self.problems = sorted(unique, key=lambda problem: problem.line or 0)
+        self.partial = partial
+        super().__init__(self.render())
 
-    def _render(self) -> str:
+    def render(self, outcome: str = "") -> str:
+        """Every problem as file:line: key.path: message, then the count (and `outcome`)."""
         lines = []
         for problem in self.problems:
             where = f"{self.file}:{problem.line}" if problem.line else self.file
             lines.append(printable(f"{where}: {problem.key_path()}: {problem.message}"))
-        count = len(self.problems)
-        lines.append(printable(f"{self.file}: {count} problem{'s' if count != 1 else ''}; nothing was run."))
+        lines.append(printable(f"{self.file}: {plural(len(self.problems), 'problem')}{outcome}"))
         return "\n".join(lines)
 
 
@@ -100,3 +107,8 @@ def printable(text: str, keep_newlines: bool = False) -> str:
     if keep_newlines:
         del table[ord("\n")]
     return text.translate(table)
+
+
+def plural(count: int, noun: str) -> str:
+    """plural(1, 'target') -> '1 target'; plural(2, 'target') -> '2 targets'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

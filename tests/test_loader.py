@@ -42,13 +42,13 @@ def test_scalars_are_accepted_where_lists_are_expected() -> None:
     ("snippet", "expected"),
     [
         ("    kernel_nme: x\n", "5:targets[0].kernel_nme: unknown key 'kernel_nme'; did you mean 'kernel_name'?"),
-        ("    launch_count: 0\n", "5:targets[0].launch_count: Input should be greater than or equal to 1"),
-        ("    launch_skip: -1\n", "5:targets[0].launch_skip: Input should be greater than or equal to 0"),
+        ("    launch_count: 0\n", "5:targets[0].launch_count: must be at least 1"),
+        ("    launch_skip: -1\n", "5:targets[0].launch_skip: must be at least 0"),
         ("    timeout: soon\n", "5:targets[0].timeout: 'soon' is not a duration"),
         ("    range_filter: '8'\n", "5:targets[0].range_filter: use ncu's form"),
         (
             "    nvtx_push_pop_scope: global\n",
-            "5:targets[0].nvtx_push_pop_scope: Input should be 'thread' or 'process'",
+            "5:targets[0].nvtx_push_pop_scope: must be 'thread' or 'process'",
         ),
         ("    env: {A: yes}\n", "5:targets[0].env.A: YAML read this as a boolean"),
         ('    kernel_name: regex:".*attn.*"\n', "5:targets[0].kernel_name: the quotes are part of the value"),
@@ -115,5 +115,6 @@ def test_error_text_has_file_line_and_summary() -> None:
         parse(BASE + "targets:\n  - name: a\n    launch_count: 0\n")
     text = str(caught.value)
     assert text.splitlines()[0].startswith("camp.yaml:5: targets[0].launch_count:")
-    assert text.splitlines()[-1] == "camp.yaml: 1 problem; nothing was run."
+    assert text.splitlines()[-1] == "camp.yaml: 1 problem"
+    assert caught.value.render("; nothing was run.").splitlines()[-1] == "camp.yaml: 1 problem; nothing was run."
     assert caught.value.exit_code == 2

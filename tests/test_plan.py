@@ -88,7 +88,7 @@ def test_matrix_expands_with_predictable_names() -> None:
         ),
         (
             "  - name: a\n    matrix: {launch_count: [1, 0]}\n",
-            "targets[0].matrix.launch_count[1]: Input should be greater than",
+            "targets[0].matrix.launch_count[1]: must be at least 1",
         ),
         ("  - name: a{set}\n", "placeholder {set} is not a key"),
         ("  - name: a\n    matrix: {set: [x, 'x!']}\n", "name 'a-x' is already used by an earlier expansion"),

@@ -240,7 +240,7 @@ def test_interrupting_the_runner_keeps_a_complete_manifest(tmp_path: Path, write
         ),
         (
             "application: {command: x}\ntargets:\n  - name: a\n    launch_count: many\n",
-            "camp.yaml:4: targets[0].launch_count: Input should be a valid integer",
+            "camp.yaml:4: targets[0].launch_count: expected a whole number",
         ),
         (
             "application: {command: x}\ntargets:\n  - name: a\n  - name: a\n",
@@ -248,7 +248,7 @@ def test_interrupting_the_runner_keeps_a_complete_manifest(tmp_path: Path, write
         ),
         (
             "application: {command: x}\ntargets:\n  - name: a\n    launch_count: 0\n",
-            "camp.yaml:4: targets[0].launch_count: Input should be greater than or equal to 1",
+            "camp.yaml:4: targets[0].launch_count: must be at least 1",
         ),
         ("application: {command: x}\ntargets: []\n", "camp.yaml:2: targets: the target list is empty"),
         (

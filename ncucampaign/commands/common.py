@@ -12,9 +12,9 @@ from typing import TextIO
 
 from rich.console import Console
 
-from ncucampaign.errors import UsageError
+from ncucampaign.errors import CampaignError, UsageError
 from ncucampaign.execute.provenance import installed_ncu
-from ncucampaign.plan.expand import Plan, build_plan
+from ncucampaign.plan.expand import Plan, build_plan, plan_problems
 from ncucampaign.plan.lint import lint_plan
 from ncucampaign.spec.loader import LoadedCampaign, load_campaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu
@@ -34,7 +34,13 @@ def ncu_choice(args: argparse.Namespace) -> str | None:
 
 
 def load_plan(file: str, ncu: str | None, only: list[str] | None) -> tuple[LoadedCampaign, Plan]:
-    loaded = load_campaign(file)
+    """The validated campaign and its plan; one CampaignError with every problem of the file."""
+    try:
+        loaded = load_campaign(file)
+    except CampaignError as exc:
+        if exc.partial is None:
+            raise
+        raise CampaignError(exc.file, [*exc.problems, *plan_problems(exc.partial)]) from None
     plan = build_plan(loaded, ncu)
     if only:
         try:

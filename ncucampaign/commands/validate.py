@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ncucampaign.commands.common import add_ncu_option, installed, load_plan, ncu_choice, print_warnings
-from ncucampaign.errors import EXIT_OK, EXIT_USAGE, CampaignError, NcuCampaignError
+from ncucampaign.errors import EXIT_OK, EXIT_USAGE, CampaignError, NcuCampaignError, plural
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -25,13 +25,13 @@ def run(args: argparse.Namespace) -> int:
             loaded, plan = load_plan(file, None, None)
         except NcuCampaignError as exc:
             failed += 1
-            print(exc if isinstance(exc, CampaignError) else f"ncucampaign: error: {exc}", file=sys.stderr)
+            print(exc.render() if isinstance(exc, CampaignError) else f"ncucampaign: error: {exc}", file=sys.stderr)
             continue
         warned = print_warnings(loaded, plan, ncu, sys.stdout)
         targets = len({inv.target_index for inv in plan.invocations})
-        summary = f"{targets} targets, {len(plan.invocations)} ncu invocations"
+        summary = f"{plural(targets, 'target')}, {plural(len(plan.invocations), 'ncu invocation')}"
         if warned:
-            summary += f", {warned} warning{'s' if warned != 1 else ''}"
+            summary += f", {plural(warned, 'warning')}"
         if warned and args.strict:
             failed += 1
             print(f"{file}: not ok ({summary}; --strict)")

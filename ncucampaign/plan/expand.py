@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import math
 import os
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +16,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from ncucampaign.errors import Problem
+from ncucampaign.plan.checks import too_many_invocations, unknown_codes
+from ncucampaign.plan.command import PlanProblems, command_argv
 from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.messages import message_for
 from ncucampaign.spec.model import NAME_PATTERN, OPTION_KEYS, Target, TargetOptions, field_name, keys_set, option_value
 
 DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
 DEFAULT_RETRY_DELAY_S = 10.0
 DEFAULT_STOP_GRACE_S = 20.0
-MAX_INVOCATIONS = 20_000  # README, "Limits"
 
 
 @dataclass(frozen=True)
@@ -74,25 +74,9 @@ class Plan:
         return [inv.name for inv in self.invocations]
 
 
-class PlanProblems(Exception):
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__(problems)
-        self.problems = problems
-
-
 def build_plan(loaded: LoadedCampaign, ncu: str | None = None) -> Plan:
     """Expand and resolve every target; raises the campaign's CampaignError listing all problems."""
-    too_many = _too_many_invocations(loaded)
-    if too_many:
-        raise loaded.error([too_many])
-    problems: list[Problem] = []
-    invocations: list[Invocation] = []
-    for index, target in enumerate(loaded.campaign.targets):
-        try:
-            invocations.extend(_expand_target(loaded, index, target))
-        except PlanProblems as exc:
-            problems.extend(exc.problems)
-    problems.extend(_duplicate_names(invocations))
+    invocations, problems = expand(loaded)
     if problems:
         raise loaded.error(problems)
     return Plan(
@@ -103,19 +87,26 @@ def build_plan(loaded: LoadedCampaign, ncu: str | None = None) -> Plan:
     )
 
 
-def _too_many_invocations(loaded: LoadedCampaign) -> Problem | None:
-    """Counted before anything is expanded: a few matrix lists can multiply into millions."""
-    sizes = [math.prod(len(values) for values in (t.matrix or {}).values()) for t in loaded.campaign.targets]
-    total = sum(sizes)
-    if total <= MAX_INVOCATIONS:
-        return None
-    biggest = max(range(len(sizes)), key=sizes.__getitem__)
-    where: tuple[str | int, ...] = ("targets", biggest, "matrix") if sizes[biggest] > 1 else ("targets",)
-    return Problem(
-        where,
-        f"the campaign expands to {total:,} ncu invocations (targets[{biggest}] alone to {sizes[biggest]:,}); "
-        f"the limit is {MAX_INVOCATIONS:,}",
-    )
+def plan_problems(loaded: LoadedCampaign) -> list[Problem]:
+    """What planning finds wrong (matrices, names, commands), located; for a partial campaign too."""
+    problems = expand(loaded)[1]
+    return loaded.error(problems).problems if problems else []
+
+
+def expand(loaded: LoadedCampaign) -> tuple[list[Invocation], list[Problem]]:
+    too_many = too_many_invocations(loaded)
+    if too_many:
+        return [], [too_many]
+    problems: list[Problem] = []
+    invocations: list[Invocation] = []
+    for position, target in enumerate(loaded.campaign.targets):
+        try:
+            invocations.extend(_expand_target(loaded, loaded.index_of(position), target))
+        except PlanProblems as exc:
+            problems.extend(exc.problems)
+    problems.extend(_duplicate_names(invocations))
+    problems.extend(unknown_codes(loaded))
+    return invocations, problems
 
 
 def _duplicate_names(invocations: list[Invocation]) -> list[Problem]:
@@ -180,7 +171,7 @@ def _checked_matrix(target: Target, here: tuple[str | int, ...]) -> list[tuple[s
             try:
                 option = TargetOptions.model_validate({key: value})
             except ValidationError as exc:
-                message = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+                message = message_for(exc.errors(include_url=False)[0], (*where, position))
                 problems.append(Problem((*where, position), message))
                 continue
             validated.append(option_value(option, key))
@@ -229,6 +220,9 @@ def _resolve_options(
             values[name] = getattr(defaults, name)
     env = {**(defaults.env or {}), **(target.env or {}), **(chosen.get("env") or {})}
     values["env"] = env or None
+    # Codes silenced in defaults stay silenced: a target's lint_ignore adds to them.
+    ignored = (*(defaults.lint_ignore or ()), *(target.lint_ignore or ()), *(chosen.get("lint_ignore") or ()))
+    values["lint_ignore"] = tuple(dict.fromkeys(ignored)) or None
     values.update(_implied(values, here))
     return TargetOptions.model_construct(**values)
 
@@ -265,7 +259,7 @@ def _invocation(
     here: tuple[str | int, ...] = ("targets", index)
     command = target.command if target.command is not None else app.command
     where = (*here, "command") if target.command is not None else ("application", "command")
-    app_argv = _command_argv(command, app.shell, where) + tuple(options.args or ())
+    app_argv = command_argv(command, app.shell, where) + tuple(options.args or ())
     env = {**app.env, **(options.env or {})}
     cwd = (loaded.base_dir / app.cwd) if app.cwd else loaded.base_dir
     return Invocation(
@@ -282,15 +276,3 @@ def _invocation(
         retry_delay=options.retry_delay if options.retry_delay is not None else DEFAULT_RETRY_DELAY_S,
         stop_grace=options.stop_grace if options.stop_grace is not None else DEFAULT_STOP_GRACE_S,
     )
-
-
-def _command_argv(command: tuple[str, ...] | str, shell: bool, where: tuple[str | int, ...]) -> tuple[str, ...]:
-    if shell:
-        text = command if isinstance(command, str) else shlex.join(command)
-        return ("/bin/sh", "-c", text)
-    if isinstance(command, str):
-        try:
-            return tuple(shlex.split(command))
-        except ValueError as exc:
-            raise PlanProblems([Problem(where, f"cannot split the command like a shell would: {exc}")]) from None
-    return tuple(command)

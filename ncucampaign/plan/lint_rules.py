@@ -5,6 +5,7 @@ triggers it and one that does not in tests/test_lint.py. The reasons cite docs/n
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -100,14 +101,20 @@ def unbounded_expensive(c: Context) -> Found:
     o = c.options
     sections = o.sections or ()
     big_set = o.section_set in EXPENSIVE_SETS
-    if (big_set or len(sections) >= MANY_SECTIONS) and o.launch_count is None:
-        what = f"set {o.section_set!r}" if big_set else f"{len(sections)} sections"
+    if o.launch_count is not None:
+        return
+    if big_set:
+        cost = "--set full: 37 passes, 3-4 s a kernel on an H200" if o.section_set == "full" else "many passes"
         yield (
-            (*c.here, "set" if big_set else "sections"),
-            (
-                f"{what} replays every matching launch many times (--set full: 37 passes, 3-4 s a kernel on an "
-                "H200) and no launch_count bounds it; add launch_count (the manual: --launch-count 1)."
-            ),
+            (*c.here, "set"),
+            f"set {o.section_set!r} replays every matching launch many times ({cost}) and no launch_count "
+            "bounds it; add launch_count (the manual: --launch-count 1).",
+        )
+    elif len(sections) >= MANY_SECTIONS:
+        yield (
+            (*c.here, "sections"),
+            f"{len(sections)} sections replay every matching launch once per pass of each (SpeedOfLight alone: "
+            "about 0.4 s a kernel on an H200) and no launch_count bounds it; add launch_count.",
         )
 
 
@@ -154,12 +161,11 @@ def not_installed(c: Context) -> Found:
     version = installed.version or "?"
     for position, section in enumerate(o.sections or ()):
         if not split_regex(section)[0] and section not in installed.sections:
+            close = difflib.get_close_matches(section, sorted(installed.sections), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else "see `ncu --list-sections`"
             yield (
                 (*c.here, "sections", position),
-                (
-                    f"section {section!r} is not listed by the installed ncu ({version}); ncu will refuse it. "
-                    "See `ncu --list-sections`."
-                ),
+                f"section {section!r} is not listed by the installed ncu ({version}); ncu will refuse it: {hint}",
             )
     if o.section_set and o.section_set not in installed.sets:
         yield (

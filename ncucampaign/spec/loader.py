@@ -6,7 +6,6 @@ suggestion for unknown keys. Pure apart from reading the file.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 from collections.abc import Mapping
@@ -14,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ncucampaign.errors import CampaignError, Problem, UsageError
+from ncucampaign.spec.messages import problems_from_pydantic
 from ncucampaign.spec.model import NAME_PATTERN, Application, Campaign, Target, TargetOptions
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, KeyPath, line_for, parse_yaml
 
@@ -31,6 +31,12 @@ class LoadedCampaign:
     campaign: Campaign
     name: str
     lines: Mapping[KeyPath, int] = field(repr=False)
+    # Where each of campaign.targets stands in the file; a partial campaign (the valid targets of a
+    # file with problems, checked further by the planner) holds fewer targets than the file.
+    target_indexes: tuple[int, ...] | None = None
+
+    def index_of(self, position: int) -> int:
+        return self.target_indexes[position] if self.target_indexes is not None else position
 
     @property
     def base_dir(self) -> Path:
@@ -71,87 +77,60 @@ def parse_campaign(text: str, file: Path, sha256: str = "") -> LoadedCampaign:
         raise CampaignError(str(file), [Problem((), "the file is empty; a campaign needs application and targets")])
     if not isinstance(data, dict):
         raise CampaignError(str(file), [Problem((), "the top level must be a mapping (key: value)", 1)])
+    name = data.get("name") if isinstance(data.get("name"), str) else file.stem
+    naming = [] if re.match(NAME_PATTERN, name) or "name" in data else [_bad_file_name(file)]
     try:
         campaign = Campaign.model_validate(data)
     except ValidationError as exc:
-        raise CampaignError(str(file), _problems_from_pydantic(exc, data, lines)) from None
-    name = campaign.name or _name_from_file(file)
-    if not re.match(NAME_PATTERN, name):
-        raise CampaignError(
-            str(file),
-            [Problem(("name",), f"the file name {file.stem!r} is not usable as a campaign name; set 'name:'", 1)],
-        )
+        partial = _partial(data, file, text, sha256, name, lines)
+        found = problems_from_pydantic(exc, data, lines) + naming + _same_names(data, lines)
+        raise CampaignError(str(file), found, partial) from None
+    if naming:
+        raise CampaignError(str(file), naming)
     return LoadedCampaign(file, text, sha256, campaign, name, lines)
 
 
-def _name_from_file(file: Path) -> str:
-    return file.stem
+def _bad_file_name(file: Path) -> Problem:
+    return Problem(("name",), f"the file name {file.stem!r} is not usable as a campaign name; set 'name:'", 1)
 
 
-# --- pydantic errors -> problems ----------------------------------------------------------------------
+def _same_names(data: dict[str, Any], lines: dict[KeyPath, int]) -> list[Problem]:
+    """Targets named alike, found even when some of them are invalid (the planner checks expanded
+    names of valid campaigns; its message is the same, so a name is never reported twice)."""
+    raw = data.get("targets") if isinstance(data.get("targets"), list) else []
+    first: dict[str, int] = {}
+    problems = []
+    for index, target in enumerate(raw):
+        name = target.get("name") if isinstance(target, dict) else None
+        if not isinstance(name, str) or "{" in name:
+            continue
+        earlier = first.setdefault(name, index)
+        if earlier != index:
+            path = ("targets", index, "name")
+            message = f"name {name!r} is already used by targets[{earlier}]"
+            problems.append(Problem(path, message, line_for(lines, path)))
+    return problems
 
 
-def _problems_from_pydantic(exc: ValidationError, data: dict[str, Any], lines: dict[KeyPath, int]) -> list[Problem]:
-    merged: dict[KeyPath, list[str]] = {}
-    for error in exc.errors(include_url=False):
-        path = _data_path(data, tuple(error["loc"]), error["type"])
-        if error["type"] == "too_short" and path == ("targets",) and data.get("targets"):
-            continue  # pydantic's echo of failed items, not an empty list
-        message = _message(error, path)
-        messages = merged.setdefault(path, [])
-        if message not in messages:
-            messages.append(message)
-    return [
-        Problem(path, "; or ".join(messages), line_for(lines, path))
-        for path, messages in sorted(merged.items(), key=lambda item: line_for(lines, item[0]) or 0)
-    ]
-
-
-def _data_path(data: Any, loc: KeyPath, error_type: str) -> KeyPath:
-    """Keep the parts of pydantic's location that are keys of the data (drop union-member tags)."""
-    kept: list[str | int] = []
-    current = data
-    for position, part in enumerate(loc):
-        in_dict = isinstance(current, dict) and part in current
-        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
-        if in_dict or in_list:
-            kept.append(part)
-            current = current[part]
-        elif position == len(loc) - 1 and error_type == "missing":
-            kept.append(part)
-    return tuple(kept)
-
-
-def _message(error: Mapping[str, Any], path: KeyPath) -> str:
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        key = str(path[-1]) if path else "?"
-        allowed = _allowed_keys(path[:-1])
-        hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-        suggestion = f"; did you mean '{hint[0]}'?" if hint else f" (allowed: {', '.join(sorted(allowed))})"
-        return f"unknown key '{key}'{suggestion}"
-    if kind == "missing":
-        return "required key is missing"
-    if kind == "too_short" and path and path[-1] == "targets":
-        return "the target list is empty; add at least one target"
-    if kind in ("tuple_type", "string_type") and path and path[-1] == "command":
-        return "expected a list of strings (argv) or one command string"
-    message = str(error["msg"])
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
-    if kind == "string_pattern_mismatch" and path and path[-1] == "name":
-        message = "a name may hold letters, digits, '_', '-' and '.', must not start with '.' or '-', max 100"
-    if kind == "string_pattern_mismatch" and path and path[-1] == "range_filter":
-        message = "use ncu's form [yes|no]:<start/stop instances>:<NVTX instances>, e.g. '::8' or '::(4|8)'"
-    return message
-
-
-def _allowed_keys(parent: KeyPath) -> list[str]:
-    model: type[BaseModel] = Campaign
-    if parent[:1] == ("application",):
-        model = Application
-    elif parent[:1] == ("defaults",):
-        model = TargetOptions
-    elif parent[:1] == ("targets",) and len(parent) >= 2:
-        model = Target
-    return [info.alias or name for name, info in model.model_fields.items()]
+def _partial(
+    data: dict[str, Any], file: Path, text: str, sha256: str, name: str, lines: dict[KeyPath, int]
+) -> LoadedCampaign | None:
+    """The targets that are valid on their own, so that the planner can report its problems too
+    (duplicate names, matrices) in the same pass; None when the application itself is invalid."""
+    try:
+        application = Application.model_validate(data.get("application"))
+    except ValidationError:
+        return None
+    try:
+        defaults = TargetOptions.model_validate(data.get("defaults") or {})
+    except ValidationError:
+        defaults = TargetOptions()
+    raw_targets = data.get("targets") if isinstance(data.get("targets"), list) else []
+    valid: list[tuple[int, Target]] = []
+    for index, raw in enumerate(raw_targets):
+        try:
+            valid.append((index, Target.model_validate(raw)))
+        except ValidationError:
+            continue
+    campaign = Campaign.model_construct(application=application, defaults=defaults, targets=tuple(t for _, t in valid))
+    return LoadedCampaign(file, text, sha256, campaign, name, lines, tuple(i for i, _ in valid))

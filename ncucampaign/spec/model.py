@@ -8,79 +8,52 @@ cannot give.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ncucampaign.spec.ncu_catalog import check_extra_args
 from ncucampaign.spec.ncu_grammar import split_regex
+from ncucampaign.spec.values import (
+    CommaList,
+    Command,
+    Delay,
+    Devices,
+    EnvMap,
+    Seconds,
+    ShellWords,
+    StrList,
+    check_not_shell_quoted,
+)
 
 # A target name becomes a file name (reports/<name>.ncu-rep, logs/<name>.log) and part of ncu's -o
 # argument, where '%' starts a macro: letters, digits, '_', '-', '.', not starting with '.' or '-'.
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$"
 # Before matrix expansion a name may hold {key} placeholders.
 TEMPLATE_NAME_PATTERN = r"^[A-Za-z0-9_{][A-Za-z0-9_.{}-]{0,99}$"
-ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 RANGE_FILTER_PATTERN = r"^(yes|no|on|off)?:[^:]*:[^:]*$"
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
-_DURATION_UNIT = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
-def _one_or_many(value: Any) -> Any:
-    """Accept a single scalar where a list is expected: `sections: SpeedOfLight`."""
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return [value]
-    return value
-
-
-def _comma_list(value: Any) -> Any:
-    """Accept ncu's own comma-separated form too: `metrics: a,b` or `devices: "0,1"`."""
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return _one_or_many(value)
-
-
-def _duration(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("a duration is a number of seconds or a string such as '90s', '10m', '1h'")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        match = _DURATION.match(value)
-        if not match:
-            raise ValueError(f"{value!r} is not a duration: use seconds (600) or '90s', '10m', '1h'")
-        return float(match.group(1)) * _DURATION_UNIT[match.group(2)]
-    return value
-
-
-def _env_value(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError('YAML read this as a boolean; quote it ("1", "true") to pass a string')
-    if isinstance(value, int | float):
-        return str(value)
-    return value
-
-
-# json_schema_input_type: the schema shows what a campaign file may hold, not the normalized value.
-StrList = Annotated[tuple[str, ...], BeforeValidator(_one_or_many, json_schema_input_type=str | list[str])]
-CommaList = Annotated[tuple[str, ...], BeforeValidator(_comma_list, json_schema_input_type=str | list[str])]
-_PositiveSeconds = Annotated[float, Field(gt=0)]
-_DurationText = Annotated[str, Field(pattern=_DURATION.pattern)]
-Seconds = Annotated[
-    _PositiveSeconds, BeforeValidator(_duration, json_schema_input_type=_PositiveSeconds | _DurationText)
-]
-EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float)]
-EnvMap = dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], EnvValue]
-_Device = Annotated[int, Field(ge=0)]
-Devices = Annotated[
-    tuple[_Device, ...], BeforeValidator(_comma_list, json_schema_input_type=_Device | str | list[_Device])
-]
 
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Values that become ncu arguments as they are (the application's args and env are the application's).
+_NCU_TEXT_FIELDS = (
+    "section_set",
+    "sections",
+    "metrics",
+    "nvtx_include",
+    "nvtx_exclude",
+    "range_filter",
+    "kernel_name",
+    "kernel_id",
+    "python_include",
+    "python_exclude",
+    "native_include",
+    "native_exclude",
+    "target_processes_filter",
+)
 
 
 class TargetOptions(Frozen):
@@ -143,18 +116,24 @@ class TargetOptions(Frozen):
     cache_control: Literal["all", "none"] | None = Field(None, description="--cache-control")
     clock_control: Literal["base", "none", "boost", "force-boost"] | None = Field(None, description="--clock-control")
 
-    extra_args: StrList | None = Field(
-        None, description="ncu options the schema does not model, checked against ncu's option list"
+    extra_args: ShellWords | None = Field(
+        None,
+        description="ncu options the schema does not model, checked against ncu's option list (a string is split "
+        "like a shell would)",
     )
 
     # The workload
-    args: StrList | None = Field(None, description="arguments appended to the application command")
+    args: ShellWords | None = Field(
+        None, description="arguments appended to the application command (a string is split like a shell would)"
+    )
     env: EnvMap | None = Field(None, description="environment additions (merged over application.env)")
 
     # Running
     timeout: Seconds | None = Field(None, description="seconds (or '10m') before the attempt is stopped")
     retries: int | None = Field(None, ge=0, le=20, description="extra attempts after a transient failure")
-    retry_delay: float | None = Field(None, ge=0, description="seconds before the first retry (doubles each time)")
+    retry_delay: Delay | None = Field(
+        None, description="seconds (or '30s', '1m') before the first retry (doubles each time); 0: at once"
+    )
     lint_ignore: StrList | None = Field(None, description="warning codes to silence, e.g. [NCU001]")
     stop_grace: Seconds | None = Field(
         None, description="seconds ncu gets after SIGINT to write its report, then again after SIGTERM (default 20)"
@@ -190,27 +169,16 @@ class TargetOptions(Frozen):
     @field_validator("kernel_name", "kernel_id")
     @classmethod
     def _regex_not_empty(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        _, body = split_regex(value)
-        if not body:
+        if value is not None and not split_regex(value)[1]:
             raise ValueError("'regex:' needs an expression after it")
-        if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'":
-            # Copied from a shell command: in YAML the quotes would reach ncu and match nothing.
-            unquoted = value[: len(value) - len(body)] + body[1:-1]
-            raise ValueError(f"the quotes are part of the value here (YAML is not a shell); write {unquoted}")
         return value
 
-
-def _command(value: Any) -> Any:
-    if isinstance(value, list | tuple) and not value:
-        raise ValueError("the command is empty")
-    if isinstance(value, str) and not value.strip():
-        raise ValueError("the command is empty")
-    return value
-
-
-Command = Annotated[tuple[str, ...] | str, BeforeValidator(_command, json_schema_input_type=list[str] | str)]
+    @field_validator(*_NCU_TEXT_FIELDS)
+    @classmethod
+    def _no_shell_quotes(cls, value: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
+        for item in (value,) if isinstance(value, str) else value or ():
+            check_not_shell_quoted(item)
+        return value
 
 
 class Application(Frozen):

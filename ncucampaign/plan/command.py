@@ -1,0 +1,58 @@
+"""The application's command as argv: split like a shell would, refusing the shell syntax that no
+shell will interpret (docs/ncu-behaviour.md: ncucampaign runs no shell unless `shell: true`). Pure."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+
+from ncucampaign.errors import Problem
+
+
+class PlanProblems(Exception):
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def command_argv(command: tuple[str, ...] | str, shell: bool, where: tuple[str | int, ...]) -> tuple[str, ...]:
+    if shell:
+        text = command if isinstance(command, str) else shlex.join(command)
+        return ("/bin/sh", "-c", text)
+    if isinstance(command, str):
+        try:
+            argv = tuple(shlex.split(command))
+        except ValueError as exc:
+            raise PlanProblems([Problem(where, f"cannot split the command like a shell would: {exc}")]) from None
+    else:
+        argv = tuple(command)
+    problem = _shell_syntax(command, argv)
+    if problem:
+        raise PlanProblems([Problem(where, problem)])
+    return argv
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_OPERATORS = {"|", "||", "&", "&&", ";", ">", ">>", "<", "<<", "2>", "2>>", "&>", "2>&1", ">&", "(", ")"}
+
+
+def _shell_syntax(command: tuple[str, ...] | str, argv: tuple[str, ...]) -> str | None:
+    """Shell syntax in a command that no shell runs: `VAR=1 python ...` or `... | tee out` would reach the
+    program as literal arguments (the manual writes `CUDA_VISIBLE_DEVICES=0 ncu ...`)."""
+    leading = list(itertools.takewhile(lambda word: _ASSIGNMENT.match(word), argv))
+    if leading:
+        env = ", ".join(f"{word.split('=', 1)[0]}: {word.split('=', 1)[1]!r}" for word in leading)
+        return f"{leading[0]!r} is a shell variable assignment, and no shell runs this command: write env: {{{env}}}"
+    if isinstance(command, str):
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        operators = [word for word in lexer if word in _OPERATORS]
+    else:
+        operators = [word for word in argv if word in _OPERATORS]
+    if operators:
+        return (
+            f"{operators[0]!r} is shell syntax, and no shell runs this command (it would be a literal argument): "
+            "drop it, or set shell: true"
+        )
+    return None

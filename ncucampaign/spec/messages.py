@@ -1,0 +1,118 @@
+"""pydantic's validation errors -> problems in the words of a campaign file: the key path as the
+file spells it, its line, and a message that says what to write (never pydantic's own wording)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ncucampaign.errors import Problem
+from ncucampaign.spec.model import Application, Campaign, Target, TargetOptions
+from ncucampaign.spec.yaml_lines import KeyPath, line_for
+
+
+def problems_from_pydantic(exc: ValidationError, data: dict[str, Any], lines: dict[KeyPath, int]) -> list[Problem]:
+    merged: dict[KeyPath, list[str]] = {}
+    for error in exc.errors(include_url=False):
+        path = _data_path(data, tuple(error["loc"]), error["type"])
+        if error["type"] == "too_short" and path == ("targets",) and data.get("targets"):
+            continue  # pydantic's echo of failed items, not an empty list
+        message = message_for(error, path)
+        messages = merged.setdefault(path, [])
+        if message not in messages:
+            messages.append(message)
+    return [
+        Problem(path, "; or ".join(messages), line_for(lines, path))
+        for path, messages in sorted(merged.items(), key=lambda item: line_for(lines, item[0]) or 0)
+    ]
+
+
+def _data_path(data: Any, loc: KeyPath, error_type: str) -> KeyPath:
+    """Keep the parts of pydantic's location that are keys of the data (drop union-member tags)."""
+    kept: list[str | int] = []
+    current = data
+    for position, part in enumerate(loc):
+        in_dict = isinstance(current, dict) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if in_dict or in_list:
+            kept.append(part)
+            current = current[part]
+        elif position == len(loc) - 1 and error_type == "missing":
+            kept.append(part)
+    return tuple(kept)
+
+
+# pydantic's error types -> what to write instead, in the file's terms.
+_PLAIN: dict[str, str] = {
+    "int_type": "expected a whole number",
+    "int_parsing": "expected a whole number",
+    "int_from_float": "expected a whole number",
+    "float_type": "expected a number",
+    "float_parsing": "expected a number",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "string_type": "expected text",
+    "list_type": "expected a list",
+    "tuple_type": "expected a list",
+    "dict_type": "expected a mapping (key: value)",
+    "model_type": "expected a mapping (key: value)",
+    "model_attributes_type": "expected a mapping (key: value)",
+    "string_too_short": "must not be empty",
+    "too_short": "must not be empty",
+    "finite_number": "expected a finite number",
+}
+_PATTERNS: dict[str, str] = {
+    "name": "a name may hold letters, digits, '_', '-' and '.', must not start with '.' or '-', max 100",
+    "range_filter": "use ncu's form [yes|no]:<start/stop instances>:<NVTX instances>, e.g. '::8' or '::(4|8)'",
+}
+
+
+def message_for(error: Mapping[str, Any], path: KeyPath) -> str:
+    """One pydantic error (of the value at `path`) in the words of a campaign file."""
+    kind, context = error["type"], error.get("ctx") or {}
+    last = str(path[-1]) if path else ""
+    if kind == "extra_forbidden":
+        return _unknown_key(path)
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "too_short" and last == "targets":
+        return "the target list is empty; add at least one target"
+    if kind in ("tuple_type", "string_type", "list_type") and last == "command":
+        return "expected a list of strings (argv) or one command string"
+    if kind == "literal_error":
+        return f"must be {context.get('expected', 'one of the documented values')}"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        bound = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}
+        value = context.get("ge", context.get("gt", context.get("le", context.get("lt"))))
+        return f"must be {bound.get(kind, 'less than')} {value}"
+    if kind == "string_pattern_mismatch":
+        return _PATTERNS.get(last, "is not of the expected form; see the schema (ncucampaign schema)")
+    if kind in _PLAIN:
+        message = _PLAIN[kind]
+        if isinstance(error.get("input"), bool) and kind != "bool_type":
+            message += " (YAML read this as a boolean: quote it)"
+        return message
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ")
+
+
+def _unknown_key(path: KeyPath) -> str:
+    key = str(path[-1]) if path else "?"
+    allowed = _allowed_keys(path[:-1])
+    hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    suggestion = f"; did you mean '{hint[0]}'?" if hint else f" (allowed: {', '.join(sorted(allowed))})"
+    return f"unknown key '{key}'{suggestion}"
+
+
+def _allowed_keys(parent: KeyPath) -> list[str]:
+    model: type[BaseModel] = Campaign
+    if parent[:1] == ("application",):
+        model = Application
+    elif parent[:1] == ("defaults",):
+        model = TargetOptions
+    elif parent[:1] == ("targets",) and len(parent) >= 2:
+        model = Target
+    return [info.alias or name for name, info in model.model_fields.items()]

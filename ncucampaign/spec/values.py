@@ -1,0 +1,104 @@
+"""The kinds of value a campaign file holds (durations, lists given as one scalar, shell words,
+environment values, device lists, commands), each with the forms it accepts. Pure."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field
+
+from ncucampaign.spec.ncu_grammar import split_regex
+
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
+_DURATION_UNIT = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def one_or_many(value: Any) -> Any:
+    """Accept a single scalar where a list is expected: `sections: SpeedOfLight`."""
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return [value]
+    return value
+
+
+def _comma_list(value: Any) -> Any:
+    """Accept ncu's own comma-separated form too: `metrics: a,b` or `devices: "0,1"`."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return one_or_many(value)
+
+
+def _shell_words(value: Any) -> Any:
+    """A string is split like a shell would (as `command:` is): `args: --steps 2` is two arguments."""
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"cannot split {value!r} like a shell would: {exc}") from None
+    return one_or_many(value)
+
+
+def _duration(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or a string such as '90s', '10m', '1h'")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if not match:
+            raise ValueError(f"{value!r} is not a duration: use seconds (600) or '90s', '10m', '1h'")
+        return float(match.group(1)) * _DURATION_UNIT[match.group(2)]
+    return value
+
+
+def _env_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError('YAML read this as a boolean; quote it ("1", "true") to pass a string')
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+# json_schema_input_type: the schema shows what a campaign file may hold, not the normalized value.
+StrList = Annotated[tuple[str, ...], BeforeValidator(one_or_many, json_schema_input_type=str | list[str])]
+CommaList = Annotated[tuple[str, ...], BeforeValidator(_comma_list, json_schema_input_type=str | list[str])]
+_PositiveSeconds = Annotated[float, Field(gt=0)]
+_DurationText = Annotated[str, Field(pattern=_DURATION.pattern)]
+Seconds = Annotated[
+    _PositiveSeconds, BeforeValidator(_duration, json_schema_input_type=_PositiveSeconds | _DurationText)
+]
+ShellWords = Annotated[tuple[str, ...], BeforeValidator(_shell_words, json_schema_input_type=str | list[str])]
+_NonNegativeSeconds = Annotated[float, Field(ge=0)]
+Delay = Annotated[
+    _NonNegativeSeconds, BeforeValidator(_duration, json_schema_input_type=_NonNegativeSeconds | _DurationText)
+]
+EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float)]
+EnvMap = dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], EnvValue]
+_Device = Annotated[int, Field(ge=0)]
+Devices = Annotated[
+    tuple[_Device, ...], BeforeValidator(_comma_list, json_schema_input_type=_Device | str | list[_Device])
+]
+
+
+def check_not_shell_quoted(value: str) -> None:
+    """The manual quotes its ncu arguments for the shell (`--nvtx-include "decode_step/"`); copied into
+    YAML, the quotes reach ncu and match nothing."""
+    prefix = "regex:" if split_regex(value)[0] else ""
+    body = value[len(prefix) :]
+    if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'":
+        fixed = prefix + body[1:-1]
+        raise ValueError(f"the quotes are part of the value here (YAML is not a shell); write {fixed}")
+
+
+def _command(value: Any) -> Any:
+    if isinstance(value, list | tuple) and not value:
+        raise ValueError("the command is empty")
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("the command is empty")
+    return value
+
+
+Command = Annotated[tuple[str, ...] | str, BeforeValidator(_command, json_schema_input_type=list[str] | str)]
