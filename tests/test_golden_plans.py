@@ -1,8 +1,11 @@
 """`plan` prints exactly what it printed before the package was reorganised by stage (issue 8).
 
 The files in tests/golden/ were written by the flat-layout code (commit 868ebcb) with the checkout
-path replaced by <ROOT>. A change that alters a planned ncu command fails here; a deliberate change
-regenerates them with `python tests/golden/regenerate.py` and says so in its commit.
+path replaced by <ROOT>, and the stage layout reproduced them byte for byte. A change that alters a
+planned ncu command fails here; a deliberate change regenerates them with
+`python tests/golden/regenerate.py` and says so in its commit. Since then: issue 10 made `plan`'s
+default -o folder follow the one output rule (<runs root>/<campaign>/plan/reports); nothing else
+in the commands changed.
 """
 
 from __future__ import annotations

@@ -67,11 +67,13 @@ def print_warnings(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu |
 
 
 def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
+    """Where run directories go, by one rule for every command (README, "Where output goes"):
+    --out DIR (relative to the current directory, like any path given on the command line), else the
+    campaign's runs_dir: (relative to the campaign file), else runs/ beside the campaign file. Absolute,
+    so that what `plan` and `--dry-run` print is where `run` writes, wherever they are run from."""
     if out:
-        return Path(out)
-    if loaded.campaign.runs_dir:
-        return loaded.base_dir / loaded.campaign.runs_dir
-    return Path(DEFAULT_RUNS_DIR)
+        return Path(out).absolute()
+    return (loaded.base_dir / (loaded.campaign.runs_dir or DEFAULT_RUNS_DIR)).absolute()
 
 
 def out_console() -> Console:

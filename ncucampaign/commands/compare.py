@@ -8,7 +8,7 @@ import sys
 from rich.markup import escape
 
 from ncucampaign.commands.common import out_console
-from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural
 from ncucampaign.results.compare import Comparison, compare_runs
 from ncucampaign.results.runs import LoadedRun, load_run
 from ncucampaign.results.tables import comparison_json, comparison_table
@@ -31,7 +31,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--all", action="store_true", help="show every metric, not only flagged changes")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
-        "--fail-on-regression", action="store_true", help="exit 1 when a duration grew beyond the threshold (for CI)"
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a duration grew beyond the threshold, a target ok in A is not ok (or missing) in B, "
+        "nothing was compared, or a --metric is in neither run (for CI)",
     )
     parser.set_defaults(handler=run)
 
@@ -46,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(comparison_json(comparison))
     else:
         print_comparison(run_a, run_b, comparison, threshold, args.all)
-    return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.regressions else EXIT_OK
+    return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.failed else EXIT_OK
 
 
 def print_comparison(run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison, threshold: float, every: bool) -> None:
@@ -59,7 +62,10 @@ def print_comparison(run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison,
     for name in comparison.only_in_b:
         console.print(f"only in B: {escape(name)}")
     console.print(comparison_table(comparison, threshold, every))
+    for problem in comparison.problems:
+        console.print(f"problem: {escape(problem)}", style="bold red")
     flagged = sum(1 for change in comparison.changes if change.flagged)
     console.print(
-        f"{len(comparison.changes)} values compared, {flagged} flagged, {len(comparison.regressions)} regressions"
+        f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged, "
+        f"{plural(len(comparison.regressions), 'regression')}, {plural(len(comparison.problems), 'problem')}"
     )

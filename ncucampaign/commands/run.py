@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, print_warnings, runs_root
 from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.errors import EXIT_OK, UsageError, plural
 from ncucampaign.execute.provenance import installed_ncu, usable_gpus
 from ncucampaign.execute.runner import RunSettings, resolve_ncu, start_run
 from ncucampaign.execute.signals import StopRequest, stop_on_signals
@@ -109,7 +109,7 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
 
 
 def dry_run(plan: Plan, report_dir: Path) -> int:
-    print(f"# dry run: {len(plan.invocations)} ncu invocations; nothing is created")
+    print(f"# dry run: {plural(len(plan.invocations), 'ncu invocation')}; nothing is created")
     for inv in plan.invocations:
         print(shell_command(ncu_argv(inv, plan.ncu, report_dir), inv.env, inv.cwd))
     return EXIT_OK

@@ -124,12 +124,33 @@ def _kernel_name_hints(options: TargetOptions, available: Sequence[str]) -> tupl
             "ncu's Available Kernels are function names; kernel_name_base is "
             f"{options.kernel_name_base!r}, which matches other spellings"
         )
-    hints.append(f"kernel_name: {suggest_filter(close)}")
+    hints.append(f"kernel_name: {evident_filter(pattern, available, is_regex)}")
     return hints, True
 
 
 def closest_kernels(pattern: str, available: Sequence[str], is_regex: bool = False, count: int = 3) -> list[str]:
     """Available names closest to a requested name (or to the literal words of a regex)."""
+    return [name for _, name in _scored(pattern, available, is_regex)[:count]]
+
+
+def evident_filter(pattern: str, available: Sequence[str], is_regex: bool = False) -> str | None:
+    """The filter for what a misspelled one evidently meant: the closest exact name; a regex only when
+    several names are equally close and a regex selects exactly those among the available kernels
+    (a misspelled rmsnrm_kernel means rmsnorm_kernel, not every *_kernel)."""
+    scored = _scored(pattern, available, is_regex)
+    if not scored:
+        return None
+    best = [name for score, name in scored if score == scored[0][0]]
+    if len(best) > 1:
+        candidate = suggest_filter(best)
+        compiled = compile_regex(split_regex(candidate)[1])[0]
+        if compiled is not None and {n for n in available if compiled.search(n)} == set(best):
+            return candidate
+    return best[0]
+
+
+def _scored(pattern: str, available: Sequence[str], is_regex: bool) -> list[tuple[float, str]]:
+    """(similarity, name) of the available names that resemble the request, most similar first."""
     words = [w.lower() for w in re.findall(r"[A-Za-z0-9_]{3,}", pattern)] if is_regex else [pattern.lower()]
     scored = []
     for name in available:
@@ -143,7 +164,7 @@ def closest_kernels(pattern: str, available: Sequence[str], is_regex: bool = Fal
         )
         scored.append((score, name))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return [name for score, name in scored[:count] if score >= 0.6]
+    return [(round(score, 6), name) for score, name in scored if score >= 0.6]
 
 
 def _best_window(word: str, name: str) -> float:

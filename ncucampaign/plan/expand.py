@@ -98,6 +98,11 @@ def expand(loaded: LoadedCampaign) -> tuple[list[Invocation], list[Problem]]:
     if too_many:
         return [], [too_many]
     problems: list[Problem] = []
+    application = loaded.campaign.application
+    try:  # once for all targets (and even when no target is valid)
+        command_argv(application.command, application.shell, ("application", "command"))
+    except PlanProblems as exc:
+        problems.extend(exc.problems)
     invocations: list[Invocation] = []
     for position, target in enumerate(loaded.campaign.targets):
         try:

@@ -30,10 +30,18 @@ class Comparison:
     only_in_a: tuple[str, ...]
     only_in_b: tuple[str, ...]
     notes: tuple[str, ...]  # environment differences and unmatched results
+    # What a CI gate must fail on besides regressions: a target no longer ok, a target gone, nothing
+    # compared, a --metric that neither run holds.
+    problems: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> tuple[Change, ...]:
         return tuple(change for change in self.changes if change.regression)
+
+    @property
+    def failed(self) -> bool:
+        """What `--fail-on-regression` exits 1 for."""
+        return bool(self.regressions or self.problems)
 
 
 def compare_runs(a: Manifest, b: Manifest, threshold: float = 0.1, metrics: Sequence[str] = ()) -> Comparison:
@@ -47,12 +55,31 @@ def compare_runs(a: Manifest, b: Manifest, threshold: float = 0.1, metrics: Sequ
         target_b = by_name_b.get(target_a.name)
         if target_b is not None:
             changes += _compare_target(target_a, target_b, wanted, threshold, notes)
+    only_in_a = tuple(name for name in names_a if name not in by_name_b)
     return Comparison(
         changes=tuple(changes),
-        only_in_a=tuple(name for name in names_a if name not in by_name_b),
+        only_in_a=only_in_a,
         only_in_b=tuple(target.name for target in b.targets if target.name not in set(names_a)),
         notes=tuple(notes),
+        problems=tuple(_problems(a, b, changes, only_in_a, metrics)),
     )
+
+
+def _problems(
+    a: Manifest, b: Manifest, changes: list[Change], only_in_a: Sequence[str], metrics: Sequence[str]
+) -> Iterable[str]:
+    by_name_b = {target.name: target for target in b.targets}
+    for target in a.targets:
+        after = by_name_b.get(target.name)
+        if target.status == Status.OK and after is not None and after.status != Status.OK:
+            yield f"{target.name}: ok in A, {after.status.value} in B ({after.message})"
+    for name in only_in_a:
+        yield f"{name}: in A, missing from B"
+    for metric in metrics:
+        if not any(metric in result.metrics for run in (a, b) for t in run.targets for result in t.results):
+            yield f"--metric {metric}: neither run holds this metric (names are ncu's, e.g. dram__bytes.sum)"
+    if not changes:
+        yield "no values were compared: the runs share no target with results"
 
 
 def _compare_target(

@@ -94,6 +94,7 @@ def comparison_json(comparison: Comparison) -> str:
         "only_in_a": list(comparison.only_in_a),
         "only_in_b": list(comparison.only_in_b),
         "notes": list(comparison.notes),
+        "problems": list(comparison.problems),
         "regressions": len(comparison.regressions),
     }
     return json.dumps(data, indent=1) + "\n"

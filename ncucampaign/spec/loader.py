@@ -112,6 +112,14 @@ def _same_names(data: dict[str, Any], lines: dict[KeyPath, int]) -> list[Problem
     return problems
 
 
+def _valid_option(key: Any, value: Any) -> bool:
+    try:
+        TargetOptions.model_validate({key: value})
+    except ValidationError:
+        return False
+    return True
+
+
 def _partial(
     data: dict[str, Any], file: Path, text: str, sha256: str, name: str, lines: dict[KeyPath, int]
 ) -> LoadedCampaign | None:
@@ -121,10 +129,11 @@ def _partial(
         application = Application.model_validate(data.get("application"))
     except ValidationError:
         return None
+    raw_defaults = data.get("defaults") if isinstance(data.get("defaults"), dict) else {}
     try:
-        defaults = TargetOptions.model_validate(data.get("defaults") or {})
-    except ValidationError:
-        defaults = TargetOptions()
+        defaults = TargetOptions.model_validate(raw_defaults)
+    except ValidationError:  # keep the keys that are valid on their own (lint_ignore, say)
+        defaults = TargetOptions.model_validate({k: v for k, v in raw_defaults.items() if _valid_option(k, v)})
     raw_targets = data.get("targets") if isinstance(data.get("targets"), list) else []
     valid: list[tuple[int, Target]] = []
     for index, raw in enumerate(raw_targets):
