@@ -43,7 +43,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--nth", type=int, metavar="N", help="suggestions pick the Nth matching launch (default: the middle one)"
     )
-    parser.add_argument("--out", metavar="DIR", help="root of run directories (default: ./runs)")
+    parser.add_argument(
+        "--out", metavar="DIR", help="root of run directories (default: runs_dir: or runs/ beside the campaign file)"
+    )
     add_ncu_option(parser, "ncu executable")
     parser.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
     parser.set_defaults(handler=run)

@@ -27,7 +27,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE", nargs="?", help="the campaign (with --resume: default, the one it ran)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
     parser.add_argument(
-        "--out", metavar="DIR", help="root of run directories (default: campaign 'runs_dir:' or ./runs)"
+        "--out", metavar="DIR", help="root of run directories (default: runs_dir: or runs/ beside the campaign file)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would run; create nothing")
     add_ncu_option(parser)

@@ -213,7 +213,7 @@ class Campaign(Frozen):
     name: str | None = Field(None, pattern=NAME_PATTERN, description="campaign name (default: the file name)")
     description: str | None = None
     ncu: str | None = Field(None, description="ncu executable (default: ncu on PATH)")
-    runs_dir: str | None = Field(None, description="where run directories go (default: ./runs)")
+    runs_dir: str | None = Field(None, description="where run directories go, relative to this file (default: runs)")
     application: Application
     defaults: TargetOptions = Field(default_factory=TargetOptions, description="options every target inherits")
     targets: tuple[Target, ...] = Field(min_length=1, description="what to profile")
