@@ -1,19 +1,41 @@
-"""The `ncucampaign` command's entry point: imports the command line inside a Ctrl-C guard, so that an
-interrupt during start-up ends quietly with exit 130 (the console-script wrapper that pip writes
-imports its target module before anything of ours runs, so this module stays tiny)."""
+"""The `ncucampaign` command's entry point.
+
+Start-up (importing the command line and every command, pydantic, rich, PyYAML) runs under a SIGINT
+handler that only notes the interrupt: a Ctrl-C then can neither print a traceback from the middle
+of an import (seen: one raised inside importlib's own callback, which Python prints as "Exception
+ignored") nor be lost. After start-up Python's own handler is back and `cli.main` turns a Ctrl-C
+into exit 130. pip's console-script wrapper imports this module before anything of ours runs, so it
+stays tiny.
+"""
 
 from __future__ import annotations
 
 import signal
 import sys
+from types import FrameType
 
 
 def main() -> int:
+    interrupted: list[int] = []
+
+    def note(_signum: int, _frame: FrameType | None) -> None:
+        interrupted.append(1)
+
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        from ncucampaign import cli
+
+        cli.load_commands()
+    except KeyboardInterrupt:  # one already on its way when the guard went up
+        interrupted.append(1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     code = 130
     try:
-        from ncucampaign.cli import main as cli_main
-
-        code = cli_main()
+        if not interrupted:
+            code = cli.main()
+        else:
+            print("ncucampaign: interrupted", file=sys.stderr)
     except KeyboardInterrupt:
         print("ncucampaign: interrupted", file=sys.stderr)
     finally:

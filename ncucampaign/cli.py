@@ -1,8 +1,8 @@
 """The command table, and the mapping of errors to exit codes. Each command lives in
 `ncucampaign.commands.<name>` with `add_parser` and `run`.
 
-Only the standard library is imported before `main` is inside its error handling, so that a Ctrl-C
-during start-up ends as "interrupted" (exit 130), not as a traceback.
+Only the standard library is imported at module level: `ncucampaign._entry` imports the commands
+under a Ctrl-C guard (`load_commands`), and `main` turns a later Ctrl-C into exit 130.
 """
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_module(name: str) -> ModuleType:
     return importlib.import_module(f"ncucampaign.commands.{name}")
+
+
+def load_commands() -> None:
+    """Import every command (and so every dependency): the slow part of start-up."""
+    for name in COMMANDS:
+        command_module(name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -142,7 +142,10 @@ def test_5_a_storm_of_sigints_ends_the_run_promptly(tmp_path: Path, write_campai
         except ProcessLookupError:
             break
         sent += 1
-    out, err = runner.communicate(timeout=60)
+    try:
+        out, err = runner.communicate(timeout=60)
+    finally:
+        runner.kill()  # a deadlocked runner (the defect) must not outlive the test
     assert runner.returncode == 130, out + err
     assert "Traceback" not in err
     _, manifest = load_manifest(tmp_path / "runs")

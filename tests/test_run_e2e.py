@@ -217,10 +217,11 @@ def test_interrupting_the_runner_keeps_a_complete_manifest(tmp_path: Path, write
         stderr=subprocess.PIPE,
         text=True,
     )
+    log = tmp_path / "runs" / "camp" / "latest" / "logs" / "hangs.log"
     deadline = time.monotonic() + 30
-    while not pids.exists() and time.monotonic() < deadline:
+    while "hanging at step 2" not in (log.read_text() if log.is_file() else ""):  # the application hangs now
+        assert time.monotonic() < deadline, "the application never reached its hang"
         time.sleep(0.05)
-    time.sleep(0.3)
     runner.send_signal(signal.SIGINT)
     out, err = runner.communicate(timeout=30)
     assert runner.returncode == 130, out + err

@@ -45,7 +45,12 @@ def _env() -> dict[str, str]:
 
 def run(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "ncucampaign", *args],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

@@ -36,17 +36,10 @@ def test_example_campaign_profiles_every_target(tmp_path: Path) -> None:
 
 def test_hanging_application_ends_at_its_timeout_and_leaves_nothing(tmp_path: Path) -> None:
     marker = f"hang-{os.getpid()}-{time.time_ns()}"  # finds this test's processes in /proc
-    campaign = tmp_path / "hang.yaml"
-    campaign.write_text(
-        f"""
-application:
-  command: [python3, {json.dumps(str(ROOT / "campaigns" / "decode_workload.py"))}, --steps, "12"]
-  env: {{NCUCAMPAIGN_TEST_MARKER: {marker}}}
-defaults:
-  sections: [SpeedOfLight]
-  clock_control: none
-  retries: 0
-targets:
+    campaign = workload_campaign(
+        tmp_path / "hang.yaml",
+        marker,
+        """\
   - name: hangs
     nvtx_include: decode_step/
     kernel_name: rmsnorm_kernel
@@ -57,7 +50,7 @@ targets:
   - name: after_the_hang
     kernel_name: rmsnorm_kernel
     launch_count: 1
-"""
+""",
     )
     runs = out_dir(tmp_path)
     done = run("run", str(campaign), "--out", str(runs), cwd=tmp_path, timeout=300)
@@ -75,24 +68,10 @@ def test_ctrl_c_mid_campaign_then_resume_on_real_ncu(tmp_path: Path) -> None:
     """SIGINT to the runner while real ncu profiles: the attempt stops gracefully (report kept or not,
     nothing left running), the manifest says interrupted, and --resume completes the run."""
     marker = f"sigint-{os.getpid()}-{time.time_ns()}"
-    campaign = tmp_path / "ctrlc.yaml"
     targets = "\n".join(
         f"  - name: t{i}\n    kernel_name: rmsnorm_kernel\n    launch_skip: {i}\n    launch_count: 1" for i in range(3)
     )
-    campaign.write_text(
-        f"""
-application:
-  command: [python3, {json.dumps(str(ROOT / "campaigns" / "decode_workload.py"))}, --steps, "12"]
-  env: {{NCUCAMPAIGN_TEST_MARKER: {marker}}}
-defaults:
-  sections: [SpeedOfLight]
-  clock_control: none
-  retries: 0
-  stop_grace: 20
-targets:
-{targets}
-"""
-    )
+    campaign = workload_campaign(tmp_path / "ctrlc.yaml", marker, targets + "\n")
     runs = out_dir(tmp_path)
     runner = start(("run", str(campaign), "--out", str(runs)), cwd=tmp_path)
     log = runs / "ctrlc" / "latest" / "logs" / "t1.log"
@@ -113,6 +92,23 @@ targets:
     print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
     assert done.returncode == 0
     assert [t["status"] for t in manifest_of(runs, "ctrlc")["targets"]] == ["ok", "ok", "ok"]
+
+
+def workload_campaign(path: Path, marker: str, targets: str) -> Path:
+    """A campaign on the example workload whose processes carry `marker` in their environment."""
+    path.write_text(
+        f"""
+application:
+  command: [python3, {json.dumps(str(ROOT / "campaigns" / "decode_workload.py"))}, --steps, "12"]
+  env: {{NCUCAMPAIGN_TEST_MARKER: {marker}}}
+defaults:
+  sections: [SpeedOfLight]
+  clock_control: none
+  retries: 0
+targets:
+{targets}"""
+    )
+    return path
 
 
 def survivors(marker: str) -> list[str]:
