@@ -192,7 +192,7 @@ def _throughput_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
 def write_report(run: LoadedRun, output: Path | None = None) -> Path:
     """RUN_DIR/report.html (through the run directory's store), or `output`."""
     if output is None:
-        store = RunStore(RunDir(run.root, run.manifest.run_id))
+        store = RunStore(RunDir(run.root.absolute(), run.manifest.run_id))
         return store.write_text("report.html", render_report(run, run.root))
     path = output.absolute()
     write_text_atomic(path, render_report(run, path.parent))
