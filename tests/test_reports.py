@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.errors import ReportUnreadable
-from ncucampaign.results.reader import count_results, read_results
+from ncucampaign.results.reader import read_results
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
 
@@ -20,15 +20,15 @@ with open(FIXTURES / "cases.tsv") as _cases:  # sig_TERM has no count
 
 @pytest.mark.parametrize("report", sorted(p.name for p in (FIXTURES / "reports").glob("*.ncu-rep")))
 def test_result_count_matches_what_ncu_profiled(report: str) -> None:
-    assert count_results(FIXTURES / "reports" / report) == PROFILED[report.removesuffix(".ncu-rep")]
+    assert len(read_results(FIXTURES / "reports" / report)) == PROFILED[report.removesuffix(".ncu-rep")]
 
 
 def test_a_missing_report_is_unreadable_and_junk_holds_nothing(tmp_path: Path) -> None:
     with pytest.raises(ReportUnreadable, match=r"missing\.ncu-rep"):
-        count_results(tmp_path / "missing.ncu-rep")
+        read_results(tmp_path / "missing.ncu-rep")
     junk = tmp_path / "junk.ncu-rep"
     junk.write_bytes(b"not a report")
-    assert count_results(junk) == 0  # ncu_report reads junk as an empty report; the runner treats 0 as damaged
+    assert read_results(junk) == []  # ncu_report reads junk as an empty report; the runner treats 0 as damaged
 
 
 @pytest.mark.parametrize("damage", ["truncated", "bit-flipped"])
@@ -46,6 +46,4 @@ def test_a_damaged_report_is_unreadable_never_a_result_without_a_name(tmp_path: 
     report = tmp_path / "damaged.ncu-rep"
     report.write_bytes(damaged)
     with pytest.raises(ReportUnreadable, match=r"damaged\.ncu-rep"):
-        count_results(report)
-    with pytest.raises(ReportUnreadable):
         read_results(report)

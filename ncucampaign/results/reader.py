@@ -88,16 +88,6 @@ def name_of(action: Any, base: Any = None) -> str:
     return name
 
 
-def count_results(report: Path, ncu: str | None = None) -> int | None:
-    """Number of results (kernels, graphs or ranges) in a report; None when there is no reader.
-    ReportUnreadable when the report is corrupt."""
-    if ncu_report_module(ncu) is None:
-        return None
-    context = load(report, ncu)
-    with reading(report):
-        return sum(1 for _, _, action in actions(context) if name_of(action))
-
-
 DEFAULT_DOMAIN = "<default domain>"
 
 
