@@ -31,10 +31,11 @@ from ncucampaign.execute.signals import StopRequest
 from ncucampaign.execute.status import Status
 from ncucampaign.execute.store import RunStore
 from ncucampaign.plan.expand import Invocation, Plan, build_plan
-from ncucampaign.results.isolated import nvtx_selected, read_launches
+from ncucampaign.results.isolated import nvtx_selected_each, read_launches
 from ncucampaign.results.reader import Launch
 from ncucampaign.spec.loader import LoadedCampaign, parse_campaign
 from ncucampaign.spec.model import Target
+from ncucampaign.spec.ncu_grammar import nvtx_scope
 
 # Suggestions inherit these from the campaign's defaults when pasted; repeating them adds noise.
 _NOT_SUGGESTED = ("timeout", "stop_grace", "clock_control", "cache_control")
@@ -128,8 +129,12 @@ def _analyse(
     kernels = summarize_kernels(launches)
     scoped = request.mode == "scope"
 
+    # Every expression the suggestions can ask about, answered in one read of the report.
+    expressions = sorted({nvtx_scope(k.nvtx[0][0]) for k in kernels[: request.top] if k.nvtx and k.nvtx[0][0]})
+    selected = nvtx_selected_each(report, expressions, ncu) if expressions and not scoped else {}
+
     def in_scope(expression: str) -> set[tuple[int, int]]:
-        return nvtx_selected(report, [expression], ncu)
+        return selected[expression]
 
     base_options = _scope_options(base) if scoped else {}
     suggestions = suggest_targets(

@@ -89,8 +89,7 @@ def build_plan(loaded: LoadedCampaign, ncu: str | None = None) -> Plan:
 
 def plan_problems(loaded: LoadedCampaign) -> list[Problem]:
     """What planning finds wrong (matrices, names, commands), located; for a partial campaign too."""
-    problems = expand(loaded)[1]
-    return loaded.error(problems).problems if problems else []
+    return loaded.locate(expand(loaded)[1])
 
 
 def expand(loaded: LoadedCampaign) -> tuple[list[Invocation], list[Problem]]:

@@ -58,5 +58,7 @@ def read_launches(report: Path, ncu: str | None = None) -> list[Launch]:
     return [Launch(**{**row, "nvtx": tuple(row["nvtx"])}) for row in _ask("launches", report, ncu)]
 
 
-def nvtx_selected(report: Path, includes: list[str], ncu: str | None = None) -> set[tuple[int, int]]:
-    return {(int(pair[0]), int(pair[1])) for pair in _ask("nvtx_selected", report, ncu, includes=includes)}
+def nvtx_selected_each(report: Path, expressions: list[str], ncu: str | None = None) -> dict[str, set[tuple[int, int]]]:
+    """For each NVTX include expression, the (range, action) pairs ncu's grammar selects; one read."""
+    answer = _ask("nvtx_selected", report, ncu, includes=expressions)
+    return {expression: {(int(a), int(b)) for a, b in pairs} for expression, pairs in answer.items()}

@@ -25,7 +25,7 @@ def answer(request: dict[str, Any]) -> Any:
     if request["op"] == "launches":
         return [dataclasses.asdict(launch) for launch in read_launches(report, ncu)]
     if request["op"] == "nvtx_selected":
-        return sorted(nvtx_selected(report, list(request["includes"]), ncu))
+        return {expression: sorted(nvtx_selected(report, [expression], ncu)) for expression in request["includes"]}
     raise ValueError(f"unknown op {request['op']!r}")
 
 

@@ -46,9 +46,12 @@ class LoadedCampaign:
     def line_of(self, path: KeyPath) -> int | None:
         return line_for(self.lines, path)
 
+    def locate(self, problems: list[Problem]) -> list[Problem]:
+        """The problems, each with the line of its key path."""
+        return [p if p.line else Problem(p.path, p.message, self.line_of(p.path)) for p in problems]
+
     def error(self, problems: list[Problem]) -> CampaignError:
-        located = [p if p.line else Problem(p.path, p.message, self.line_of(p.path)) for p in problems]
-        return CampaignError(str(self.path), located)
+        return CampaignError(str(self.path), self.locate(problems))
 
 
 def load_campaign(path: str | Path) -> LoadedCampaign:
