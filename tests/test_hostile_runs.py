@@ -72,7 +72,7 @@ def small_disk(tmp_path: Path):
 
 def test_4_a_full_disk_is_exit_3_and_resume_finishes(tmp_path: Path, write_campaign, small_disk: Path) -> None:
     targets = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel" for i in range(12))
-    campaign = write_campaign(targets)
+    campaign = write_campaign(targets, defaults='share: "off"')  # one report after another fills the disk
     done = run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path)
     no_crash(done)
     assert done.returncode == 3, done.stdout + done.stderr

@@ -210,7 +210,7 @@ def test_interrupting_the_runner_keeps_a_complete_manifest(tmp_path: Path, write
         """
     )
     runner = subprocess.Popen(
-        [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs"],
+        [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs", "--no-share"],
         cwd=tmp_path,
         env=fake_env(),
         stdout=subprocess.PIPE,

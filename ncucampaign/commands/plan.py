@@ -10,6 +10,8 @@ from pathlib import Path
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, print_warnings, runs_root
 from ncucampaign.errors import EXIT_OK, plural
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
+from ncucampaign.plan.share import share_plan
+from ncucampaign.plan.share_text import group_data, share_lines
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -21,6 +23,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out", metavar="DIR", help="root of run directories, as for run (default: runs_dir: or runs/)"
     )
+    parser.add_argument("--no-share", action="store_true", help="as run --no-share: every target runs alone")
     parser.add_argument(
         "--report-dir", metavar="DIR", help="where -o points (default: <runs root>/<campaign>/plan/reports)"
     )
@@ -36,8 +39,12 @@ def run(args: argparse.Namespace) -> int:
         else runs_root(args.out, loaded) / plan.campaign / "plan" / "reports"
     )
     argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir) for inv in plan.invocations}
+    shares = share_plan(plan.invocations, not args.no_share)
     if args.format == "json":
-        print(json.dumps(plan_json(plan, argvs), indent=2))
+        data = plan_json(plan, argvs)
+        data["shared_runs"] = [group_data(group, plan.ncu, report_dir) for group in shares.groups]
+        data["alone"] = {inv.name: why for inv, why in shares.alone}
+        print(json.dumps(data, indent=2))
         return EXIT_OK
     count = len(plan.invocations)
     print(f"# ncucampaign plan: {plan.campaign} ({args.file}): {plural(count, 'ncu invocation')}")
@@ -45,4 +52,12 @@ def run(args: argparse.Namespace) -> int:
     for position, inv in enumerate(plan.invocations, 1):
         print(f"# [{position}/{count}] {inv.name}")
         print(shell_command(argvs[inv.name], inv.env, inv.cwd))
+    if shares.groups:
+        shared = sum(len(group.members) for group in shares.groups)
+        groups = plural(len(shares.groups), "shared application run")
+        print(f"# --- shared runs: {shared} of these targets run as {groups}; each is split out on import and")
+        print("# verified, and runs alone as above when it cannot be (run --no-share: every target alone)")
+        print(f"mkdir -p {shell_command([str(report_dir / 'shared')])}")
+        for line in share_lines(shares, plan.ncu, report_dir):
+            print(line)
     return EXIT_OK

@@ -11,7 +11,8 @@ from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, o
 from ncucampaign.commands.progress import ConsoleReporter, final_table
 from ncucampaign.errors import EXIT_OK, UsageError, plural
 from ncucampaign.execute.provenance import installed_ncu, usable_gpus
-from ncucampaign.execute.runner import RunSettings, resolve_ncu, start_run
+from ncucampaign.execute.runner import RunSettings, start_run
+from ncucampaign.execute.setup import resolve_ncu
 from ncucampaign.execute.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.store import latest_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
@@ -45,6 +46,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="with --resume (implied): run only the targets that failed or are incomplete",
     )
     parser.add_argument("--gpus", metavar="LIST", help="run targets side by side, one per GPU: 0,1,... or all")
+    parser.add_argument(
+        "--no-share",
+        action="store_true",
+        help="run every target in its own application run (default: targets with identical run settings share "
+        "one, split and verified per target)",
+    )
     parser.add_argument(
         "--jobs-per-gpu",
         type=int,
@@ -91,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         jobs_per_gpu=args.jobs_per_gpu,
         resume=resume_dir,
         rerun_failed=args.rerun_failed,
+        share=not args.no_share,
     )
     return execute(loaded, plan, settings)
 

@@ -1,9 +1,9 @@
 """Executors: the seam between the runner and how invocations are run.
 
-The runner hands an executor a batch of planned invocations and a `Session`; the executor decides
-when and where each one runs and calls `session.run_target` for it; records come back in the order
-they finished. Today: one after another, or side by side in GPU lanes. A new executor (shared runs,
-Slurm arrays) implements `Executor.run` and is chosen in `runner.executor_for`.
+The runner hands an executor a batch of units (one invocation, or a group sharing one application
+run) and a `Session`; the executor decides when and where each one runs and calls `session.run_unit`
+for it; records come back in the order they finished. Today: one after another, or side by side in
+GPU lanes. A new executor (Slurm arrays) implements `Executor.run` and is chosen in `runner.executor_for`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ncucampaign.execute.manifest import TargetRecord
+from ncucampaign.execute.schedule import Unit, gpus_needed, invocations_of
 from ncucampaign.execute.signals import StopRequest
-from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.gpus import named_gpus
 
 
 class Session(Protocol):
@@ -24,25 +23,26 @@ class Session(Protocol):
 
     stop: StopRequest
 
-    def run_target(self, invocation: Invocation, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord: ...
+    def run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]: ...
     def target_finished(self, record: TargetRecord, position: int, total: int) -> None: ...
 
 
 class Executor(Protocol):
-    def run(self, batch: Sequence[Invocation], session: Session) -> list[TargetRecord]: ...
+    def run(self, batch: Sequence[Unit], session: Session) -> list[TargetRecord]: ...
 
 
 class SequentialExecutor:
     """One invocation after another, on whatever GPUs the invocation's own environment names."""
 
-    def run(self, batch: Sequence[Invocation], session: Session) -> list[TargetRecord]:
+    def run(self, batch: Sequence[Unit], session: Session) -> list[TargetRecord]:
         records: list[TargetRecord] = []
-        for inv in batch:
+        total = sum(len(invocations_of(unit)) for unit in batch)
+        for unit in batch:
             if session.stop.level:
                 break  # stopping: nothing more starts
-            record = session.run_target(inv, None, None)
-            records.append(record)
-            session.target_finished(record, len(records), len(batch))
+            for record in session.run_unit(unit, None, None):
+                records.append(record)
+                session.target_finished(record, len(records), total)
         return records
 
 
@@ -65,9 +65,10 @@ class GpuLanesExecutor:
     def __init__(self, gpus: Sequence[str], jobs_per_gpu: int = 1) -> None:
         self.lanes = [Lane(gpu, slot) for slot in range(jobs_per_gpu) for gpu in gpus]
 
-    def run(self, batch: Sequence[Invocation], session: Session) -> list[TargetRecord]:
+    def run(self, batch: Sequence[Unit], session: Session) -> list[TargetRecord]:
         queue, free = list(batch), list(self.lanes)
-        running: dict[Future[TargetRecord], list[Lane]] = {}
+        total = sum(len(invocations_of(unit)) for unit in batch)
+        running: dict[Future[list[TargetRecord]], list[Lane]] = {}
         records: list[TargetRecord] = []
         with ThreadPoolExecutor(max_workers=len(self.lanes), thread_name_prefix="ncu") as pool:
             try:
@@ -79,8 +80,9 @@ class GpuLanesExecutor:
                     done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
                     for future in done:
                         free.extend(running.pop(future))
-                        records.append(future.result())
-                        session.target_finished(records[-1], len(records), len(batch))
+                        for record in future.result():
+                            records.append(record)
+                            session.target_finished(record, len(records), total)
             except BaseException:
                 session.stop.request(1)  # a failing worker stops the others before the pool waits for them
                 raise
@@ -89,26 +91,26 @@ class GpuLanesExecutor:
     def _start_what_fits(
         self,
         pool: ThreadPoolExecutor,
-        queue: list[Invocation],
+        queue: list[Unit],
         free: list[Lane],
-        running: dict[Future[TargetRecord], list[Lane]],
+        running: dict[Future[list[TargetRecord]], list[Lane]],
         session: Session,
     ) -> None:
         while queue and free:
-            picked = next(((inv, taken) for inv in queue if (taken := self._take(inv, free))), None)
+            picked = next(((unit, taken) for unit in queue if (taken := self._take(unit, free))), None)
             if picked is None:
-                return  # every waiting invocation needs a GPU that is busy
-            inv, taken = picked
-            queue.remove(inv)
+                return  # every waiting unit needs a GPU that is busy
+            unit, taken = picked
+            queue.remove(unit)
             for lane in taken:
                 free.remove(lane)
             gpus = tuple(lane.gpu for lane in taken)
-            running[pool.submit(session.run_target, inv, gpus, taken[0].label)] = taken
+            running[pool.submit(session.run_unit, unit, gpus, taken[0].label)] = taken
 
     @staticmethod
-    def _take(inv: Invocation, free: list[Lane]) -> list[Lane] | None:
-        """The free lanes this invocation can run on now (several when it names several GPUs)."""
-        needed = named_gpus(inv)
+    def _take(unit: Unit, free: list[Lane]) -> list[Lane] | None:
+        """The free lanes this unit can run on now (several when it names several GPUs)."""
+        needed = gpus_needed(unit)
         if needed is None:
             return free[:1]
         taken: list[Lane] = []

@@ -109,6 +109,20 @@ class ResultRecord(Record):
         return float(found.value) if found is not None and isinstance(found.value, int | float) else None
 
 
+class Obtained(Record):
+    """How a target's results were obtained: its own run, or split out of a shared run."""
+
+    how: Literal["alone", "shared"]
+    reason: str = Field("", description="why it ran alone, or why its split was not used")
+    shared_run: str | None = Field(
+        None, description="the shared run (shared_runs[].name) it came from or fell back from"
+    )
+    split_command: str | None = Field(None, description="the ncu --import command that wrote its report")
+    sections_asked: list[str] = Field(default_factory=list)
+    sections_collected: list[str] = Field(default_factory=list, description="what the shared run collected")
+    verification: str | None = Field(None, description="how the split was checked against the trace or the targets")
+
+
 class TargetRecord(Record):
     name: str
     target: str = Field(description="the target entry this invocation came from")
@@ -130,6 +144,21 @@ class TargetRecord(Record):
     diagnosis: list[str] = Field(default_factory=list, description="why nothing was profiled, or what ncu refused")
     results: list[ResultRecord] = Field(default_factory=list, description="read from the report after the run")
     log: str
+    obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
+
+
+class TraceInfo(Record):
+    report: str = Field(description="the discovery trace (in the trace cache)")
+    key: str = Field(description="cache key: command, environment, workload commit, ncu version, GPU")
+    reused: bool = Field(description="True: taken from the cache, not run now")
+
+
+class SharedRunRecord(TargetRecord):
+    """One application run profiling the union of several targets; its members point here."""
+
+    members: list[str]
+    window: Literal["targets", "trace"] = Field(description="where the union's launch window came from")
+    trace: TraceInfo | None = None
 
 
 class Manifest(Record):
@@ -147,6 +176,9 @@ class Manifest(Record):
     workload_git: GitInfo | None = Field(description="the application's working directory, when it is in git")
     targets: list[TargetRecord]
     resumed: list[str] = Field(default_factory=list, description="when the run was resumed (run --resume)")
+    shared_runs: list[SharedRunRecord] = Field(
+        default_factory=list, description="application runs shared by several targets (their members say which)"
+    )
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

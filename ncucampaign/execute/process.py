@@ -274,3 +274,26 @@ def probe(argv: Sequence[str], timeout: float = 15.0, cwd: Path | None = None) -
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def run_captured(argv: Sequence[str], timeout: float) -> tuple[int | None, str]:
+    """A short CPU-only command (ncu --import): (exit code, stdout and stderr together); code None
+    when it could not start or ran past `timeout` (its whole process group is then killed)."""
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return None, str(exc)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out.decode(errors="replace") + f"\n(stopped after {timeout:g} s)"
+    return proc.returncode, out.decode(errors="replace")

@@ -9,12 +9,10 @@ stopped gracefully, so their reports are kept.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import shutil
+import dataclasses
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,20 +24,32 @@ from ncucampaign.errors import (
     EXIT_OK,
     EXIT_TARGETS_FAILED,
     EnvironmentProblem,
-    UsageError,
-    first_line,
 )
 from ncucampaign.execute.attempts import ReportReader, TargetAttempts, now_iso
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
-from ncucampaign.execute.manifest import AttemptRecord, CampaignInfo, Manifest, TargetRecord, ToolInfo
+from ncucampaign.execute.manifest import (
+    AttemptRecord,
+    CampaignInfo,
+    Manifest,
+    Obtained,
+    SharedRunRecord,
+    TargetRecord,
+    ToolInfo,
+)
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.resume import clean_up_after_a_crash, fingerprint, resumed_manifest
+from ncucampaign.execute.schedule import Unit, longest_first, previous_seconds, units_in_plan_order
+from ncucampaign.execute.setup import preflight, resumable_manifest
+from ncucampaign.execute.shared import SharedRun
 from ncucampaign.execute.signals import StopRequest
 from ncucampaign.execute.status import Status
-from ncucampaign.execute.store import RunDir, RunStore
+from ncucampaign.execute.store import RunDir, RunStore, latest_run
+from ncucampaign.execute.trace_run import TraceRunner
+from ncucampaign.execute.traces import TraceCache
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.expand import Invocation, Plan
-from ncucampaign.plan.gpus import outside_gpus, pin
+from ncucampaign.plan.gpus import pin
+from ncucampaign.plan.share import SharedGroup, share_plan
 from ncucampaign.spec.loader import LoadedCampaign
 
 
@@ -62,6 +72,7 @@ class RunSettings:
     jobs_per_gpu: int = 1
     resume: Path | None = None
     rerun_failed: bool = False
+    share: bool = True  # run --no-share: every target in its own application run
 
 
 @dataclass(frozen=True)
@@ -69,29 +80,6 @@ class RunResult:
     run: RunDir
     manifest: Manifest
     exit_code: int
-
-
-def resolve_ncu(ncu: str) -> str:
-    found = shutil.which(ncu)
-    if not found:
-        raise EnvironmentProblem(
-            f"ncu not found: {ncu!r} is not an executable on PATH. Install Nsight Compute, "
-            "or name it with --ncu PATH, NCUCAMPAIGN_NCU or the campaign's 'ncu:' key."
-        )
-    return str(Path(found).absolute())
-
-
-def preflight(plan: Plan, settings: RunSettings) -> None:
-    """Everything that can be checked before a run directory exists."""
-    if settings.gpus:
-        problem = outside_gpus(plan.invocations, settings.gpus)
-        if problem:
-            raise UsageError(problem)
-    for inv in plan.invocations:
-        if not inv.cwd.is_dir():
-            raise UsageError(f"target {inv.name}: its working directory {inv.cwd} is not a directory")
-    if not os.access(settings.ncu_path, os.X_OK):
-        raise EnvironmentProblem(f"{settings.ncu_path} is not executable")
 
 
 def executor_for(settings: RunSettings) -> Executor:
@@ -107,32 +95,20 @@ def start_run(
 
     `stop`: set by the caller's signal handlers; a run started after a stop request runs nothing."""
     preflight(plan, settings)
+    previous = previous_seconds(settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign))
     store = RunStore.open(settings.resume) if settings.resume else RunStore.create(settings.runs_root, plan.campaign)
     held = contextlib.ExitStack()
     held.enter_context(store.lock())
     try:
-        old = _resumable_manifest(store, plan) if settings.resume else None
+        old = resumable_manifest(store, plan) if settings.resume else None
         store.check_contents()
         run = CampaignRun(loaded, plan, settings, reporter, store, held, stop)
+        run.previous = previous
         run.begin(old)
     except BaseException:
         held.close()
         raise
     return run
-
-
-def _resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
-    """The manifest to resume from, checked before anything in the run directory is rewritten."""
-    try:
-        old = Manifest.model_validate(json.loads(store.run.manifest.read_bytes()))
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, validation, huge integers
-        raise UsageError(f"{store.run.manifest}: cannot resume from it: {first_line(exc)}") from None
-    if old.campaign.name != plan.campaign:
-        raise UsageError(
-            f"{store.run.root} holds campaign {old.campaign.name!r}, not {plan.campaign!r}: resume it with "
-            "its own campaign file"
-        )
-    return old
 
 
 class CampaignRun:
@@ -154,6 +130,10 @@ class CampaignRun:
         self._lock = threading.RLock()
         self.stop = stop
         self.argvs = {inv.name: ncu_argv(inv, settings.ncu_path, store.run.reports) for inv in plan.invocations}
+        self.ncu_path = settings.ncu_path
+        self.traces = TraceRunner(self, TraceCache(settings.runs_root.absolute()))
+        self.previous: dict[str, float] = {}
+        self.alone_reasons: dict[str, str] = {}
 
     def begin(self, old: Manifest | None) -> None:
         run = self.store.run
@@ -198,8 +178,8 @@ class CampaignRun:
             targets=targets,
         )
 
-    def _pending_record(self, inv: Invocation) -> TargetRecord:
-        argv = self.argvs[inv.name]
+    def _pending_record(self, inv: Invocation, argv: list[str] | None = None) -> TargetRecord:
+        argv = argv if argv is not None else self.argvs[inv.name]
         return TargetRecord(
             name=inv.name,
             target=inv.target,
@@ -255,6 +235,28 @@ class CampaignRun:
         TargetAttempts(self, inv, argv, record, self.stop, lane).run()
         return record
 
+    def run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]:
+        if isinstance(unit, SharedGroup):
+            return SharedRun(self, unit, gpus, lane).run()
+        why = self.alone_reasons.get(unit.name)
+        if why is not None:
+            self.commit(lambda: setattr(self.records[unit.name], "obtained", Obtained(how="alone", reason=why)))
+        return [self.run_target(unit, gpus, lane)]
+
+    def new_shared_record(self, union: Invocation, members: Sequence[Invocation], window: str) -> SharedRunRecord:
+        """A shared run (or trace) entered in the manifest before it starts; names are unique in the run."""
+        unions = sum(1 for r in self.manifest.shared_runs if not r.name.startswith("shared/trace-"))
+        name = union.name if union.name.startswith("shared/") else f"shared/{unions + 1}"
+        self.store.make_folders("shared")
+        argv = ncu_argv(dataclasses.replace(union, name=name), self.settings.ncu_path, self.store.run.reports)
+        record = SharedRunRecord(
+            **self._pending_record(dataclasses.replace(union, name=name), argv).model_dump(),
+            members=[m.name for m in members],
+            window=window,  # type: ignore[arg-type]
+        )
+        self.commit(lambda: self.manifest.shared_runs.append(record))
+        return record
+
     def target_finished(self, record: TargetRecord, position: int, total: int) -> None:
         with self._lock:
             self.reporter.target_finished(position, total, record)
@@ -264,7 +266,7 @@ class CampaignRun:
     def execute(self) -> RunResult:
         try:
             self.reporter.started(self.store.run, self.plan, len(self.plan.invocations) - len(self.to_run))
-            executor_for(self.settings).run(self.to_run, self)
+            executor_for(self.settings).run(self._units(), self)
             self.manifest.state = "interrupted" if self.stop.level else "finished"
         except BaseException:
             self.stop.request(1)
@@ -282,6 +284,12 @@ class CampaignRun:
             finally:
                 self._held.close()
         return RunResult(self.store.run, self.manifest, self._exit_code())
+
+    def _units(self) -> list[Unit]:
+        shares = share_plan(self.to_run, self.settings.share)
+        self.alone_reasons = {inv.name: why for inv, why in shares.alone}
+        units = units_in_plan_order(self.to_run, shares)
+        return longest_first(units, self.previous) if self.settings.gpus else units
 
     def _exit_code(self) -> int:
         planned = {inv.name for inv in self.plan.invocations}

@@ -109,8 +109,10 @@ class RunStore:
             raise UsageError(f"--resume {path}: not a run directory (no {MANIFEST})")
         return cls(RunDir(root, root.name))
 
-    def make_folders(self) -> None:
+    def make_folders(self, sub: str | None = None) -> None:
+        """reports/ and logs/ (or their `sub` folders: shared runs keep theirs in reports/shared/)."""
         for folder in (self.run.reports, self.run.logs):
+            folder = self.run.inside(folder.name, sub) if sub else folder
             with _writing(folder):
                 folder.mkdir(exist_ok=True)
 

@@ -21,12 +21,12 @@ def ncu_options(invocation: Invocation) -> list[str]:
     for spec in OPTION_SPECS:
         value = option_value(options, spec.key)
         if value is not None:
-            argv.extend(_render(spec, value))
+            argv.extend(render_option(spec, value))
     argv.extend(options.extra_args or ())
     return argv
 
 
-def _render(spec: OptionSpec, value: Any) -> list[str]:
+def render_option(spec: OptionSpec, value: Any) -> list[str]:
     if spec.form == "value":
         return [spec.flag, str(value)]
     if spec.form == "repeat":

@@ -138,6 +138,11 @@ class TargetOptions(Frozen):
     stop_grace: Seconds | None = Field(
         None, description="seconds ncu gets after SIGINT to write its report, then again after SIGTERM (default 20)"
     )
+    share: Literal["auto", "off"] | None = Field(
+        None,
+        description="auto (default): may share one application run with targets of identical run settings, "
+        "split on import and verified; off: always its own run",
+    )
 
     @field_validator("metrics", "target_processes_filter")
     @classmethod

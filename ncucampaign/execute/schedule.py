@@ -1,0 +1,69 @@
+"""What the executors schedule: units of work (one invocation, or a shared group), in which order.
+
+With several GPU lanes the longest units go first, timed by the previous run of the same campaign
+where it has one (an estimate otherwise), so that no lane is left with one long target at the end.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from ncucampaign.execute.store import MANIFEST
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.gpus import named_gpus
+from ncucampaign.plan.share import SharedGroup, SharePlan, alone_s, group_s
+
+Unit = Invocation | SharedGroup
+
+
+def invocations_of(unit: Unit) -> tuple[Invocation, ...]:
+    return unit.members if isinstance(unit, SharedGroup) else (unit,)
+
+
+def gpus_needed(unit: Unit) -> tuple[str, ...] | None:
+    """GPUs the unit's own environment names (members of a group share one environment)."""
+    return named_gpus(invocations_of(unit)[0])
+
+
+def units_in_plan_order(batch: Sequence[Invocation], shares: SharePlan) -> list[Unit]:
+    """Invocations running alone and groups, each group where its first member was planned."""
+    first_of = {group.members[0].name: group for group in shares.groups}
+    grouped = {m.name for group in shares.groups for m in group.members}
+    units: list[Unit] = []
+    for inv in batch:
+        if inv.name in first_of:
+            units.append(first_of[inv.name])
+        elif inv.name not in grouped:
+            units.append(inv)
+    return units
+
+
+def estimated_s(unit: Unit, previous: dict[str, float]) -> float:
+    if isinstance(unit, SharedGroup):
+        return group_s(unit.members, unit.window)
+    return previous.get(unit.name, alone_s(unit))
+
+
+def longest_first(units: Sequence[Unit], previous: dict[str, float]) -> list[Unit]:
+    """Sorted by estimated seconds, longest first; ties keep plan order."""
+    return sorted(units, key=lambda unit: -estimated_s(unit, previous))
+
+
+def previous_seconds(latest: Path) -> dict[str, float]:
+    """Seconds each target took when it ran alone in the campaign's latest run ({} when unreadable)."""
+    try:
+        data = json.loads((latest / MANIFEST).read_bytes())
+        return {
+            str(t["name"]): float(t["seconds"])
+            for t in data.get("targets", [])
+            if t.get("status") == "ok" and float(t.get("seconds") or 0) > 0 and _ran_alone(t)
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return {}
+
+
+def _ran_alone(target: dict[str, object]) -> bool:
+    obtained = target.get("obtained")
+    return not isinstance(obtained, dict) or obtained.get("how") != "shared"

@@ -1,0 +1,131 @@
+"""Export one member of a shared run into its own report, check it, and record it as that target's
+result (only when verified)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.errors import ReportUnreadable
+from ncucampaign.execute.attempts import AttemptHost, now_iso
+from ncucampaign.execute.classify import ConsoleSummary
+from ncucampaign.execute.imports import ImportFailed, export
+from ncucampaign.execute.manifest import AttemptRecord, Obtained, ReportInfo, ResultRecord, SharedRunRecord
+from ncucampaign.execute.status import Status
+from ncucampaign.execute.store import sha256_of
+from ncucampaign.execute.windows import MemberWindow, verified_text
+from ncucampaign.plan.argv import shell_command
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.union import collection_words, filter_words, split_argv
+
+
+@dataclass(frozen=True)
+class Split:
+    member: Invocation
+    ok: bool
+    problem: str = ""
+
+
+def split_member(
+    host: AttemptHost,
+    member: Invocation,
+    shared: SharedRunRecord,
+    union: Invocation,
+    union_report: Path,
+    window: int | MemberWindow,
+    console: ConsoleSummary,
+    problem: str | None,
+) -> Split:
+    """`window`: the member's skip in the union report ("targets" window) or its trace window;
+    `problem`: why the union run does not match the trace for this member (then nothing is exported)."""
+    if problem is not None:
+        return Split(member, False, problem)
+    if host.stop.level:
+        return Split(member, False, "interrupted before its split")
+    return _MemberSplit(host, member, shared, union, window).run(union_report, console)
+
+
+class _MemberSplit:
+    def __init__(
+        self,
+        host: AttemptHost,
+        member: Invocation,
+        shared: SharedRunRecord,
+        union: Invocation,
+        window: int | MemberWindow,
+    ) -> None:
+        self.host, self.member, self.shared, self.union, self.window = host, member, shared, union, window
+        self.count = member.options.launch_count or 1
+        self.skip = window.skip_in_union if isinstance(window, MemberWindow) else window
+        self.record = host.records[member.name]  # type: ignore[attr-defined]
+        self.report = host.store.run.report(member.name)
+
+    def run(self, union_report: Path, console: ConsoleSummary) -> Split:
+        previous = self.record.attempts[-1].number if self.record.attempts else 0
+        kept = self.host.store.keep_report(self.member.name, previous)
+        if kept is not None and self.record.attempts:
+            self.host.commit(lambda: setattr(self.record.attempts[-1], "report", kept))
+        # Same filters ("targets" window): the union holds only matching launches, the window selects.
+        filters = filter_words(self.member.options) if isinstance(self.window, MemberWindow) else []
+        argv = split_argv(self.host.ncu_path, union_report, filters, self.skip, self.count, self.report)  # type: ignore[attr-defined]
+        command = shell_command(argv)
+        started, clock = now_iso(), time.monotonic()
+        self.host.store.append_log(
+            self.member.name, f"# ncucampaign: split out of {self.shared.name}, {started}\n# {command}\n"
+        )
+        try:
+            exported, output = export(argv)
+        except ImportFailed as exc:
+            self.host.store.append_log(self.member.name, f"# {exc}\n")
+            return Split(self.member, False, f"ncu --import: {exc}")
+        self.host.store.append_log(self.member.name, output)
+        try:
+            read = self.host.reader.read(self.report, tuple(self.member.options.metrics or ()), console)
+        except ReportUnreadable as exc:
+            return Split(self.member, False, f"its split report cannot be read: {exc}")
+        results = len(read) if read is not None else exported
+        if results != self.count or not self.report.is_file():
+            return Split(self.member, False, f"its split holds {results} result(s), {self.count} asked")
+        attempt = AttemptRecord(
+            number=previous + 1,
+            started_at=started,
+            ended_at=now_iso(),
+            seconds=round(time.monotonic() - clock, 3),
+            exit_code=0,
+            status=Status.OK,
+            message=f"split out of {self.shared.name}",
+            report=self.host.store.run.relative(self.report),
+        )
+        self.host.commit(lambda: self._record(attempt, read, results, command))
+        return Split(self.member, True)
+
+    def _verification(self) -> str:
+        if isinstance(self.window, MemberWindow):
+            return verified_text(self.window)
+        first, last = self.skip + 1, self.skip + self.count
+        where = f"launch {first}" if first == last else f"launches {first}-{last}"
+        return f"exact by construction: the same filters as {self.shared.name}, of whose launches it holds {where}"
+
+    def _record(self, attempt: AttemptRecord, read: list[ResultRecord] | None, results: int, command: str) -> None:
+        record, run = self.record, self.host.store.run
+        record.attempts.append(attempt)
+        record.status, record.message, record.diagnosis = Status.OK, attempt.message, []
+        record.seconds = attempt.seconds
+        record.report = ReportInfo(
+            path=run.relative(self.report),
+            bytes=self.report.stat().st_size,
+            sha256=sha256_of(self.report),
+            results=results,
+            results_from="report" if read is not None else "console",
+        )
+        record.results = read or []
+        record.gpus = self.shared.gpus
+        record.obtained = Obtained(
+            how="shared",
+            shared_run=self.shared.name,
+            split_command=command,
+            sections_asked=collection_words(self.member.options),
+            sections_collected=collection_words(self.union.options),
+            verification=self._verification(),
+        )

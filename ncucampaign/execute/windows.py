@@ -1,0 +1,82 @@
+"""A shared run's launch window from the discovery trace, and the verification of its splits. Pure.
+
+The trace profiled every launch, so a result's ID in it is the launch's index in the run. For each
+member, ncu lists the launches its own filters select in the trace; the union run then skips every
+launch before the earliest wanted one (--launch-skip-before-match counts all launches) and profiles
+exactly the union-matching launches up to the latest wanted one. A member's split skips the launches
+its filters select inside that window before its first wanted one (docs/ncu-behaviour.md, "Shared runs").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ncucampaign.execute.imports import Launch
+
+
+@dataclass(frozen=True)
+class MemberWindow:
+    wanted: tuple[Launch, ...]  # the launches a stand-alone run would profile, as the trace lists them
+    skip_in_union: int  # the member's --launch-skip when its split is exported from the union report
+
+
+@dataclass(frozen=True)
+class UnionWindow:
+    skip_before: int  # --launch-skip-before-match of the union run
+    launches: tuple[Launch, ...]  # what the union run will profile, as the trace lists them
+
+
+def member_wanted(selected: Sequence[Launch], skip: int, count: int, traced: int) -> tuple[Launch, ...] | str:
+    """The wanted launches among the first skip+count the member's filters select in the trace, or why
+    the trace cannot say."""
+    if len(selected) < skip + count:
+        return (
+            f"its filters select {len(selected)} launch(es) in the discovery trace of {traced} launches; "
+            f"it needs launches {skip + 1}-{skip + count}"
+        )
+    return tuple(selected[skip : skip + count])
+
+
+def union_window(union_selected: Sequence[Launch], wanted: Sequence[Sequence[Launch]]) -> UnionWindow:
+    first = min(launches[0].id for launches in wanted)
+    last = max(launches[-1].id for launches in wanted)
+    inside = tuple(launch for launch in union_selected if first <= launch.id <= last)
+    return UnionWindow(first, inside)
+
+
+def member_window(
+    selected: Sequence[Launch], skip: int, wanted: tuple[Launch, ...], union: UnionWindow
+) -> MemberWindow:
+    before = sum(1 for launch in selected[:skip] if launch.id >= union.skip_before)
+    return MemberWindow(wanted, before)
+
+
+def uncovered(wanted: Sequence[Launch], union: UnionWindow) -> Launch | None:
+    """A wanted launch the union would not profile (its filter is not a superset), or None."""
+    ids = {launch.id for launch in union.launches}
+    return next((launch for launch in wanted if launch.id not in ids), None)
+
+
+def verify_against_trace(profiled: Sequence[Launch], union: UnionWindow, member: MemberWindow) -> str | None:
+    """None when the union run profiled what the trace says up to the member's last launch: then its
+    split selects exactly its wanted launches. Otherwise what differs."""
+    positions = {launch.id: index for index, launch in enumerate(union.launches)}
+    last = max(positions[launch.id] for launch in member.wanted)
+    if len(profiled) <= last:
+        return f"the shared run profiled {len(profiled)} launches; the trace says {last + 1} lead to this target's last"
+    for index in range(last + 1):
+        if profiled[index].identity != union.launches[index].identity:
+            return (
+                f"the shared run's launch {index + 1} is {profiled[index].describe()}, "
+                f"the trace says {union.launches[index].describe()}"
+            )
+    return None
+
+
+def verified_text(member: MemberWindow) -> str:
+    ids = ", ".join(str(launch.id) for launch in member.wanted[:8]) + (", ..." if len(member.wanted) > 8 else "")
+    return (
+        f"{len(member.wanted)} launch(es) with the kernel, grid, block and NVTX stack the discovery trace "
+        f"lists at launch index {ids}, and every launch before them in the shared run as the trace says"
+    )

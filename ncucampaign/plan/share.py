@@ -1,0 +1,228 @@
+"""Which invocations share one application run (design: docs/ncu-behaviour.md, "Shared runs").
+
+Targets may share a run only when everything that changes how the application runs under ncu is
+identical (the group key); they differ only in import-capable filters, the window and what is
+collected. A group's window comes from the targets alone when their filters are identical (a matrix
+over launch_skip or sections: exact by construction), otherwise from a cheap discovery trace. A cost
+rule keeps a target out of a group it would make dearer than its own run. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.union import IMPORT_FILTERS, SET_ORDER, union_options, with_options
+from ncucampaign.spec.model import TargetOptions, option_value
+
+Window = Literal["targets", "trace"]
+
+# Cost estimates in seconds, from docs/ncu-behaviour.md "Cost": an application start under ncu, one
+# replayed launch per collection, one split on import (CPU, several at once), the trace's start.
+APP_START_S = 10.0
+SPLIT_S = 0.2
+PER_LAUNCH_S = {"full": 3.5, "detailed": 1.5, "basic": 0.4}
+SECTION_S = 0.4
+EXTRA_SECTION_S = 0.1
+METRICS_ONLY_S = 0.02
+TRACE_S = APP_START_S + 5.0
+
+# Options that must be identical between members (all but the import-capable filters, the window and
+# the collection; `set` is compared only outside basic < detailed < full).
+_KEY_KEYS = (
+    "nvtx_push_pop_scope",
+    "range_filter",
+    "profile_from_start",
+    "disable_profiler_start_stop",
+    "kernel_name_base",
+    "filter_mode",
+    "target_processes",
+    "target_processes_filter",
+    "devices",
+    "graph_profiling",
+    "replay_mode",
+    "app_replay_mode",
+    "app_replay_match",
+    "cache_control",
+    "clock_control",
+    "page",
+)
+_FILTER_KEYS = tuple(key for key in IMPORT_FILTERS if key != "kernel_name_base")
+
+
+@dataclass(frozen=True)
+class SharedGroup:
+    """Members profiled by one application run of `union`, each then split out of its report."""
+
+    number: int
+    members: tuple[Invocation, ...]
+    union: Invocation  # its window is final for "targets"; for "trace" it is set at run time
+    window: Window
+
+    @property
+    def name(self) -> str:
+        return f"shared-{self.number}"
+
+    def skip_in_union(self, member: Invocation) -> int:
+        """For a "targets" window: the member's launch_skip within the union's report."""
+        return (member.options.launch_skip or 0) - min(m.options.launch_skip or 0 for m in self.members)
+
+
+@dataclass(frozen=True)
+class SharePlan:
+    groups: tuple[SharedGroup, ...]
+    alone: tuple[tuple[Invocation, str], ...]  # with the reason it runs alone
+
+
+def alone_reason(inv: Invocation) -> str | None:
+    """Why an invocation can never share a run (None: it may)."""
+    o = inv.options
+    reasons = [
+        (o.share == "off", "share: off"),
+        (o.launch_count is None, "no launch_count: its window has no end"),
+        (o.kernel_id is not None, "kernel_id cannot be re-applied on import"),
+        (bool(o.extra_args), "extra_args may change how the application runs"),
+        (o.launch_skip_before_match is not None, "launch_skip_before_match is the shared run's own window"),
+        (o.filter_mode not in (None, "global"), f"filter_mode {o.filter_mode} counts launches per group"),
+        (o.replay_mode not in (None, "kernel"), f"replay_mode {o.replay_mode} profiles ranges, not launches"),
+        (o.graph_profiling == "graph", "graph_profiling graph profiles whole graphs"),
+    ]
+    return next((why for bad, why in reasons if bad), None)
+
+
+def group_key(inv: Invocation) -> tuple[object, ...]:
+    o = inv.options
+    chained = o.section_set is None or o.section_set in SET_ORDER
+    settings = tuple(option_value(o, key) for key in _KEY_KEYS)
+    run = (inv.app_argv, inv.env, str(inv.cwd), inv.timeout, inv.retries, inv.retry_delay, inv.stop_grace)
+    return (run, settings, None if chained else o.section_set)
+
+
+def filter_signature(inv: Invocation) -> tuple[object, ...]:
+    return tuple(option_value(inv.options, key) for key in _FILTER_KEYS)
+
+
+def trace_possible(inv: Invocation) -> bool:
+    """A trace's launch indices count every launch of the run: only filters that do not change which
+    launches ncu sees may differ between members (docs/ncu-behaviour.md, "Shared runs")."""
+    o = inv.options
+    return (
+        o.range_filter is None
+        and o.profile_from_start is not False
+        and o.devices is None
+        and o.target_processes_filter is None
+        and o.graph_profiling is None
+    )
+
+
+# --- cost ---------------------------------------------------------------------------------------------
+
+
+def per_launch_s(options: TargetOptions) -> float:
+    """Estimated replay seconds of one launch for what `options` collect."""
+    seconds = PER_LAUNCH_S.get(options.section_set or "", PER_LAUNCH_S["basic"] if options.section_set else 0.0)
+    sections = len(options.sections or ())
+    if sections:
+        seconds = max(seconds, SECTION_S) + EXTRA_SECTION_S * (sections - 1)
+    if options.section_set is None and not sections:
+        seconds = METRICS_ONLY_S if options.metrics else PER_LAUNCH_S["basic"]
+    return seconds
+
+
+def alone_s(inv: Invocation) -> float:
+    return APP_START_S + (inv.options.launch_count or 1) * per_launch_s(inv.options)
+
+
+def union_launches(members: Sequence[Invocation], window: Window) -> int:
+    """Launches the union profiles: exact for a "targets" window, pessimistic for "trace" (every
+    member's skipped and wanted launches inside the window)."""
+    ends = [(m.options.launch_skip or 0, m.options.launch_count or 1) for m in members]
+    if window == "targets":
+        return max(s + c for s, c in ends) - min(s for s, _ in ends)
+    return sum(s + c for s, c in ends)
+
+
+def group_s(members: Sequence[Invocation], window: Window, launches: int | None = None) -> float:
+    union = union_options(members, with_nvtx=window == "trace")
+    count = launches if launches is not None else union_launches(members, window)
+    return APP_START_S + count * per_launch_s(union) + SPLIT_S * len(members)
+
+
+def pays(members: Sequence[Invocation], window: Window, launches: int | None = None) -> bool:
+    """Sharing pays when the group costs less than its members' own runs."""
+    return group_s(members, window, launches) < sum(alone_s(m) for m in members)
+
+
+# --- grouping -----------------------------------------------------------------------------------------
+
+
+def share_plan(invocations: Sequence[Invocation], enabled: bool = True) -> SharePlan:
+    """Groups of invocations that share a run, and the rest with the reason each runs alone."""
+    if not enabled:
+        return SharePlan((), tuple((inv, "sharing is off for this run (--no-share)") for inv in invocations))
+    alone: dict[str, str] = {}
+    pools: dict[tuple[object, ...], list[Invocation]] = {}
+    for inv in invocations:
+        why = alone_reason(inv)
+        if why:
+            alone[inv.name] = why
+            continue
+        key = group_key(inv)
+        if not trace_possible(inv):  # filters must then be identical: the window comes from the targets
+            key = (*key, filter_signature(inv))
+        pools.setdefault(key, []).append(inv)
+    found: list[tuple[list[Invocation], Window]] = []
+    for pool in pools.values():
+        window: Window = "targets" if len({filter_signature(m) for m in pool}) == 1 else "trace"
+        found.extend((members, window) for members in _by_cost(pool, window))
+    groups = []
+    for members, window in found:
+        if len(members) < 2 or (window == "trace" and not _trace_pays(members)):
+            alone.update({m.name: _single_reason(pools, m) for m in members})
+            continue
+        groups.append(_group(len(groups) + 1, members, window))
+    rest = tuple((inv, alone[inv.name]) for inv in invocations if inv.name in alone)
+    return SharePlan(tuple(groups), rest)
+
+
+def _trace_pays(members: Sequence[Invocation]) -> bool:
+    return group_s(members, "trace") + TRACE_S < sum(alone_s(m) for m in members)
+
+
+def _single_reason(pools: dict[tuple[object, ...], list[Invocation]], inv: Invocation) -> str:
+    pool = next(p for p in pools.values() if inv in p)
+    if len(pool) == 1:
+        return "no other target has the same run settings"
+    return "sharing would cost more than its own run"
+
+
+def _by_cost(pool: list[Invocation], window: Window) -> list[list[Invocation]]:
+    """Greedy: each member joins the first group it makes cheaper than running alone."""
+    groups: list[list[Invocation]] = []
+    for inv in pool:
+        for members in groups:
+            added = group_s([*members, inv], window) - group_s(members, window)
+            if added < alone_s(inv):
+                members.append(inv)
+                break
+        else:
+            groups.append([inv])
+    return groups
+
+
+def _group(number: int, members: list[Invocation], window: Window) -> SharedGroup:
+    options = union_options(members, with_nvtx=window == "trace")
+    union = with_options(members[0], **{name: getattr(options, name) for name in TargetOptions.model_fields})
+    if window == "targets":
+        skip = min(m.options.launch_skip or 0 for m in members)
+        union = with_options(union, launch_skip=skip or None, launch_count=union_launches(members, window))
+    name = f"shared-{number}"
+    union = _renamed(union, name)
+    return SharedGroup(number, tuple(members), union, window)
+
+
+def _renamed(inv: Invocation, name: str) -> Invocation:
+    return dataclasses.replace(inv, name=name, target=name, matrix=(), expect_launch_count=True)

@@ -1,0 +1,145 @@
+"""What a shared run profiles and how its report is split: the union of its members' selections, and
+the `ncu --import` commands that re-apply one member's filters (docs/ncu-behaviour.md, "Shared
+runs"). Pure: no I/O, no processes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.plan.argv import escape_macros, render_option
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.spec.model import TargetOptions, field_name, option_value
+from ncucampaign.spec.ncu_catalog import OPTION_SPECS
+from ncucampaign.spec.ncu_grammar import escape_regex, split_regex
+
+# Filters ncu re-applies when it imports a report (docs/ncu-behaviour.md, "Shared runs").
+IMPORT_FILTERS = (
+    "kernel_name_base",
+    "kernel_name",
+    "nvtx_include",
+    "nvtx_exclude",
+    "python_include",
+    "python_exclude",
+    "native_include",
+    "native_exclude",
+)
+_INCLUDES = ("nvtx_include", "python_include", "native_include")
+_EXCLUDES = ("nvtx_exclude", "python_exclude", "native_exclude")
+# `--set` names whose sections contain the previous one's (ncu --list-sets: basic < detailed < full).
+SET_ORDER = ("basic", "detailed", "full")
+TRACE_METRIC = "gpu__time_duration.sum"
+TRACE_LAUNCHES = 2000  # at ~0.02 s a launch (docs/ncu-behaviour.md, "Cost"): at most ~40 s of replay
+
+
+def collects_default_set(options: TargetOptions) -> bool:
+    """ncu collects its default set (basic) when nothing else is asked for."""
+    return options.section_set is None and not options.sections and not options.metrics
+
+
+def union_kernel_name(members: Sequence[Invocation]) -> str | None:
+    """One `regex:` alternation matching what any member's --kernel-name matches; None when a member
+    has no kernel filter (then the union cannot have one)."""
+    names = [m.options.kernel_name for m in members]
+    if any(name is None for name in names):
+        return None
+    distinct = list(dict.fromkeys(name for name in names if name is not None))
+    if len(distinct) == 1:
+        return distinct[0]
+    parts = []
+    for name in distinct:
+        is_regex, body = split_regex(name)
+        parts.append(f"({body})" if is_regex else f"^{escape_regex(body)}$")
+    return "regex:" + "|".join(parts)
+
+
+def union_options(members: Sequence[Invocation], with_nvtx: bool) -> TargetOptions:
+    """The members' shared settings with the union of their filters and collections; the window
+    (skip/count) is left for the caller."""
+    first = members[0].options
+    values: dict[str, Any] = {name: getattr(first, name) for name in TargetOptions.model_fields}
+    values["kernel_name"] = union_kernel_name(members)
+    for key in _INCLUDES:  # repeated includes are OR-ed: keep them only if every member has one
+        lists = [option_value(m.options, key) for m in members]
+        values[key] = tuple(dict.fromkeys(x for xs in lists for x in xs)) if all(lists) else None
+    for key in _EXCLUDES:  # an exclude is safe only when every member excludes it
+        lists = [set(option_value(m.options, key) or ()) for m in members]
+        common = [x for x in (option_value(first, key) or ()) if all(x in other for other in lists)]
+        values[key] = tuple(common) or None
+    stacks = [s for m in members for s in (m.options.call_stack_type or ())]
+    values["call_stack_type"] = tuple(dict.fromkeys(stacks)) or None
+    values["nvtx"] = True if with_nvtx or any(m.options.nvtx for m in members) else None
+    values.update(_union_collection(members))
+    values.update(launch_skip=None, launch_count=None, launch_skip_before_match=None, kill=True)
+    values.update(lint_ignore=None, share=None)
+    return TargetOptions.model_construct(**values)
+
+
+def _union_collection(members: Sequence[Invocation]) -> dict[str, Any]:
+    sets = [m.options.section_set for m in members if m.options.section_set is not None]
+    if any(collects_default_set(m.options) for m in members):
+        sets.append("basic")
+    chosen = max(sets, key=lambda s: SET_ORDER.index(s) if s in SET_ORDER else -1) if sets else None
+    sections = tuple(dict.fromkeys(s for m in members for s in (m.options.sections or ())))
+    metrics = tuple(dict.fromkeys(x for m in members for x in (m.options.metrics or ())))
+    return {"section_set": chosen, "sections": sections or None, "metrics": metrics or None}
+
+
+def collection_words(options: TargetOptions) -> list[str]:
+    """What a target asks ncu to collect, as words for the manifest: ['set:full', 'SpeedOfLight', 'metric:x']."""
+    words = [f"set:{options.section_set}"] if options.section_set else []
+    words += list(options.sections or ())
+    words += [f"metric:{m}" for m in options.metrics or ()]
+    return words or ["set:basic (ncu's default)"]
+
+
+def with_options(inv: Invocation, **changes: Any) -> Invocation:
+    """The invocation with some options replaced (names are campaign keys or field names)."""
+    values = {field_name(key): value for key, value in changes.items()}
+    return dataclasses.replace(inv, options=inv.options.model_copy(update=values))
+
+
+def filter_words(options: TargetOptions) -> list[str]:
+    """A member's import-capable filters as ncu options, in ncu's own option order."""
+    argv: list[str] = []
+    for spec in OPTION_SPECS:
+        if spec.key in IMPORT_FILTERS:
+            value = option_value(options, spec.key)
+            if value is not None:
+                argv.extend(render_option(spec, value))
+    return argv
+
+
+def import_csv_argv(ncu: str, report: Path, filters: Sequence[str] = (), count: int | None = None) -> list[str]:
+    """List a report's results (optionally filtered; the first `count`) as ncu's raw CSV page."""
+    window = ["--launch-count", str(count)] if count is not None else []
+    return [ncu, "--import", str(report), *filters, *window, "--page", "raw", "--csv"]
+
+
+def split_argv(
+    ncu: str, union_report: Path, filters: Sequence[str], skip: int | str, count: int, out: Path
+) -> list[str]:
+    """Export one member's launches from the union's report into its own report."""
+    window = (["--launch-skip", str(skip)] if skip else []) + ["--launch-count", str(count)]
+    stem = str(out)[: -len(".ncu-rep")] if str(out).endswith(".ncu-rep") else str(out)
+    return [ncu, "--import", str(union_report), *filters, *window, "-f", "-o", escape_macros(stem)]
+
+
+def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions:
+    """The cheap discovery trace: every launch, one metric, NVTX stacks and the call stacks any member
+    filters on (docs/ncu-behaviour.md, "Cost")."""
+    keep = ("devices", "target_processes", "nvtx_push_pop_scope", "cache_control", "clock_control")
+    values: dict[str, Any] = {field_name(k): option_value(members[0].options, k) for k in keep}
+    stacks = tuple(dict.fromkeys(s for m in members for s in (m.options.call_stack_type or ())))
+    return TargetOptions.model_construct(
+        **values,
+        metrics=(TRACE_METRIC,),
+        nvtx=True,
+        call_stack_type=stacks or None,
+        launch_count=launches,
+        kill=True,
+        extra_args=("--import-sass", "no"),  # no cubins in the report: smaller, faster to write
+    )
