@@ -72,8 +72,12 @@ class TargetAttempts:
         record: TargetRecord,
         stop: StopRequest,
         lane: str | None = None,
+        read_results: bool = True,
     ) -> None:
+        """`read_results` False: count results from ncu's console (a shared run or trace, whose report
+        is only imported again)."""
         self.host, self.inv, self.argv, self.record, self.stop, self.lane = host, inv, argv, record, stop, lane
+        self.read_results = read_results
         self.run_dir = host.store.run
         self.report = self.run_dir.report(inv.name)
         self.last: Judged | None = None
@@ -161,9 +165,8 @@ class TargetAttempts:
         exists = self.report.is_file()
         unreadable, read = None, None
         try:  # read once per attempt: the count decides the verdict, the results go to the manifest
-            read = (
-                self.host.reader.read(self.report, tuple(self.inv.options.metrics or ()), console) if exists else None
-            )
+            wanted = tuple(self.inv.options.metrics or ())
+            read = self.host.reader.read(self.report, wanted, console) if exists and self.read_results else None
         except ReportUnreadable as exc:
             unreadable = str(exc)
         counted = len(read) if read is not None else None

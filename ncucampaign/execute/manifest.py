@@ -149,7 +149,8 @@ class TargetRecord(Record):
 
 class TraceInfo(Record):
     report: str = Field(description="the discovery trace (in the trace cache)")
-    key: str = Field(description="cache key: command, environment, workload commit, ncu version, GPU")
+    key: str = Field(description="cache key: command, filters, environment, workload commit, ncu version, GPU")
+    launches: int = Field(description="its --launch-count: it holds at most this many launches")
     reused: bool = Field(description="True: taken from the cache, not run now")
 
 

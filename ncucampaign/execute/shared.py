@@ -6,8 +6,10 @@ not verified."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Protocol
 
 from ncucampaign.execute.attempts import AttemptHost, TargetAttempts
@@ -29,9 +31,10 @@ from ncucampaign.execute.windows import (
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share import SharedGroup, pays
-from ncucampaign.plan.union import filter_words, import_csv_argv, union_options, with_options
+from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, import_csv_argv, trace_launches, with_options
 
-IMPORT_WORKERS = 8  # ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs")
+# ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
+IMPORT_WORKERS = max(2, min(16, os.cpu_count() or 2))
 
 
 class SharedHost(AttemptHost, Protocol):
@@ -63,66 +66,79 @@ class SharedRun:
     # --- the window ------------------------------------------------------------------------------------
 
     def _run_from_trace(self) -> None:
-        trace = self.host.traces.get(self.members, self.gpus, self.lane)
-        if isinstance(trace, str):
+        first = trace_launches(self.members)
+        found = self._trace_and_windows(first)
+        if isinstance(found, tuple) and found[0] and first < TRACE_LAUNCHES:
+            found = self._trace_and_windows(TRACE_LAUNCHES)  # a target lies beyond the first trace
+        if isinstance(found, str):
             return (
-                self._finish_interrupted(self.members, trace) if self.stop.level else self._alone(self.members, trace)
+                self._finish_interrupted(self.members, found) if self.stop.level else self._alone(self.members, found)
             )
-        report, info = trace
-        members, wanted, selections = self._select(report)
+        beyond, _, info, selections = found
+        self._alone(beyond, f"its launches lie beyond the discovery trace's first {info.launches} launches")
+        members = [m for m in self.members if m not in beyond]
         if len(members) < 2:
             return self._alone(members, "fewer than two targets left to share a run")
-        options = union_options(members, with_nvtx=True)
-        union_inv = with_options(members[0], **{n: getattr(options, n) for n in type(options).model_fields})
-        try:
-            union_rows = list_launches(import_csv_argv(self.host.ncu_path, report, filter_words(options)))
-        except ImportFailed as exc:
-            return self._alone(members, f"the trace cannot be listed with the shared filters: {exc}")
-        union = union_window(union_rows, list(wanted.values()))
-        missing = {m.name: uncovered(wanted[m.name], union) for m in members}
-        if any(missing.values()):
+        wanted = {m.name: selections[m.name][1] for m in members}
+        union = union_window(selections[""][0], list(wanted.values()))
+        if any(uncovered(wanted[m.name], union) for m in members):
             return self._alone(members, "the shared filter does not cover every target's launches")
         if not pays(members, "trace", len(union.launches)):
             return self._alone(members, f"sharing would profile {len(union.launches)} launches: dearer than own runs")
+        # The trace holds exactly the launches the group's filter matches: the union skips to the first wanted.
         union_inv = with_options(
-            union_inv, launch_skip_before_match=union.skip_before or None, launch_count=len(union.launches)
+            self.group.union, launch_skip=union.skip_before or None, launch_count=len(union.launches)
         )
+        union_inv = pin(union_inv, self.gpus) if self.gpus else union_inv
         windows = {
-            m.name: member_window(selections[m.name], m.options.launch_skip or 0, wanted[m.name], union)
+            m.name: member_window(selections[m.name][0], m.options.launch_skip or 0, wanted[m.name], union)
             for m in members
         }
         self._profile(union_inv, members, windows, union, info)
 
-    def _select(
-        self, report: object
-    ) -> tuple[list[Invocation], dict[str, tuple[Launch, ...]], dict[str, list[Launch]]]:
-        """What each member's filters select in the trace; members the trace cannot place run alone."""
+    def _trace_and_windows(
+        self, launches: int
+    ) -> str | tuple[list[Invocation], Path, TraceInfo, dict[str, tuple[list[Launch], tuple[Launch, ...]]]]:
+        """The trace, what each member's filters select in it ("": all of it), and the members it does
+        not reach; or why there is no trace."""
+        trace = self.host.traces.get(self.members, self.gpus, self.lane, launches)
+        if isinstance(trace, str):
+            return trace
+        report, info = trace
+        selections = self._select(report)
+        if isinstance(selections, str):
+            return selections
+        beyond = [m for m in self.members if isinstance(selections[m.name], str)]
+        traced = len(selections[""][0])
+        for member in beyond:
+            if traced < launches:  # the application ended first: the launches do not exist
+                self._alone([member], str(selections.pop(member.name)))
+        if traced < launches:
+            beyond = []
+        kept = {name: s for name, s in selections.items() if not isinstance(s, str)}
+        return beyond, report, info, kept  # type: ignore[return-value]
 
-        def selection(member: Invocation) -> list[Launch] | str:
-            o = member.options
-            argv = import_csv_argv(
-                self.host.ncu_path, report, filter_words(o), (o.launch_skip or 0) + (o.launch_count or 1)
-            )  # type: ignore[arg-type]
-            try:
-                return list_launches(argv)
-            except ImportFailed as exc:
-                return f"its filters cannot be applied to the discovery trace: {exc}"
+    def _select(self, report: Path) -> dict[str, tuple[list[Launch], tuple[Launch, ...]] | str] | str:
+        """Per member, the launches its filters select in the trace and the ones it wants (or why the
+        trace cannot say); under "" every launch of the trace."""
+        ncu = self.host.ncu_path
 
-        with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
-            found = dict(zip([m.name for m in self.members], pool.map(selection, self.members), strict=True))
-        kept, wanted, selections = [], {}, {}
-        for member in self.members:
-            picked = found[member.name]
+        def selection(member: Invocation | None) -> tuple[list[Launch], tuple[Launch, ...]] | str:
+            if member is None:
+                every = list_launches(import_csv_argv(ncu, report))
+                return every, tuple(every)
             o = member.options
-            chosen = (
-                picked if isinstance(picked, str) else member_wanted(picked, o.launch_skip or 0, o.launch_count or 1, 0)
-            )
-            if isinstance(chosen, str):
-                self._alone([member], chosen.replace("trace of 0 launches", "trace"))
-                continue
-            kept.append(member)
-            wanted[member.name], selections[member.name] = chosen, picked  # type: ignore[assignment]
-        return kept, wanted, selections  # type: ignore[return-value]
+            skip, count = o.launch_skip or 0, o.launch_count or 1
+            picked = list_launches(import_csv_argv(ncu, report, filter_words(o), skip + count))
+            wanted = member_wanted(picked, skip, count)
+            return wanted if isinstance(wanted, str) else (picked, wanted)
+
+        names = ["", *(m.name for m in self.members)]
+        try:
+            with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
+                return dict(zip(names, pool.map(selection, [None, *self.members]), strict=True))
+        except ImportFailed as exc:
+            return f"the discovery trace cannot be listed: {exc}"
 
     # --- the union run and its splits --------------------------------------------------------------------
 
@@ -139,8 +155,7 @@ class SharedRun:
             self.host.commit(lambda: setattr(record, "trace", trace))
         union = self._renamed(union, record.name)
         self._mark(members, Status.RUNNING, f"in shared run {record.name}")
-        TargetAttempts(self.host, union, record.argv, record, self.stop, self.lane).run()
-        self.host.commit(lambda: setattr(record, "results", []))  # the members hold the results
+        TargetAttempts(self.host, union, record.argv, record, self.stop, self.lane, read_results=False).run()
         if record.status != Status.OK:
             why = f"its shared run {record.name} ended {record.status.value}: {record.message}"
             return self._finish_interrupted(members, why) if self.stop.level else self._alone(members, why, record.name)

@@ -15,7 +15,7 @@ from ncucampaign.execute.traces import TraceCache, TraceKey, trace_key
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
-from ncucampaign.plan.union import TRACE_LAUNCHES, trace_options
+from ncucampaign.plan.union import trace_options
 
 
 class TraceHost(AttemptHost, Protocol):
@@ -28,8 +28,8 @@ class TraceRunner:
     def __init__(self, host: TraceHost, cache: TraceCache) -> None:
         self.host, self.cache = host, cache
 
-    def trace_invocation(self, members: Sequence[Invocation]) -> Invocation:
-        options = trace_options(members, TRACE_LAUNCHES)
+    def trace_invocation(self, members: Sequence[Invocation], launches: int) -> Invocation:
+        options = trace_options(members, launches)
         return dataclasses.replace(
             members[0], name="trace", target="trace", matrix=(), options=options, retries=0, expect_launch_count=False
         )
@@ -43,22 +43,22 @@ class TraceRunner:
         return trace_key(argv, env, str(trace.cwd), manifest.workload_git, manifest.ncu.version, gpu)
 
     def get(
-        self, members: Sequence[Invocation], gpus: tuple[str, ...] | None, lane: str | None
+        self, members: Sequence[Invocation], gpus: tuple[str, ...] | None, lane: str | None, launches: int
     ) -> tuple[Path, TraceInfo] | str:
-        """The trace report and how it was obtained, or why there is none."""
-        trace = self.trace_invocation(members)
+        """The trace report (its first `launches` matching launches) and how it was obtained, or why
+        there is none."""
+        trace = self.trace_invocation(members, launches)
         key = self.key(trace, gpus)
         with self.cache.key_lock(key):
             found = self.cache.find(key)
             if found is not None:
                 path, reused = found
-                return path, TraceInfo(report=str(path), key=key.digest, reused=reused)
+                return path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused)
             trace = dataclasses.replace(trace, name=f"shared/trace-{key.short}", target=f"trace-{key.short}")
             record = self.host.new_shared_record(trace, members, "trace")
-            TargetAttempts(self.host, trace, record.argv, record, self.host.stop, lane).run()
-            self.host.commit(lambda: setattr(record, "results", []))
+            TargetAttempts(self.host, trace, record.argv, record, self.host.stop, lane, read_results=False).run()
             if record.status != Status.OK or record.report is None:
                 return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"
             report = self.host.store.run.root / record.report.path
             self.cache.remember(key, report)
-            return report, TraceInfo(report=record.report.path, key=key.digest, reused=False)
+            return report, TraceInfo(report=record.report.path, key=key.digest, launches=launches, reused=False)

@@ -1,10 +1,11 @@
 """A shared run's launch window from the discovery trace, and the verification of its splits. Pure.
 
-The trace profiled every launch, so a result's ID in it is the launch's index in the run. For each
-member, ncu lists the launches its own filters select in the trace; the union run then skips every
-launch before the earliest wanted one (--launch-skip-before-match counts all launches) and profiles
-exactly the union-matching launches up to the latest wanted one. A member's split skips the launches
-its filters select inside that window before its first wanted one (docs/ncu-behaviour.md, "Shared runs").
+The trace profiled every launch the group's union filter matches, so a result's ID in it is the
+launch's position among those matches. For each member, ncu lists the launches its own filters
+select in the trace; the union run (the same filter) then skips the matches before the earliest
+wanted one (--launch-skip) and profiles exactly the matches up to the latest wanted one. A member's
+split skips the launches its filters select inside that window before its first wanted one
+(docs/ncu-behaviour.md, "Shared runs").
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ class MemberWindow:
 
 @dataclass(frozen=True)
 class UnionWindow:
-    skip_before: int  # --launch-skip-before-match of the union run
+    skip_before: int  # --launch-skip of the union run: matches before the earliest wanted launch
     launches: tuple[Launch, ...]  # what the union run will profile, as the trace lists them
 
 
-def member_wanted(selected: Sequence[Launch], skip: int, count: int, traced: int) -> tuple[Launch, ...] | str:
+def member_wanted(selected: Sequence[Launch], skip: int, count: int) -> tuple[Launch, ...] | str:
     """The wanted launches among the first skip+count the member's filters select in the trace, or why
     the trace cannot say."""
     if len(selected) < skip + count:
         return (
-            f"its filters select {len(selected)} launch(es) in the discovery trace of {traced} launches; "
+            f"its filters select {len(selected)} launch(es) in the discovery trace; "
             f"it needs launches {skip + 1}-{skip + count}"
         )
     return tuple(selected[skip : skip + count])

@@ -10,14 +10,14 @@ from typing import Any
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share import SharedGroup, SharePlan
-from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, split_argv, trace_options, with_options
+from ncucampaign.plan.union import filter_words, split_argv, trace_launches, trace_options, with_options
 
 FROM_TRACE = "<from-the-trace>"
 
 
 def trace_invocation(group: SharedGroup) -> Invocation:
     member = group.members[0]
-    options = trace_options(group.members, TRACE_LAUNCHES)
+    options = trace_options(group.members, trace_launches(group.members))
     return dataclasses.replace(member, name="trace", options=options, expect_launch_count=False)
 
 
@@ -25,11 +25,7 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path) -> dict[str, Any]
     """The group's commands; with a trace window the skip and counts it decides are placeholders."""
     shared = report_dir / "shared"
     by_trace = group.window == "trace"
-    union = (
-        with_options(group.union, launch_skip_before_match=FROM_TRACE, launch_count=FROM_TRACE)
-        if by_trace
-        else group.union
-    )
+    union = with_options(group.union, launch_skip=FROM_TRACE, launch_count=FROM_TRACE) if by_trace else group.union
     report = shared / f"{group.name}.ncu-rep"
     splits = {}
     for member in group.members:

@@ -129,17 +129,26 @@ def split_argv(
 
 
 def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions:
-    """The cheap discovery trace: every launch, one metric, NVTX stacks and the call stacks any member
-    filters on (docs/ncu-behaviour.md, "Cost")."""
-    keep = ("devices", "target_processes", "nvtx_push_pop_scope", "cache_control", "clock_control")
-    values: dict[str, Any] = {field_name(k): option_value(members[0].options, k) for k in keep}
-    stacks = tuple(dict.fromkeys(s for m in members for s in (m.options.call_stack_type or ())))
+    """The cheap discovery trace of a group: the union's filters, so that its result IDs count exactly
+    the launches the shared run can profile; one metric; NVTX stacks for the identities; the first
+    `launches` of them (docs/ncu-behaviour.md, "Cost": ~0.02 s a launch)."""
+    union = union_options(members, with_nvtx=True)
+    keep = (*IMPORT_FILTERS, "call_stack_type", "devices", "target_processes", "nvtx_push_pop_scope")
+    values: dict[str, Any] = {field_name(k): option_value(union, k) for k in keep}
+    # Which launches run does not depend on cache or clock control; not flushing caches is cheaper.
+    values.update(cache_control="none", clock_control="none")
     return TargetOptions.model_construct(
         **values,
         metrics=(TRACE_METRIC,),
         nvtx=True,
-        call_stack_type=stacks or None,
         launch_count=launches,
         kill=True,
         extra_args=("--import-sass", "no"),  # no cubins in the report: smaller, faster to write
     )
+
+
+def trace_launches(members: Sequence[Invocation]) -> int:
+    """How far a first trace goes: enough when the targets' windows lie early, as they usually do
+    (a target beyond it makes the trace run once more, up to TRACE_LAUNCHES)."""
+    wanted = sum((m.options.launch_skip or 0) + (m.options.launch_count or 1) for m in members)
+    return min(TRACE_LAUNCHES, wanted + 20)

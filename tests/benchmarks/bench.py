@@ -3,12 +3,15 @@
     python tests/benchmarks/bench.py plan                       # CPU: validate + plan 10,000 targets
     python tests/benchmarks/bench.py overhead --reps 3 --only a b c     # GPU: ncucampaign vs a shell loop
     python tests/benchmarks/bench.py gpus --gpus 0,1 --only t1 ... t8   # GPU: --gpus speed-up, same kernels
+    python tests/benchmarks/bench.py shared --campaign campaigns/shared.yaml  # GPU: shared runs vs --no-share
     python tests/benchmarks/bench.py all ...
 
 overhead: the campaign through `ncucampaign run` against the very commands `ncucampaign plan`
 prints, run by bash one after another; interleaved (the order alternates every repetition); the
-ratio is of medians. gpus: the same targets sequentially and with --gpus, and whether every report
-holds the same kernels.
+ratio is of medians. gpus: the same targets sequentially and with --gpus (both --no-share; the --gpus
+run orders its work by the sequential run's times), and whether every report holds the same kernels.
+shared: the campaign with shared runs (no cached trace) and with --no-share, the same launch identity
+per target, and the largest duration difference among targets profiled with cache_control all.
 """
 
 from __future__ import annotations
@@ -155,27 +158,28 @@ def print_target_seconds(runs: dict[str, Path], campaign: str) -> None:
 
 def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
     work = Path(tempfile.mkdtemp(prefix="ncuc-gpus-"))
-    selection = ["--only", *only] if only else []
+    selection = ["--only", *only, "--no-share"] if only else ["--no-share"]
     name = json.loads(cli("plan", str(campaign), "--format", "json", cwd=ROOT).stdout)["campaign"]
+    runs = work / "runs"  # one runs root: the --gpus run orders its work by the sequential run's times
+    seq_s = timed(lambda: cli("run", str(campaign), *selection, "--out", str(runs), cwd=ROOT))
+    reference = kernels_of(runs, name)
     sequential = work / "sequential"
-    seq_s = timed(lambda: cli("run", str(campaign), *selection, "--out", str(sequential), cwd=ROOT))
-    reference = kernels_of(sequential, name)
+    shutil.copytree((runs / name / "latest").resolve(), sequential / name / "latest")
     print(f"sequential: {seq_s:.1f} s, {len(reference)} targets", flush=True)
     outs = {"sequential": sequential}
     for gpus in gpu_lists:
-        out = work / f"gpus-{gpus.replace(',', '_')}"
         seconds = timed(
-            lambda out=out, gpus=gpus: cli(
-                "run", str(campaign), *selection, "--gpus", gpus, "--out", str(out), cwd=ROOT
-            )
+            lambda gpus=gpus: cli("run", str(campaign), *selection, "--gpus", gpus, "--out", str(runs), cwd=ROOT)
         )
+        out = work / f"gpus-{gpus.replace(',', '_')}"
+        shutil.copytree((runs / name / "latest").resolve(), out / name / "latest")
         outs[f"--gpus {gpus}"] = out
         same = kernels_of(out, name) == reference and all(reference.values())
         count = len(gpus.split(","))
         print(f"--gpus {gpus}: {seconds:.1f} s, same kernels as sequential: {same}", flush=True)
         ROWS.append(
             (
-                f"--gpus {gpus} vs 1 GPU ({len(reference)} targets)",
+                f"--gpus {gpus} vs 1 GPU ({len(reference)} targets, longest first)",
                 f"{seq_s:.1f} s / {seconds:.1f} s",
                 f"{seq_s / seconds:.2f}x (ideal {count}x), same kernels: {same}",
             )
@@ -184,9 +188,103 @@ def bench_gpus(campaign: Path, only: list[str], gpu_lists: list[str]) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def identities(manifest: dict) -> dict[str, list[tuple]]:
+    """Per target: (ordinal, function, grid, block) of each result, and its NVTX stack."""
+    return {
+        t["name"]: [
+            (r["index"], r["kernel"], tuple(r["grid"] or ()), tuple(r["block"] or ()), tuple(r["nvtx"]))
+            for r in t["results"]
+        ]
+        for t in manifest["targets"]
+    }
+
+
+def same_launches(left: list[tuple], right: list[tuple]) -> bool:
+    """NVTX stacks count where both reports recorded them (a run without --nvtx records none)."""
+    if len(left) != len(right) or not right:
+        return False
+    return all(a[:4] == b[:4] and (not a[4] or not b[4] or a[4] == b[4]) for a, b in zip(left, right, strict=True))
+
+
+def durations(manifest: dict) -> dict[str, float]:
+    found = {}
+    for t in manifest["targets"]:
+        values = [r["metrics"].get("gpu__time_duration.sum", {}).get("value") for r in t["results"]]
+        if values and all(isinstance(v, int | float) for v in values):
+            found[t["name"]] = float(sum(values))
+    return found
+
+
+def git_copy(campaign: Path, work: Path) -> Path:
+    """The campaign's folder as a clean git checkout, so that the discovery trace can be cached."""
+    copy = work / "workload"
+    shutil.copytree(campaign.parent, copy, ignore=shutil.ignore_patterns("runs", "__pycache__"))
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "w"]):
+        subprocess.run(["git", *command], cwd=copy, check=True, capture_output=True)
+    return copy / campaign.name
+
+
+def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
+    work = Path(tempfile.mkdtemp(prefix="ncuc-shared-"))
+    campaign = git_copy(campaign.absolute(), work)
+    plan = json.loads(cli("plan", str(campaign), "--format", "json", cwd=ROOT).stdout)
+    name = plan["campaign"]
+    cache_all = {i["name"] for i in plan["invocations"] if "--cache-control" in i["argv"] and "all" in i["argv"]}
+    seconds, manifests = {}, {}
+    modes = [("shared", [], "shared"), ("shared, cached trace", [], "shared"), ("--no-share", ["--no-share"], "alone")]
+    if not warm:
+        del modes[1]
+    for mode, extra, folder in modes:
+        out = work / folder  # the second shared run finds the first one's trace in <out>/.cache
+        seconds[mode] = timed(
+            lambda out=out, extra=extra: cli("run", str(campaign), *extra, "--out", str(out), cwd=ROOT)
+        )
+        manifests[mode] = manifest_of(out, name)
+        statuses = [t["status"] for t in manifests[mode]["targets"]]
+        print(f"{mode}: {seconds[mode]:.1f} s, statuses {dict((s, statuses.count(s)) for s in set(statuses))}")
+        for run in manifests[mode].get("shared_runs", []):
+            print(f"  {run['name']}: {run['status']} {run['seconds']:.1f} s, {len(run['members'])} targets")
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            slug = mode.strip("-").replace(", ", "-").replace(" ", "-")
+            shutil.copyfile((out / name / "latest").resolve() / "manifest.json", keep / f"{name}-{slug}.json")
+    shared, alone = manifests["shared"], manifests["--no-share"]
+    how = [(t.get("obtained") or {}).get("how", "alone") for t in shared["targets"]]
+    print(f"shared run: {how.count('shared')} targets split out of shared runs, {how.count('alone')} alone")
+    for record in shared["targets"]:
+        obtained = record.get("obtained") or {}
+        if obtained.get("how") != "shared":
+            print(f"  alone: {record['name']}: {obtained.get('reason', '')}")
+    left, right = identities(shared), identities(alone)
+    differing = [n for n in right if not same_launches(left.get(n, []), right[n])]
+    for n in differing:
+        print(f"  differs: {n}: shared {left.get(n)} / alone {right[n]}")
+    a, b = durations(shared), durations(alone)
+    diffs = {n: abs(a[n] - b[n]) / b[n] for n in cache_all if n in a and n in b and b[n] > 0}
+    worst = max(diffs.items(), key=lambda item: item[1]) if diffs else ("-", 0.0)
+    print(
+        f"largest relative duration difference (cache_control all, {len(diffs)} targets): {worst[1]:.1%} ({worst[0]})"
+    )
+    for n in sorted(diffs, key=diffs.get, reverse=True)[:5]:
+        print(f"  {n}: shared {a[n]:.0f} ns, alone {b[n]:.0f} ns ({diffs[n]:+.1%})")
+    same = not differing
+    for mode in [m for m in seconds if m != "--no-share"]:
+        ratio = seconds["--no-share"] / seconds[mode]
+        ROWS.append(
+            (
+                f"{mode} vs --no-share ({len(right)} targets)",
+                f"{seconds[mode]:.1f} s / {seconds['--no-share']:.1f} s",
+                f"{ratio:.2f}x, same launches: {same}, worst duration diff {worst[1]:.1%}",
+            )
+        )
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("plan", "overhead", "gpus", "all"))
+    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "all"))
+    parser.add_argument("--no-warm", action="store_true", help="shared: skip the run with the cached trace")
+    parser.add_argument("--keep", type=Path, default=None, help="shared: copy both manifests into this folder")
     parser.add_argument("--campaign", type=Path, default=CAMPAIGN)
     parser.add_argument("--only", nargs="*", default=[])
     parser.add_argument("--gpu-only", nargs="*", default=None, help="targets for the gpus benchmark (default --only)")
@@ -198,6 +296,8 @@ def main() -> int:
         bench_plan(args.targets)
     if args.what in ("overhead", "all"):
         bench_overhead(args.campaign, args.only, args.reps)
+    if args.what in ("shared", "all"):
+        bench_shared(args.campaign, args.keep, not args.no_warm)
     if args.what in ("gpus", "all"):
         bench_gpus(args.campaign, args.gpu_only if args.gpu_only is not None else args.only, args.gpus or ["0,1"])
     width = max(len(row[0]) for row in ROWS)
