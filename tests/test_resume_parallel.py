@@ -21,7 +21,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pr
 SLOW = {"FAKE_NCU_SECONDS_PER_KERNEL": "0.4"}  # each target takes about a second
 
 
-
 @pytest.fixture
 def write_campaign(write_campaign):
     """These tests are about targets that run one by one or side by side, each in its own run."""
@@ -30,6 +29,7 @@ def write_campaign(write_campaign):
         return write_campaign(targets, defaults or 'share: "off"', **kwargs)
 
     return write
+
 
 def four_targets(pids: Path) -> str:
     return "\n".join(

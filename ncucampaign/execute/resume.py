@@ -70,7 +70,7 @@ def resumed_manifest(
 def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
     """A runner killed mid-attempt leaves ncu (in its own process group) running: stop it, and mark
     what was in flight as interrupted."""
-    for record in old.targets:
+    for record in [*old.targets, *old.shared_runs]:
         for attempt in record.attempts:
             if attempt.ended_at is not None:
                 continue

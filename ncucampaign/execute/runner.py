@@ -13,12 +13,10 @@ import dataclasses
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ncucampaign import __version__
 from ncucampaign.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -34,12 +32,10 @@ from ncucampaign.execute.manifest import (
     Obtained,
     SharedRunRecord,
     TargetRecord,
-    ToolInfo,
 )
-from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.resume import clean_up_after_a_crash, fingerprint, resumed_manifest
 from ncucampaign.execute.schedule import Unit, longest_first, previous_seconds, units_in_plan_order
-from ncucampaign.execute.setup import preflight, resumable_manifest
+from ncucampaign.execute.setup import new_manifest, preflight, resumable_manifest
 from ncucampaign.execute.shared import SharedRun
 from ncucampaign.execute.signals import StopRequest
 from ncucampaign.execute.status import Status
@@ -154,29 +150,13 @@ class CampaignRun:
                 old, self.plan.invocations, fresh, info, self.settings.rerun_failed, now_iso()
             )
         else:
-            self.manifest, self.to_run = self._new_manifest(list(fresh.values()), info), list(self.plan.invocations)
+            self.manifest, self.to_run = (
+                new_manifest(self.store, self.plan, self.loaded, self.settings, list(fresh.values()), info),
+                list(self.plan.invocations),
+            )
         self.records = {record.name: record for record in self.manifest.targets}
         self.save()
         self.store.point_latest()
-
-    def _new_manifest(self, targets: list[TargetRecord], info: CampaignInfo) -> Manifest:
-        cwd = self.plan.invocations[0].cwd if self.plan.invocations else self.loaded.base_dir
-        with ThreadPoolExecutor(3) as pool:  # each asks another program; together they cost the slowest
-            ncu = pool.submit(ncu_info, self.settings.ncu_path)
-            gpus, git = pool.submit(gpu_info), pool.submit(git_info, cwd)
-        return Manifest(
-            tool=ToolInfo(version=__version__),
-            run_id=self.store.run.run_id,
-            state="running",
-            started_at=now_iso(),
-            command_line=["ncucampaign", *self.settings.command_line[1:]],
-            campaign=info,
-            host=host_info(),
-            ncu=ncu.result(),
-            gpus=gpus.result(),
-            workload_git=git.result(),
-            targets=targets,
-        )
 
     def _pending_record(self, inv: Invocation, argv: list[str] | None = None) -> TargetRecord:
         argv = argv if argv is not None else self.argvs[inv.name]
@@ -243,7 +223,9 @@ class CampaignRun:
             self.commit(lambda: setattr(self.records[unit.name], "obtained", Obtained(how="alone", reason=why)))
         return [self.run_target(unit, gpus, lane)]
 
-    def new_shared_record(self, union: Invocation, members: Sequence[Invocation], window: str) -> SharedRunRecord:
+    def new_shared_record(
+        self, union: Invocation, members: Sequence[Invocation], window: str, gpus: tuple[str, ...] | None
+    ) -> SharedRunRecord:
         """A shared run (or trace) entered in the manifest before it starts; names are unique in the run."""
         unions = sum(1 for r in self.manifest.shared_runs if not r.name.startswith("shared/trace-"))
         name = union.name if union.name.startswith("shared/") else f"shared/{unions + 1}"
@@ -254,6 +236,7 @@ class CampaignRun:
             members=[m.name for m in members],
             window=window,  # type: ignore[arg-type]
         )
+        record.gpus = list(gpus) if gpus else None
         self.commit(lambda: self.manifest.shared_runs.append(record))
         return record
 

@@ -6,14 +6,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ncucampaign import __version__
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
-from ncucampaign.execute.manifest import Manifest
+from ncucampaign.execute.attempts import now_iso
+from ncucampaign.execute.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo
+from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.store import RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
+from ncucampaign.spec.loader import LoadedCampaign
 
 if TYPE_CHECKING:
     from ncucampaign.execute.runner import RunSettings
@@ -54,3 +59,31 @@ def resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
             "its own campaign file"
         )
     return old
+
+
+def new_manifest(
+    store: RunStore,
+    plan: Plan,
+    loaded: LoadedCampaign,
+    settings: RunSettings,
+    targets: list[TargetRecord],
+    info: CampaignInfo,
+) -> Manifest:
+    """A fresh run's manifest, with the provenance of the machine, ncu and the workload."""
+    cwd = plan.invocations[0].cwd if plan.invocations else loaded.base_dir
+    with ThreadPoolExecutor(3) as pool:  # each asks another program; together they cost the slowest
+        ncu = pool.submit(ncu_info, settings.ncu_path)
+        gpus, git = pool.submit(gpu_info), pool.submit(git_info, cwd)
+    return Manifest(
+        tool=ToolInfo(version=__version__),
+        run_id=store.run.run_id,
+        state="running",
+        started_at=now_iso(),
+        command_line=["ncucampaign", *settings.command_line[1:]],
+        campaign=info,
+        host=host_info(),
+        ncu=ncu.result(),
+        gpus=gpus.result(),
+        workload_git=git.result(),
+        targets=targets,
+    )

@@ -43,7 +43,9 @@ class SharedHost(AttemptHost, Protocol):
     traces: TraceRunner
 
     def run_target(self, inv: Invocation, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord: ...
-    def new_shared_record(self, union: Invocation, members: Sequence[Invocation], window: str) -> SharedRunRecord: ...
+    def new_shared_record(
+        self, union: Invocation, members: Sequence[Invocation], window: str, gpus: tuple[str, ...] | None
+    ) -> SharedRunRecord: ...
 
 
 class SharedRun:
@@ -150,7 +152,7 @@ class SharedRun:
         trace_window: UnionWindow | None,
         trace: TraceInfo | None,
     ) -> None:
-        record = self.host.new_shared_record(union, members, self.group.window)
+        record = self.host.new_shared_record(union, members, self.group.window, self.gpus)
         if trace is not None:
             self.host.commit(lambda: setattr(record, "trace", trace))
         union = self._renamed(union, record.name)

@@ -70,8 +70,19 @@ def stop_on_signals(stop: StopRequest, announce: Callable[[int], None]) -> Itera
     `announce(level)` runs on a watcher thread, never inside the handler.
     """
 
+    handling = False
+
     def on_signal(signum: int, _frame: object) -> None:
-        stop.request(None if signum == signal.SIGINT else 1)
+        # A storm of signals re-enters the handler between its own bytecodes: a nested call returns at
+        # once (it would say nothing new), so the nesting cannot grow into a RecursionError.
+        nonlocal handling
+        if handling or stop.level >= 2:
+            return
+        handling = True
+        try:
+            stop.request(None if signum == signal.SIGINT else 1)
+        finally:
+            handling = False
 
     wakeup = stop.wakeup_pipe()
     finished = threading.Event()
@@ -82,7 +93,9 @@ def stop_on_signals(stop: StopRequest, announce: Callable[[int], None]) -> Itera
         yield
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            # Stopping: the run is over and only its summary is left to print; more signals of the
+            # same storm must not interrupt that with a KeyboardInterrupt.
+            signal.signal(sig, signal.SIG_IGN if stop.level else handler)
         finished.set()
         stop.request(0)  # wakes the watcher so that it sees `finished`
         watcher.join(timeout=5)

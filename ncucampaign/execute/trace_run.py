@@ -21,7 +21,9 @@ from ncucampaign.plan.union import trace_options
 class TraceHost(AttemptHost, Protocol):
     manifest: Manifest
 
-    def new_shared_record(self, union: Invocation, members: Sequence[Invocation], window: str) -> SharedRunRecord: ...
+    def new_shared_record(
+        self, union: Invocation, members: Sequence[Invocation], window: str, gpus: tuple[str, ...] | None
+    ) -> SharedRunRecord: ...
 
 
 class TraceRunner:
@@ -55,7 +57,7 @@ class TraceRunner:
                 path, reused = found
                 return path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused)
             trace = dataclasses.replace(trace, name=f"shared/trace-{key.short}", target=f"trace-{key.short}")
-            record = self.host.new_shared_record(trace, members, "trace")
+            record = self.host.new_shared_record(trace, members, "trace", gpus)
             TargetAttempts(self.host, trace, record.argv, record, self.host.stop, lane, read_results=False).run()
             if record.status != Status.OK or record.report is None:
                 return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"

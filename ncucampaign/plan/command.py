@@ -3,6 +3,7 @@ shell will interpret (docs/ncu-behaviour.md: ncucampaign runs no shell unless `s
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import shlex
@@ -17,6 +18,15 @@ class PlanProblems(Exception):
 
 
 def command_argv(command: tuple[str, ...] | str, shell: bool, where: tuple[str | int, ...]) -> tuple[str, ...]:
+    """The argv of a command; PlanProblems naming `where` when no shell would run it as written."""
+    found = _argv(command, shell)
+    if isinstance(found, str):
+        raise PlanProblems([Problem(where, found)])
+    return found
+
+
+@functools.lru_cache(maxsize=256)  # every target of a campaign usually runs the same command
+def _argv(command: tuple[str, ...] | str, shell: bool) -> tuple[str, ...] | str:
     if shell:
         text = command if isinstance(command, str) else shlex.join(command)
         return ("/bin/sh", "-c", text)
@@ -24,13 +34,10 @@ def command_argv(command: tuple[str, ...] | str, shell: bool, where: tuple[str |
         try:
             argv = tuple(shlex.split(command))
         except ValueError as exc:
-            raise PlanProblems([Problem(where, f"cannot split the command like a shell would: {exc}")]) from None
+            return f"cannot split the command like a shell would: {exc}"
     else:
         argv = tuple(command)
-    problem = _shell_syntax(command, argv)
-    if problem:
-        raise PlanProblems([Problem(where, problem)])
-    return argv
+    return _shell_syntax(command, argv) or argv
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

@@ -5,6 +5,7 @@ options ncu needs implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, 
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import os
 import re
@@ -207,6 +208,9 @@ def _expanded_name(template: str, chosen: tuple[tuple[str, Any], ...]) -> str:
 
 # --- resolution ------------------------------------------------------------------------------------------
 
+_KEYS_AND_FIELDS = tuple((key, field_name(key)) for key in OPTION_KEYS)
+_UNSET: dict[str, Any] = dict.fromkeys(TargetOptions.model_fields)
+
 
 def _resolve_options(
     defaults: TargetOptions, target: Target, chosen: dict[str, Any], here: tuple[str | int, ...]
@@ -214,8 +218,7 @@ def _resolve_options(
     target_set = keys_set(target)
     default_set = keys_set(defaults)
     values: dict[str, Any] = {}
-    for key in OPTION_KEYS:
-        name = field_name(key)
+    for key, name in _KEYS_AND_FIELDS:
         if key in chosen:
             values[name] = chosen[key]
         elif key in target_set:
@@ -228,7 +231,8 @@ def _resolve_options(
     ignored = (*(defaults.lint_ignore or ()), *(target.lint_ignore or ()), *(chosen.get("lint_ignore") or ()))
     values["lint_ignore"] = tuple(dict.fromkeys(ignored)) or None
     values.update(_implied(values, here))
-    return TargetOptions.model_construct(**values)
+    # Every field given (None: not set) spares pydantic a default lookup per field and target.
+    return TargetOptions.model_construct(_fields_set=set(values), **{**_UNSET, **values})
 
 
 def _implied(values: dict[str, Any], here: tuple[str | int, ...]) -> dict[str, Any]:
@@ -265,7 +269,6 @@ def _invocation(
     where = (*here, "command") if target.command is not None else ("application", "command")
     app_argv = command_argv(command, app.shell, where) + tuple(options.args or ())
     env = {**app.env, **(options.env or {})}
-    cwd = (loaded.base_dir / app.cwd) if app.cwd else loaded.base_dir
     return Invocation(
         name=name,
         target=target.name,
@@ -274,9 +277,14 @@ def _invocation(
         options=options,
         app_argv=app_argv,
         env=tuple(sorted(env.items())),
-        cwd=Path(os.path.normpath(Path(cwd).absolute())),
+        cwd=_working_directory(loaded.base_dir, app.cwd),
         timeout=options.timeout if options.timeout is not None else DEFAULT_TIMEOUT_S,
         retries=options.retries if options.retries is not None else DEFAULT_RETRIES,
         retry_delay=options.retry_delay if options.retry_delay is not None else DEFAULT_RETRY_DELAY_S,
         stop_grace=options.stop_grace if options.stop_grace is not None else DEFAULT_STOP_GRACE_S,
     )
+
+
+@functools.lru_cache(maxsize=64)  # one per campaign, asked once per target
+def _working_directory(base_dir: Path, cwd: str | None) -> Path:
+    return Path(os.path.normpath((base_dir / cwd if cwd else base_dir).absolute()))

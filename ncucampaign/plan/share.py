@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import IMPORT_FILTERS, SET_ORDER, union_options, with_options
+from ncucampaign.plan.union import IMPORT_FILTERS, SET_ORDER, collects_default_set, union_options, with_options
 from ncucampaign.spec.model import TargetOptions, option_value
 
 Window = Literal["targets", "trace"]
@@ -49,6 +49,11 @@ _KEY_KEYS = (
     "cache_control",
     "clock_control",
     "page",
+    "call_stack_type",
+    "python_include",
+    "python_exclude",
+    "native_include",
+    "native_exclude",
 )
 _FILTER_KEYS = tuple(key for key in IMPORT_FILTERS if key != "kernel_name_base")
 
@@ -123,12 +128,15 @@ def trace_possible(inv: Invocation) -> bool:
 
 def per_launch_s(options: TargetOptions) -> float:
     """Estimated replay seconds of one launch for what `options` collect."""
-    seconds = PER_LAUNCH_S.get(options.section_set or "", PER_LAUNCH_S["basic"] if options.section_set else 0.0)
-    sections = len(options.sections or ())
+    return _per_launch(options.section_set, len(options.sections or ()), bool(options.metrics))
+
+
+def _per_launch(section_set: str | None, sections: int, metrics: bool) -> float:
+    seconds = PER_LAUNCH_S.get(section_set or "", PER_LAUNCH_S["basic"] if section_set else 0.0)
     if sections:
         seconds = max(seconds, SECTION_S) + EXTRA_SECTION_S * (sections - 1)
-    if options.section_set is None and not sections:
-        seconds = METRICS_ONLY_S if options.metrics else PER_LAUNCH_S["basic"]
+    if section_set is None and not sections:
+        seconds = METRICS_ONLY_S if metrics else PER_LAUNCH_S["basic"]
     return seconds
 
 
@@ -174,6 +182,7 @@ def share_plan(invocations: Sequence[Invocation], enabled: bool = True) -> Share
         if not trace_possible(inv):  # filters must then be identical: the window comes from the targets
             key = (*key, filter_signature(inv))
         pools.setdefault(key, []).append(inv)
+    pool_sizes = {inv.name: len(pool) for pool in pools.values() for inv in pool}
     found: list[tuple[list[Invocation], Window]] = []
     for pool in pools.values():
         window: Window = "targets" if len({filter_signature(m) for m in pool}) == 1 else "trace"
@@ -181,7 +190,7 @@ def share_plan(invocations: Sequence[Invocation], enabled: bool = True) -> Share
     groups = []
     for members, window in found:
         if len(members) < 2 or (window == "trace" and not _trace_pays(members)):
-            alone.update({m.name: _single_reason(pools, m) for m in members})
+            alone.update({m.name: _single_reason(pool_sizes, m) for m in members})
             continue
         groups.append(_group(len(groups) + 1, members, window))
     rest = tuple((inv, alone[inv.name]) for inv in invocations if inv.name in alone)
@@ -192,25 +201,60 @@ def _trace_pays(members: Sequence[Invocation]) -> bool:
     return group_s(members, "trace") + TRACE_S < sum(alone_s(m) for m in members)
 
 
-def _single_reason(pools: dict[tuple[object, ...], list[Invocation]], inv: Invocation) -> str:
-    pool = next(p for p in pools.values() if inv in p)
-    if len(pool) == 1:
+def _single_reason(pool_sizes: dict[str, int], inv: Invocation) -> str:
+    if pool_sizes[inv.name] == 1:
         return "no other target has the same run settings"
     return "sharing would cost more than its own run"
 
 
 def _by_cost(pool: list[Invocation], window: Window) -> list[list[Invocation]]:
     """Greedy: each member joins the first group it makes cheaper than running alone."""
-    groups: list[list[Invocation]] = []
+    groups: list[_Tally] = []
     for inv in pool:
-        for members in groups:
-            added = group_s([*members, inv], window) - group_s(members, window)
-            if added < alone_s(inv):
-                members.append(inv)
+        for tally in groups:
+            if tally.seconds(inv) - tally.seconds() < alone_s(inv):
+                tally.add(inv)
                 break
         else:
-            groups.append([inv])
-    return groups
+            groups.append(_Tally(window, inv))
+    return [tally.members for tally in groups]
+
+
+class _Tally:
+    """A group's cost inputs, kept up to date as members join (grouping stays linear in the targets;
+    `group_s` computes the same from the members)."""
+
+    def __init__(self, window: Window, first: Invocation) -> None:
+        self.window, self.members = window, [first]
+        self.low = self.high = self.total = 0
+        self.sets: set[str] = set()
+        self.sections: set[str] = set()
+        self.metrics = False
+        self.low = first.options.launch_skip or 0
+        self._count(first)
+
+    def _count(self, inv: Invocation) -> None:
+        o = inv.options
+        skip, count = o.launch_skip or 0, o.launch_count or 1
+        self.low, self.high, self.total = min(self.low, skip), max(self.high, skip + count), self.total + skip + count
+        self.sets |= {o.section_set} if o.section_set else ({"basic"} if collects_default_set(o) else set())
+        self.sections |= set(o.sections or ())
+        self.metrics = self.metrics or bool(o.metrics)
+
+    def add(self, inv: Invocation) -> None:
+        self.members.append(inv)
+        self._count(inv)
+
+    def seconds(self, extra: Invocation | None = None) -> float:
+        tally = self
+        if extra is not None:
+            tally = _Tally.__new__(_Tally)
+            tally.__dict__.update(self.__dict__, members=[], sets=set(self.sets), sections=set(self.sections))
+            tally._count(extra)
+        launches = tally.high - tally.low if self.window == "targets" else tally.total
+        chosen = max(tally.sets, key=lambda s: SET_ORDER.index(s) if s in SET_ORDER else -1) if tally.sets else None
+        members = len(self.members) + (extra is not None)
+        return APP_START_S + launches * _per_launch(chosen, len(tally.sections), tally.metrics) + SPLIT_S * members
 
 
 def _group(number: int, members: list[Invocation], window: Window) -> SharedGroup:

@@ -16,17 +16,10 @@ from ncucampaign.spec.model import TargetOptions, field_name, option_value
 from ncucampaign.spec.ncu_catalog import OPTION_SPECS
 from ncucampaign.spec.ncu_grammar import escape_regex, split_regex
 
-# Filters ncu re-applies when it imports a report (docs/ncu-behaviour.md, "Shared runs").
-IMPORT_FILTERS = (
-    "kernel_name_base",
-    "kernel_name",
-    "nvtx_include",
-    "nvtx_exclude",
-    "python_include",
-    "python_exclude",
-    "native_include",
-    "native_exclude",
-)
+# Filters ncu re-applies when it imports a report (docs/ncu-behaviour.md, "Shared runs"). Call-stack
+# filters are not among them: on the H200 an import with --python-include selected a launch outside
+# the function, so targets share a run only with identical call-stack filters, applied by the run.
+IMPORT_FILTERS = ("kernel_name_base", "kernel_name", "nvtx_include", "nvtx_exclude")
 _INCLUDES = ("nvtx_include", "python_include", "native_include")
 _EXCLUDES = ("nvtx_exclude", "python_exclude", "native_exclude")
 # `--set` names whose sections contain the previous one's (ncu --list-sets: basic < detailed < full).
@@ -133,7 +126,8 @@ def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions
     the launches the shared run can profile; one metric; NVTX stacks for the identities; the first
     `launches` of them (docs/ncu-behaviour.md, "Cost": ~0.02 s a launch)."""
     union = union_options(members, with_nvtx=True)
-    keep = (*IMPORT_FILTERS, "call_stack_type", "devices", "target_processes", "nvtx_push_pop_scope")
+    stacks = ("call_stack_type", "python_include", "python_exclude", "native_include", "native_exclude")
+    keep = (*IMPORT_FILTERS, *stacks, "devices", "target_processes", "nvtx_push_pop_scope")
     values: dict[str, Any] = {field_name(k): option_value(union, k) for k in keep}
     # Which launches run does not depend on cache or clock control; not flushing caches is cheaper.
     values.update(cache_control="none", clock_control="none")

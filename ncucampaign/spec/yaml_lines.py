@@ -39,8 +39,12 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
     problems = index_lines(node, lines)
     if problems:
         raise CampaignError(file, problems)
-    try:
-        data = yaml.load(text, Loader=_LOADER)  # a safe loader (SafeLoader or CSafeLoader)
+    try:  # construct from the checked node: the text is parsed once (a safe constructor either way)
+        loader = _LOADER("")
+        try:
+            data = loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:  # e.g. a tag that composes but does not construct
         raise CampaignError(file, [yaml_problem(exc, text)]) from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits

@@ -81,13 +81,20 @@ def bench_plan(targets: int) -> None:
         plan = build_plan(loaded)
 
     plan_s = timed(planning)
+    from ncucampaign.plan.share import share_plan
+
+    share_s = timed(lambda: share_plan(plan.invocations))
+    plan_s += share_s
     lint_s = timed(lambda: lint_plan(loaded, plan))
     from ncucampaign.plan.argv import ncu_argv, shell_command
 
     argv_s = timed(lambda: [shell_command(ncu_argv(i, "ncu", Path("/r")), i.env, i.cwd) for i in plan.invocations])
     total = load_s + plan_s + lint_s + argv_s
     ROWS.append((f"validate+plan {targets} targets (CPU)", f"{total:.2f} s", f"{total / targets * 1e6:.0f} us/target"))
-    print(f"load {load_s:.2f} s, expand {plan_s:.2f} s, lint {lint_s:.2f} s, commands {argv_s:.2f} s")
+    print(
+        f"load {load_s:.2f} s, expand and share {plan_s:.2f} s (share {share_s:.2f} s), lint {lint_s:.2f} s, "
+        f"commands {argv_s:.2f} s"
+    )
 
 
 def bench_overhead(campaign: Path, only: list[str], reps: int) -> None:

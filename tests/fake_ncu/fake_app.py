@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 
 def main() -> int:
@@ -28,6 +29,10 @@ def main() -> int:
     parser.add_argument("--pid-file", default=None, help="append this process's pid (and its child's)")
     parser.add_argument("--flaky-file", default=None, help="fail (exit 1) unless this file exists; create it")
     parser.add_argument("--profiler-api-step", type=int, default=None)
+    parser.add_argument("--hang-file", default=None, help="with --hang-at-step: hang only while this file exists")
+    parser.add_argument(
+        "--vary-file", default=None, help="count runs in this file; every second run launches one more rmsnorm first"
+    )
     args = parser.parse_args()
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
 
@@ -49,6 +54,14 @@ def main() -> int:
         print(f"[app pid={os.getpid()}] transient failure (first run)", flush=True)
         return 1
 
+    if args.vary_file:  # a run-to-run difference (autotuning, say) that shifts every later launch
+        runs = int(Path(args.vary_file).read_text() or 0) + 1 if os.path.exists(args.vary_file) else 1
+        with open(args.vary_file, "w") as handle:
+            handle.write(str(runs))
+        if runs % 2 == 0:
+            emit("push warmup")
+            emit("launch rmsnorm_kernel")
+            emit("pop")
     emit("push prefill")
     emit("launch nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT")
     emit("launch rmsnorm_kernel")
@@ -56,7 +69,7 @@ def main() -> int:
     for step in range(1, args.steps + 1):
         if args.profiler_api_step == step:
             emit("profiler start")
-        if args.hang_at_step == step:
+        if args.hang_at_step == step and (args.hang_file is None or os.path.exists(args.hang_file)):
             print(f"[app pid={os.getpid()}] hanging at step {step}", flush=True)
             if args.stubborn:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)

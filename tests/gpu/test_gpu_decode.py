@@ -73,7 +73,8 @@ def test_ctrl_c_mid_campaign_then_resume_on_real_ncu(tmp_path: Path) -> None:
     )
     campaign = workload_campaign(tmp_path / "ctrlc.yaml", marker, targets + "\n")
     runs = out_dir(tmp_path)
-    runner = start(("run", str(campaign), "--out", str(runs)), cwd=tmp_path)
+    # --no-share: the three targets would otherwise share one run; this test is about one target's attempt
+    runner = start(("run", str(campaign), "--out", str(runs), "--no-share"), cwd=tmp_path)
     log = runs / "ctrlc" / "latest" / "logs" / "t1.log"
     deadline = time.monotonic() + 120
     while "==PROF== Connected to process" not in (log.read_text() if log.is_file() else ""):
@@ -88,7 +89,7 @@ def test_ctrl_c_mid_campaign_then_resume_on_real_ncu(tmp_path: Path) -> None:
     assert [t["status"] for t in manifest["targets"]] == ["ok", "interrupted", "pending"]
     assert manifest["targets"][1]["attempts"][0]["signals_sent"][0] == "SIGINT"
     assert not survivors(marker)
-    done = run("run", str(campaign), "--out", str(runs), "--resume", cwd=tmp_path, timeout=300)
+    done = run("run", str(campaign), "--out", str(runs), "--resume", "--no-share", cwd=tmp_path, timeout=300)
     print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
     assert done.returncode == 0
     assert [t["status"] for t in manifest_of(runs, "ctrlc")["targets"]] == ["ok", "ok", "ok"]

@@ -1,0 +1,179 @@
+"""Shared runs end to end against the fake ncu: split, verify, fall back, time out, interrupt, resume."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import fake_env, load_manifest, run_cli, target
+
+# Five targets whose windows need the discovery trace (different kernels and an NVTX range); the
+# union profiles 8 launches of the fake application (see fake_app.py).
+TRACE_TARGETS = """
+- name: rms
+  kernel_name: rmsnorm_kernel
+  matrix:
+    launch_skip: [0, 5]
+- name: gemm
+  kernel_name: regex:nvjet
+  matrix:
+    launch_skip: [1, 2]
+- name: mlp_rms
+  nvtx_include: "mlp]"
+  kernel_name: rmsnorm_kernel
+  launch_skip: 1
+"""
+
+
+def run(campaign: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("run", str(campaign), "--out", "runs", *extra, cwd=campaign.parent, env=fake_env(**env))
+
+
+def obtained(manifest: dict[str, Any]) -> dict[str, str]:
+    return {t["name"]: (t.get("obtained") or {}).get("how", "-") for t in manifest["targets"]}
+
+
+def profiled_launch(run_dir: Path, name: str) -> list[tuple[str, ...]]:
+    """What a target's own report holds, as the fake ncu lists it: kernel and NVTX stack."""
+    listing = subprocess.run(
+        ["ncu", "--import", str(run_dir / "reports" / f"{name}.ncu-rep"), "--page", "raw", "--csv"],
+        capture_output=True,
+        text=True,
+        env=fake_env(),
+        check=True,
+    ).stdout
+    return [(row[3], *re.findall(r'"([^"]*)"', row[2])) for row in list(csv.reader(io.StringIO(listing)))[2:]]
+
+
+def test_targets_with_different_filters_are_split_out_of_one_run_and_verified(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(TRACE_TARGETS)
+    done = run(campaign)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    assert obtained(manifest) == dict.fromkeys(["rms-0", "rms-5", "gemm-1", "gemm-2", "mlp_rms"], "shared")
+    trace, union = manifest["shared_runs"]
+    assert trace["name"].startswith("shared/trace-") and trace["status"] == "ok"
+    assert (
+        union["status"] == "ok" and union["window"] == "trace" and union["trace"]["report"] == trace["report"]["path"]
+    )
+    assert "--launch-skip 1 --launch-count 8" in union["shell_command"]
+    for record in manifest["targets"]:
+        assert record["status"] == "ok" and record["report"]["results"] == 1
+        assert "discovery trace lists at launch index" in record["obtained"]["verification"]
+        assert record["obtained"]["shared_run"] == "shared/1"
+    separate = tmp_path / "separate"
+    separate.mkdir()
+    (separate / "camp.yaml").write_text(campaign.read_text())
+    assert run(separate / "camp.yaml", "--no-share").returncode == 0
+    alone_dir, alone_manifest = load_manifest(separate / "runs")
+    assert set(obtained(alone_manifest).values()) == {"alone"} and not alone_manifest["shared_runs"]
+    for name in obtained(manifest):  # the split holds the launch a run of its own profiles
+        assert profiled_launch(run_dir, name) == profiled_launch(alone_dir, name), name
+
+
+def test_a_split_that_does_not_match_the_trace_is_not_used_and_its_target_runs_alone(
+    tmp_path: Path, write_campaign
+) -> None:
+    # Every second run of the application launches one more rmsnorm first: the trace (run 1) and the
+    # shared run (run 2) disagree, as they would with autotuning that depends on timing.
+    campaign = write_campaign(TRACE_TARGETS, defaults=f"args: [--vary-file, {json.dumps(str(tmp_path / 'runs.txt'))}]")
+    done = run(campaign)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert set(obtained(manifest).values()) == {"alone"}
+    for record in manifest["targets"]:
+        assert record["status"] == "ok"
+        reason = record["obtained"]["reason"]
+        assert reason.startswith("its split of shared/1 was not used: the shared run's launch 1 is ")
+        assert ", the trace says rmsnorm_kernel" in reason
+        assert record["attempts"][-1]["message"] != "split out of shared/1"  # its own run, not the split
+
+
+def test_a_shared_run_that_times_out_hands_its_targets_to_runs_of_their_own(tmp_path: Path, write_campaign) -> None:
+    hang = tmp_path / "hang"
+    hang.touch()
+    args = f"args: [--hang-at-step, '2', --hang-file, {json.dumps(str(hang))}]"
+    campaign = write_campaign(
+        "- name: t\n  kernel_name: rmsnorm_kernel\n  timeout: 3\n  stop_grace: 1\n  matrix:\n    launch_skip: [0, 1, 2, 9]",
+        defaults=args,
+    )
+    done = run(campaign)
+    assert done.returncode == 1, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    union = manifest["shared_runs"][0]
+    assert union["status"] == "timed_out" and union["window"] == "targets"
+    assert [t["status"] for t in manifest["targets"]] == ["ok", "ok", "ok", "timed_out"]
+    assert all(
+        t["obtained"]["how"] == "alone" and "shared/1 ended timed_out" in t["obtained"]["reason"]
+        for t in manifest["targets"]
+    )
+    hang.unlink()
+    resumed = run(campaign, "--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert [t["status"] for t in manifest["targets"]] == ["ok"] * 4
+    assert [len(t["attempts"]) for t in manifest["targets"]] == [1, 1, 1, 2]  # only t-9 ran again
+
+
+def test_an_interrupted_shared_run_loses_nothing_and_resume_splits_each_target_once(
+    tmp_path: Path, write_campaign
+) -> None:
+    hang = tmp_path / "hang"
+    hang.touch()
+    args = f"args: [--hang-at-step, '2', --hang-file, {json.dumps(str(hang))}]"
+    campaign = write_campaign(
+        "- name: t\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 2, 9]", defaults=args
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs"],
+        cwd=tmp_path,
+        env=fake_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = tmp_path / "runs" / "camp" / "latest" / "logs" / "shared" / "1.log"
+    deadline = time.monotonic() + 60
+    while "hanging at step 2" not in (log.read_text() if log.is_file() else ""):  # the union run hangs now
+        assert time.monotonic() < deadline, "the shared run never reached the hang"
+        time.sleep(0.05)
+    runner.send_signal(signal.SIGINT)
+    out, err = runner.communicate(timeout=60)
+    assert runner.returncode == 130, out + err
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    assert manifest["state"] == "interrupted" and manifest["shared_runs"][0]["status"] == "interrupted"
+    assert [t["status"] for t in manifest["targets"]] == ["interrupted"] * 4
+    assert not list((run_dir / "reports").glob("t-*.ncu-rep"))
+    hang.unlink()
+    resumed = run(campaign, "--resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    assert [r["name"] for r in manifest["shared_runs"]] == ["shared/1", "shared/2"]
+    for record in manifest["targets"]:
+        assert record["status"] == "ok" and record["obtained"]["shared_run"] == "shared/2"
+        assert [a["message"] for a in record["attempts"]] == ["split out of shared/2"]
+        assert len(record["results"]) == 1
+    summary = run_cli("summarize", str(run_dir), "--format", "json", cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    rows = json.loads(summary.stdout)
+    assert sorted({row["target"] for row in rows}) == ["t-0", "t-1", "t-2", "t-9"]  # no shared run counted
+    assert len({(row["target"], row["result"]) for row in rows}) == 4
+
+
+def test_with_gpus_a_shared_run_is_one_unit_pinned_like_a_target(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(TRACE_TARGETS + "- name: other\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n")
+    done = run(campaign, "--gpus", "0,1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    union = manifest["shared_runs"][-1]
+    assert union["gpus"] in (["0"], ["1"]) and union["env"]["CUDA_VISIBLE_DEVICES"] == union["gpus"][0]
+    for name in ("rms-0", "gemm-2", "mlp_rms"):
+        assert target(manifest, name)["gpus"] == union["gpus"]
