@@ -59,7 +59,7 @@ def classify_case(case: str):
 
 
 def test_every_fixture_case_has_an_expectation() -> None:
-    imports = {case for case, row in CASES.items() if row["command"].startswith("ncu --import")}
+    imports = {case for case, row in CASES.items() if (row["command"] or "").startswith("ncu --import")}
     assert {"split_export", "count3"} <= imports  # --import runs, not profiling attempts
     assert set(EXPECTED) == set(CASES) - imports
 
