@@ -177,3 +177,18 @@ def test_with_gpus_a_shared_run_is_one_unit_pinned_like_a_target(tmp_path: Path,
     assert union["gpus"] in (["0"], ["1"]) and union["env"]["CUDA_VISIBLE_DEVICES"] == union["gpus"][0]
     for name in ("rms-0", "gemm-2", "mlp_rms"):
         assert target(manifest, name)["gpus"] == union["gpus"]
+
+
+def test_a_clean_git_workload_reuses_its_discovery_trace(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(TRACE_TARGETS)
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "w"]):
+        subprocess.run(["git", *command], cwd=tmp_path, check=True, capture_output=True)
+    assert run(campaign).returncode == 0
+    _, first = load_manifest(tmp_path / "runs")
+    assert [r["name"][:13] for r in first["shared_runs"]] == ["shared/trace-", "shared/1"]
+    assert run(campaign).returncode == 0
+    _, second = load_manifest(tmp_path / "runs")
+    assert [r["name"] for r in second["shared_runs"]] == ["shared/1"]  # no trace run this time
+    assert second["shared_runs"][0]["trace"]["reused"] is True
+    assert second["shared_runs"][0]["trace"]["key"] == first["shared_runs"][1]["trace"]["key"]
+    assert set(obtained(second).values()) == {"shared"}
