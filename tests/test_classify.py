@@ -132,3 +132,16 @@ def test_timeout_and_interruption_win_over_everything() -> None:
         exit_code=0, console=console, report_exists=False, results=None, expected=1, interrupted=True
     )
     assert stopped.status == Status.INTERRUPTED and not stopped.retryable
+
+
+def test_a_marker_after_unfinished_application_output_still_counts() -> None:
+    text = (
+        '==PROF== Profiling "k": 0%....50%....100% - 10 passes\n'
+        '[app] done steps=12==PROF== Profiling "k": 0%....50%....100% - 10 passes\n'
+        "[app] half a line==ERROR== The application returned an error code (3).\n"
+        "==PROF== Report: /r/x.ncu-rep\n"
+    )
+    console = parse_console(text)
+    assert console.profiled == 2
+    assert console.app_exit_code == 3
+    assert console.report_paths == ("/r/x.ncu-rep",)

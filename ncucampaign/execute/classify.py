@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ncucampaign.execute.status import Status
@@ -59,6 +60,17 @@ class ConsoleSummary:
         return tuple(pid for pid, _ in self.connected)
 
 
+# The application writes to the same console: a line it leaves unfinished ("done" without a newline)
+# is followed by ncu's next line on the same line. A marker starts a line wherever it appears.
+_MARKER = re.compile(r"(?===(?:PROF|ERROR|WARNING)== )")
+
+
+def _lines(text: str) -> Iterator[str]:
+    for line in text.splitlines():
+        pieces = [piece for piece in _MARKER.split(line) if piece]
+        yield from pieces or [line]
+
+
 def parse_console(text: str) -> ConsoleSummary:
     profiled = 0
     errors: list[str] = []
@@ -68,7 +80,7 @@ def parse_console(text: str) -> ConsoleSummary:
     connected: list[tuple[int, str]] = []
     app_exit_code = None
     in_available = False
-    for line in text.splitlines():
+    for line in _lines(text):
         if in_available:
             item = _AVAILABLE_ITEM.match(line)
             if item:
