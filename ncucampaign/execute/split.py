@@ -6,18 +6,31 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempts import AttemptHost, now_iso
 from ncucampaign.execute.classify import ConsoleSummary
 from ncucampaign.execute.imports import ImportFailed, export
-from ncucampaign.execute.manifest import AttemptRecord, Obtained, ReportInfo, ResultRecord, SharedRunRecord
+from ncucampaign.execute.manifest import (
+    AttemptRecord,
+    Obtained,
+    ReportInfo,
+    ResultRecord,
+    SharedRunRecord,
+    TargetRecord,
+)
 from ncucampaign.execute.status import Status
 from ncucampaign.execute.store import sha256_of
 from ncucampaign.execute.windows import MemberWindow, verified_text
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.union import collection_words, filter_words, split_argv
+
+
+class SplitHost(AttemptHost, Protocol):
+    records: dict[str, TargetRecord]
+    ncu_path: str
 
 
 @dataclass(frozen=True)
@@ -28,7 +41,7 @@ class Split:
 
 
 def split_member(
-    host: AttemptHost,
+    host: SplitHost,
     member: Invocation,
     shared: SharedRunRecord,
     union: Invocation,
@@ -49,7 +62,7 @@ def split_member(
 class _MemberSplit:
     def __init__(
         self,
-        host: AttemptHost,
+        host: SplitHost,
         member: Invocation,
         shared: SharedRunRecord,
         union: Invocation,
@@ -58,7 +71,7 @@ class _MemberSplit:
         self.host, self.member, self.shared, self.union, self.window = host, member, shared, union, window
         self.count = member.options.launch_count or 1
         self.skip = window.skip_in_union if isinstance(window, MemberWindow) else window
-        self.record = host.records[member.name]  # type: ignore[attr-defined]
+        self.record = host.records[member.name]
         self.report = host.store.run.report(member.name)
 
     def run(self, union_report: Path, console: ConsoleSummary) -> Split:
@@ -68,7 +81,7 @@ class _MemberSplit:
             self.host.commit(lambda: setattr(self.record.attempts[-1], "report", kept))
         # Same filters ("targets" window): the union holds only matching launches, the window selects.
         filters = filter_words(self.member.options) if isinstance(self.window, MemberWindow) else []
-        argv = split_argv(self.host.ncu_path, union_report, filters, self.skip, self.count, self.report)  # type: ignore[attr-defined]
+        argv = split_argv(self.host.ncu_path, union_report, filters, self.skip, self.count, self.report)
         command = shell_command(argv)
         started, clock = now_iso(), time.monotonic()
         self.host.store.append_log(
