@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import fake_env, load_manifest, run_cli, target
+import pytest
+
+from tests.conftest import alive, fake_env, load_manifest, run_cli, target
 
 # Five targets whose windows need the discovery trace (different kernels and an NVTX range); the
 # union profiles 8 launches of the fake application (see fake_app.py).
@@ -123,9 +125,12 @@ def test_a_shared_run_that_times_out_hands_its_targets_to_runs_of_their_own(tmp_
     assert [len(t["attempts"]) for t in manifest["targets"]] == [1, 1, 1, 2]  # only t-9 ran again
 
 
+@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
 def test_an_interrupted_shared_run_loses_nothing_and_resume_splits_each_target_once(
-    tmp_path: Path, write_campaign
+    tmp_path: Path, write_campaign, how: str
 ) -> None:
+    """SIGINT: the runner stops the shared run and records it; SIGKILL: a crashed runner leaves its
+    ncu hanging, which --resume kills before it groups the targets again."""
     hang = tmp_path / "hang"
     hang.touch()
     args = f"args: [--hang-at-step, '2', --hang-file, {json.dumps(str(hang))}]"
@@ -145,18 +150,25 @@ def test_an_interrupted_shared_run_loses_nothing_and_resume_splits_each_target_o
     while "hanging at step 2" not in (log.read_text() if log.is_file() else ""):  # the union run hangs now
         assert time.monotonic() < deadline, "the shared run never reached the hang"
         time.sleep(0.05)
-    runner.send_signal(signal.SIGINT)
+    app = int(re.search(r"\[app pid=(\d+)\] hanging", log.read_text()).group(1))  # type: ignore[union-attr]
+    runner.send_signal(getattr(signal, how))
     out, err = runner.communicate(timeout=60)
-    assert runner.returncode == 130, out + err
     run_dir, manifest = load_manifest(tmp_path / "runs")
-    assert manifest["state"] == "interrupted" and manifest["shared_runs"][0]["status"] == "interrupted"
-    assert [t["status"] for t in manifest["targets"]] == ["interrupted"] * 4
+    if how == "SIGINT":
+        assert runner.returncode == 130, out + err
+        assert manifest["state"] == "interrupted" and manifest["shared_runs"][0]["status"] == "interrupted"
+        assert [t["status"] for t in manifest["targets"]] == ["interrupted"] * 4
+    else:
+        assert runner.returncode == -9 and alive(app)  # the shared run's application is left hanging
+        assert manifest["state"] == "running" and manifest["shared_runs"][0]["status"] == "running"
     assert not list((run_dir / "reports").glob("t-*.ncu-rep"))
     hang.unlink()
     resumed = run(campaign, "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     run_dir, manifest = load_manifest(tmp_path / "runs")
+    assert not alive(app)
     assert [r["name"] for r in manifest["shared_runs"]] == ["shared/1", "shared/2"]
+    assert manifest["shared_runs"][0]["status"] == "interrupted"
     for record in manifest["targets"]:
         assert record["status"] == "ok" and record["obtained"]["shared_run"] == "shared/2"
         assert [a["message"] for a in record["attempts"]] == ["split out of shared/2"]
