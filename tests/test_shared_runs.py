@@ -204,3 +204,20 @@ def test_a_clean_git_workload_reuses_its_discovery_trace(tmp_path: Path, write_c
     assert second["shared_runs"][0]["trace"]["reused"] is True
     assert second["shared_runs"][0]["trace"]["key"] == first["shared_runs"][1]["trace"]["key"]
     assert set(obtained(second).values()) == {"shared"}
+
+
+def test_a_cached_trace_ncu_cannot_read_is_dropped_and_traced_again(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(TRACE_TARGETS)
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "w"]):
+        subprocess.run(["git", *command], cwd=tmp_path, check=True, capture_output=True)
+    assert run(campaign).returncode == 0
+    (cached,) = (tmp_path / "runs" / ".cache" / "traces").glob("*.ncu-rep")
+    cached.unlink()  # a damaged cache: the file is there, but ncu cannot import it
+    cached.write_bytes(b"not a report")
+    done = run(campaign)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert [r["name"][:13] for r in manifest["shared_runs"]] == ["shared/trace-", "shared/1"]  # traced again
+    assert manifest["shared_runs"][1]["trace"]["reused"] is False
+    assert {t["obtained"]["how"] for t in manifest["targets"]} == {"shared"}
+    assert cached.read_bytes() != b"not a report"  # the cache holds the new trace

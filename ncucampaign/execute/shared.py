@@ -108,6 +108,9 @@ class SharedRun:
             return trace
         report, info = trace
         selections = self._select(report)
+        if isinstance(selections, str) and info.reused:  # a damaged cache entry: trace again, once
+            self.host.traces.cache.forget(info.key)
+            return self._trace_and_windows(launches)
         if isinstance(selections, str):
             return selections
         beyond = [m for m in self.members if isinstance(selections[m.name], str)]

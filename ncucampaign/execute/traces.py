@@ -8,6 +8,7 @@ verified against the union run itself, and a mismatch makes the target run alone
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -83,6 +84,12 @@ class TraceCache:
         except OSError:
             pass  # a cache that cannot be written only costs a later run its trace
         return report
+
+    def forget(self, digest: str) -> None:
+        """Drop a cached trace that cannot be used (damaged); the next run traces again."""
+        if self.folder is not None:
+            with contextlib.suppress(OSError):
+                (self.folder / f"{digest}.ncu-rep").unlink()
 
     def _path(self, key: TraceKey) -> Path | None:
         return self.folder / f"{key.digest}.ncu-rep" if self.folder is not None else None
