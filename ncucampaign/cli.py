@@ -25,7 +25,7 @@ from ncucampaign.errors import (
     printable,
 )
 
-COMMANDS = ("validate", "plan", "run", "discover", "summarize", "compare", "report", "schema")
+COMMANDS = ("validate", "plan", "run", "discover", "summarize", "compare", "findings", "report", "schema")
 
 
 def build_parser() -> argparse.ArgumentParser:

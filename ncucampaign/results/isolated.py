@@ -11,6 +11,7 @@ from typing import Any
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.process import run_python
 from ncucampaign.results.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
+from ncucampaign.results.rules import RuleResult
 
 READ_TIMEOUT_S = 600.0  # a 16 MB report of many kernels reads in seconds; this only stops a hang
 
@@ -62,3 +63,11 @@ def nvtx_selected_each(report: Path, expressions: list[str], ncu: str | None = N
     """For each NVTX include expression, the (range, action) pairs ncu's grammar selects; one read."""
     answer = _ask("nvtx_selected", report, ncu, includes=expressions)
     return {expression: {(int(a), int(b)) for a, b in pairs} for expression, pairs in answer.items()}
+
+
+def read_rule_results(report: Path, ncu: str | None = None) -> list[RuleResult]:
+    """ncu's rule results of every result in the report."""
+    return [
+        RuleResult(**{**row, "focus": tuple(tuple(pair) for pair in row["focus"])})
+        for row in _ask("rules", report, ncu)
+    ]

@@ -16,6 +16,7 @@ from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.results.reader import nvtx_selected, read_launches, read_results
+from ncucampaign.results.rules import read_rule_results
 
 
 def answer(request: dict[str, Any]) -> Any:
@@ -24,6 +25,8 @@ def answer(request: dict[str, Any]) -> Any:
         return [dataclasses.asdict(result) for result in read_results(report, tuple(request["wanted"]), ncu)]
     if request["op"] == "launches":
         return [dataclasses.asdict(launch) for launch in read_launches(report, ncu)]
+    if request["op"] == "rules":
+        return [dataclasses.asdict(rule) for rule in read_rule_results(report, ncu)]
     if request["op"] == "nvtx_selected":
         return {expression: sorted(nvtx_selected(report, [expression], ncu)) for expression in request["includes"]}
     raise ValueError(f"unknown op {request['op']!r}")

@@ -1,0 +1,41 @@
+"""`ncucampaign findings RUN_DIR|REPORT`: ncu's own rule results across the campaign, ranked."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.results.findings import findings_of, group_data, group_text, rank, top
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "findings", help="ncu's rule results (what to fix first) across a run or in one report, ranked"
+    )
+    parser.add_argument("path", metavar="RUN_DIR|REPORT", help="a run directory (or its campaign's folder) or a report")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--top", type=int, default=None, metavar="N", help="only the N first findings")
+    parser.add_argument("--all", action="store_true", help="also ncu's informative (OK) messages")
+    parser.add_argument("--ncu", default=None, help="the ncu whose report reader to use (default: the wheel)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.top is not None and args.top < 1:
+        raise UsageError("--top must be at least 1")
+    findings, unreadable = findings_of(Path(args.path), args.ncu)
+    groups = top(rank(findings, include_ok=args.all), args.top)
+    for problem in unreadable:
+        print(f"ncucampaign: warning: {problem}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps([group_data(group) for group in groups], indent=2))
+        return EXIT_OK
+    if not groups:
+        print("no findings: ncu's rules reported nothing to act on" + (" (see --all)" if not args.all else ""))
+        return EXIT_OK
+    for position, group in enumerate(groups, 1):
+        print("\n".join(group_text(position, group)))
+    return EXIT_OK

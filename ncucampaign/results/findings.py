@@ -1,0 +1,128 @@
+"""What to fix first: ncu's rule results across a run (or one report), the same finding on many
+kernels grouped, ranked by ncu's estimated speedup. Pure apart from reading the reports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.errors import ReportUnreadable, UsageError
+from ncucampaign.results.isolated import read_rule_results
+from ncucampaign.results.rules import RuleResult
+from ncucampaign.results.runs import load_run
+
+# Messages that are findings (something to act on); OK and NONE messages are informative.
+ACTIONABLE = ("ERROR", "WARNING", "OPT")
+
+
+@dataclass(frozen=True)
+class Finding:
+    target: str  # the target whose report holds it ('' for a single report)
+    rule: RuleResult
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """One finding (rule and title) and every result it was reported for, best estimated speedup first."""
+
+    occurrences: tuple[Finding, ...]
+
+    @property
+    def first(self) -> RuleResult:
+        return self.occurrences[0].rule
+
+    @property
+    def best_speedup(self) -> float | None:
+        return self.first.speedup
+
+    @property
+    def kernels(self) -> list[str]:
+        return list(dict.fromkeys(f.rule.kernel for f in self.occurrences))
+
+    @property
+    def targets(self) -> list[str]:
+        return list(dict.fromkeys(f.target for f in self.occurrences if f.target))
+
+
+def rank(findings: Iterable[Finding], include_ok: bool = False) -> list[FindingGroup]:
+    """Grouped by rule and title; errors and warnings and suggestions before informative messages,
+    then by estimated speedup (largest first, none last), then by how often they were reported."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for finding in findings:
+        if include_ok or finding.rule.kind in ACTIONABLE:
+            groups.setdefault((finding.rule.rule, finding.rule.title), []).append(finding)
+    ranked = [
+        FindingGroup(tuple(sorted(found, key=lambda f: -(f.rule.speedup if f.rule.speedup is not None else -1.0))))
+        for found in groups.values()
+    ]
+    return sorted(
+        ranked,
+        key=lambda g: (
+            g.first.kind not in ACTIONABLE,
+            g.best_speedup is None,
+            -(g.best_speedup or 0.0),
+            -len(g.occurrences),
+        ),
+    )
+
+
+def findings_of(path: Path, ncu: str | None = None) -> tuple[list[Finding], list[str]]:
+    """The findings of a report, or of every target's report in a run; and the reports that could not
+    be read (one damaged report does not hide the others)."""
+    if path.suffix == ".ncu-rep" or (path.is_file() and path.name != "manifest.json"):
+        if not path.is_file():
+            raise UsageError(f"{path}: no such report")
+        return [Finding("", rule) for rule in read_rule_results(path, ncu)], []
+    run = load_run(path)
+    found: list[Finding] = []
+    unreadable: list[str] = []
+    for record in run.manifest.targets:
+        if record.report is None:
+            continue
+        try:
+            rules = read_rule_results(run.root / record.report.path, ncu)
+        except ReportUnreadable as exc:
+            unreadable.append(f"{record.name}: {exc}")
+            continue
+        found.extend(Finding(record.name, rule) for rule in rules)
+    return found, unreadable
+
+
+def group_text(position: int, group: FindingGroup) -> list[str]:
+    """A finding as a few plain lines (readable in a terminal and in a pipe)."""
+    rule = group.first
+    speedup = f"est. speedup {rule.speedup:.0f}% ({rule.speedup_type})" if rule.speedup is not None else "no estimate"
+    where = f"{len(group.occurrences)} result(s), {len(group.kernels)} kernel(s)"
+    if group.targets:
+        shown = ", ".join(group.targets[:5]) + (f" and {len(group.targets) - 5} more" if len(group.targets) > 5 else "")
+        where += f" in {shown}"
+    return [
+        f"{position}. {rule.title or rule.name}  [{rule.kind}, {rule.rule}, section {rule.section}]  {speedup}",
+        f"   {where}",
+        f"   kernel: {group.kernels[0]}" + (f" (and {len(group.kernels) - 1} more)" if len(group.kernels) > 1 else ""),
+        f"   {rule.message}",
+    ]
+
+
+def group_data(group: FindingGroup) -> dict[str, object]:
+    rule = group.first
+    return {
+        "rule": rule.rule,
+        "name": rule.name,
+        "section": rule.section,
+        "title": rule.title,
+        "type": rule.kind,
+        "message": rule.message,
+        "estimated_speedup": rule.speedup,
+        "speedup_type": rule.speedup_type,
+        "focus_metrics": [{"metric": m, "severity": s} for m, s in rule.focus],
+        "occurrences": [
+            {"target": f.target, "result": f.rule.ordinal, "kernel": f.rule.kernel, "estimated_speedup": f.rule.speedup}
+            for f in group.occurrences
+        ],
+    }
+
+
+def top(groups: Sequence[FindingGroup], count: int | None) -> Sequence[FindingGroup]:
+    return groups if count is None else groups[:count]

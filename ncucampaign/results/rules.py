@@ -1,0 +1,77 @@
+"""ncu's own rule results ("findings") of every result in a report, as its reader gives them
+(`IAction.rule_results_as_dicts()`), with the links of their messages turned into plain text as
+`ncu --import R --page details` prints them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.results.reader import actions, load, name_of, reading
+
+# Message types and speedup types of ncu_report (MsgType, SpeedupType); the words are the details page's.
+MESSAGE_TYPES = {0: "NONE", 1: "OK", 2: "OPT", 3: "WARNING", 4: "ERROR"}
+SPEEDUP_TYPES = {0: "unknown", 1: "local", 2: "global"}
+SEVERITIES = {0: "default", 1: "low", 2: "high"}
+# @url:<text>:<link>@, @sass:<address>:<text>@, @section:<id>:<text>@, @source:<file>:<line>:<text>@
+_LINKS = (
+    (re.compile(r"@url:([^:@]*):[^@]*@"), 1),
+    (re.compile(r"@(?:sass|section):[^:@]*:([^@]*)@"), 1),
+    (re.compile(r"@source:[^:@]*:[^:@]*:([^@]*)@"), 1),
+)
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    ordinal: int  # the result's position in the report
+    kernel: str
+    rule: str  # rule identifier, e.g. SOLBottleneck
+    name: str
+    section: str
+    title: str
+    message: str
+    kind: str  # OPT, WARNING, ERROR, OK, NONE
+    speedup: float | None  # estimated speedup in percent, when the rule gives one
+    speedup_type: str | None
+    focus: tuple[tuple[str, str], ...]  # (metric, severity)
+
+
+def plain(text: str) -> str:
+    """A rule message with its link markup replaced by the link's text."""
+    for pattern, group in _LINKS:
+        text = pattern.sub(lambda m, g=group: m.group(g), text)
+    return text
+
+
+def read_rule_results(report: Path, ncu: str | None = None) -> list[RuleResult]:
+    context = load(report, ncu)
+    found: list[RuleResult] = []
+    with reading(report):
+        for ordinal, (_, _, action) in enumerate(actions(context)):
+            kernel = name_of(action)
+            found.extend(_rule_result(ordinal, kernel, rule) for rule in action.rule_results_as_dicts())
+    return found
+
+
+def _rule_result(ordinal: int, kernel: str, rule: dict[str, Any]) -> RuleResult:
+    message = rule.get("rule_message") or {}
+    speedup = rule.get("speedup_estimation") or {}
+    value = speedup.get("speedup")
+    return RuleResult(
+        ordinal=ordinal,
+        kernel=kernel,
+        rule=str(rule.get("rule_identifier", "")),
+        name=str(rule.get("name", "")),
+        section=str(rule.get("section_identifier", "")),
+        title=str(message.get("title", "")),
+        message=plain(str(message.get("message", ""))),
+        kind=MESSAGE_TYPES.get(int(message.get("type", 0)), "NONE"),
+        speedup=float(value) if isinstance(value, int | float) and value == value else None,
+        speedup_type=SPEEDUP_TYPES.get(int(speedup["type"])) if "type" in speedup else None,
+        focus=tuple(
+            (str(metric.get("name", "")), SEVERITIES.get(int(metric.get("severity", 0)), "default"))
+            for metric in rule.get("focus_metrics") or ()
+        ),
+    )

@@ -1,0 +1,93 @@
+"""`ncucampaign findings`: ncu's rule results from real reports, checked against what ncu's own
+details page printed for the same reports, and ranked across a run."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from ncucampaign.results.findings import Finding, rank
+from ncucampaign.results.rules import RuleResult, plain
+from tests.conftest import FIXTURES, run_cli
+
+pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
+
+# ncu --import R --page details --csv of these reports (tests/fixtures/csv, from the H200).
+WITH_DETAILS = ("name_exact", "children_all", "nvtx_rangefilter")
+
+
+def details_rules(case: str) -> list[tuple[str, str, str]]:
+    """(result ID, rule name, description) as ncu's details page lists them."""
+    with open(FIXTURES / "csv" / f"{case}_details.csv") as handle:
+        return [(r["ID"], r["Rule Name"], r["Rule Description"]) for r in csv.DictReader(handle) if r["Rule Name"]]
+
+
+@pytest.mark.parametrize("case", WITH_DETAILS)
+def test_findings_of_a_report_are_what_ncus_details_page_prints(case: str, tmp_path: Path) -> None:
+    report = FIXTURES / "reports" / f"{case}.ncu-rep"
+    done = run_cli("findings", str(report), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    listed = sorted(
+        (str(o["result"]), g["rule"], g["message"] if o["result"] == g["occurrences"][0]["result"] else "")
+        for g in json.loads(done.stdout)
+        for o in g["occurrences"]
+    )
+    expected = details_rules(case)
+    assert [(i, rule) for i, rule, _ in listed] == sorted((i, rule) for i, rule, _ in expected)
+    first = json.loads(done.stdout)[0]
+    assert first["message"] in {description for _, _, description in expected}  # links made plain text
+    text = run_cli("findings", str(report), cwd=tmp_path).stdout
+    assert "1. Small Grid  [OPT, SOLBottleneck, section SpeedOfLight]" in text
+
+
+def test_link_markup_becomes_its_text() -> None:
+    assert plain("See @section:LaunchStats:Launch Statistics@ and @url:docs:https://x.y/z@.") == (
+        "See Launch Statistics and docs."
+    )
+    assert plain("@source:a.cu:12:line 12@ @sass:0x40:this instruction@") == "line 12 this instruction"
+
+
+def rule(title: str, speedup: float | None, kind: str = "OPT", kernel: str = "k") -> RuleResult:
+    return RuleResult(0, kernel, title.replace(" ", ""), title, "S", title, f"{title}.", kind, speedup, None, ())
+
+
+def test_findings_are_grouped_and_ranked_by_estimated_speedup() -> None:
+    findings = [
+        Finding("a", rule("Small Grid", None)),
+        Finding("a", rule("Uncoalesced", 12.0, kernel="gemm")),
+        Finding("b", rule("Uncoalesced", 31.5, kernel="attn")),
+        Finding("b", rule("Tail Effect", 20.0)),
+        Finding("c", rule("Fine", None, kind="OK")),
+        Finding("c", rule("Small Grid", None, kernel="other")),
+    ]
+    groups = rank(findings)
+    assert [(g.first.title, g.best_speedup, len(g.occurrences)) for g in groups] == [
+        ("Uncoalesced", 31.5, 2),
+        ("Tail Effect", 20.0, 1),
+        ("Small Grid", None, 2),
+    ]
+    assert groups[0].kernels == ["attn", "gemm"] and groups[0].targets == ["b", "a"]
+    assert [g.first.title for g in rank(findings, include_ok=True)][-1] == "Fine"
+
+
+def test_findings_of_a_run_name_their_targets_and_survive_a_damaged_report(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(
+        "- name: rms\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n"
+        "- name: gemm\n  kernel_name: regex:nvjet\n  share: 'off'\n"
+    )
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 0
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    done = run_cli("findings", str(run_dir), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (group,) = json.loads(done.stdout)
+    assert group["title"] == "Small Grid" and [o["target"] for o in group["occurrences"]] == ["rms", "gemm"]
+    damaged_report = FIXTURES / "damaged" / "aborts_the_reader.ncu-rep"  # NVIDIA's reader aborts on it
+    (run_dir / "reports" / "gemm.ncu-rep").write_bytes(damaged_report.read_bytes())
+    damaged = run_cli("findings", str(run_dir), cwd=tmp_path)
+    assert damaged.returncode == 0 and "in rms" in damaged.stdout
+    assert "warning: gemm:" in damaged.stderr
+    missing = run_cli("findings", str(tmp_path / "no.ncu-rep"), cwd=tmp_path)
+    assert missing.returncode == 2 and "no such report" in missing.stderr
