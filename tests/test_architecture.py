@@ -30,8 +30,12 @@ def module_name(path: Path) -> str:
 
 
 def imported(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    # The package's public API (`ncucampaign.load_run`) is resolved on first use, inside the package's
+    # module __getattr__: importing the package still imports no stage.
+    nodes = tree.body if module_name(path) == "ncucampaign.__init__" else list(ast.walk(tree))
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
         elif isinstance(node, ast.Import):

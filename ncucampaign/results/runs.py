@@ -7,11 +7,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
-from ncucampaign.errors import UsageError, first_line, printable
-from ncucampaign.execute.manifest import MANIFEST_VERSION, Manifest, ResultRecord
+from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
+from ncucampaign.execute.manifest import MANIFEST_VERSION, Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.store import LATEST, MANIFEST
 
 TIDY_COLUMNS = (
@@ -32,8 +33,31 @@ TIDY_COLUMNS = (
 
 @dataclass(frozen=True)
 class LoadedRun:
+    """A run as Python data (`ncucampaign.load_run`): its manifest's campaign, provenance and target
+    records, and its results as one tidy table."""
+
     root: Path
     manifest: Manifest
+
+    @property
+    def targets(self) -> list[TargetRecord]:
+        return self.manifest.targets
+
+    def rows(self) -> list[dict[str, object]]:
+        """The tidy rows of `summarize --format csv|json`: one per result and metric, and one status row
+        for each target without results."""
+        return run_rows(self)
+
+    def to_dataframe(self) -> Any:
+        """The tidy rows as a pandas DataFrame (columns as `summarize --format csv`); needs pandas."""
+        try:
+            import pandas
+        except ImportError:
+            raise EnvironmentProblem(
+                "to_dataframe needs pandas: pip install 'ncucampaign[dataframe]' (or pandas)"
+            ) from None
+        # Nullable dtypes: a status row leaves result, device and process_id empty, not float NaN.
+        return pandas.DataFrame(self.rows(), columns=list(TIDY_COLUMNS)).convert_dtypes()
 
 
 def load_run(path: str | Path) -> LoadedRun:
@@ -90,5 +114,11 @@ def tidy_rows(run_id: str, target: str, status: str, results: Iterable[ResultRec
 def run_rows(run: LoadedRun) -> list[dict[str, object]]:
     rows = []
     for record in run.manifest.targets:
-        rows.extend(tidy_rows(run.manifest.run_id, record.name, record.status.value, record.results))
+        found = tidy_rows(run.manifest.run_id, record.name, record.status.value, record.results)
+        rows.extend(found or [status_row(run.manifest.run_id, record.name, record.status.value)])
     return rows
+
+
+def status_row(run_id: str, target: str, status: str) -> dict[str, object]:
+    """A target without results still has a row: its status (e.g. no_kernels, timed_out)."""
+    return {**dict.fromkeys(TIDY_COLUMNS), "run_id": run_id, "target": target, "status": status}
