@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -20,7 +20,7 @@ from ncucampaign.spec.loader import LoadedCampaign, load_campaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu
 
 DEFAULT_RUNS_DIR = "runs"
-PIPED_WIDTH = 200  # piped to a file or CI log: do not squeeze tables into 80 columns
+PIPED_WIDTH = 10_000  # piped to a file or CI log: never squeeze or wrap (trailing padding is stripped)
 
 
 def add_ncu_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
@@ -77,4 +77,18 @@ def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
 
 
 def out_console() -> Console:
-    return Console(highlight=False, width=None if sys.stdout.isatty() else PIPED_WIDTH)
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return PipedConsole(highlight=False, width=PIPED_WIDTH)
+
+
+class PipedConsole(Console):
+    """Output to a file or a pipe: nothing wrapped or squeezed (a line is as long as it needs), and no
+    trailing padding."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        with self.capture() as captured:
+            super().print(*objects, **kwargs)
+        lines = captured.get().splitlines()
+        self.file.write("".join(line.rstrip() + "\n" for line in lines))
+        self.file.flush()

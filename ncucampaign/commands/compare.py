@@ -29,6 +29,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--metric", action="append", default=[], metavar="NAME", help="compare this ncu metric too (repeatable)"
     )
     parser.add_argument("--all", action="store_true", help="show every metric, not only flagged changes")
+    parser.add_argument("--wide", action="store_true", help="whole kernel names (default: long ones shortened)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument(
         "--fail-on-regression",
@@ -48,11 +49,13 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(comparison_json(comparison))
     else:
-        print_comparison(run_a, run_b, comparison, threshold, args.all)
+        print_comparison(run_a, run_b, comparison, threshold, args.all, args.wide)
     return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.failed else EXIT_OK
 
 
-def print_comparison(run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison, threshold: float, every: bool) -> None:
+def print_comparison(
+    run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison, threshold: float, every: bool, wide: bool = False
+) -> None:
     console = out_console()
     console.print(f"A: {run_a.root}\nB: {run_b.root}")
     for note in comparison.notes:
@@ -61,7 +64,7 @@ def print_comparison(run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison,
         console.print(f"only in A: {escape(name)}")
     for name in comparison.only_in_b:
         console.print(f"only in B: {escape(name)}")
-    console.print(comparison_table(comparison, threshold, every))
+    console.print(comparison_table(comparison, threshold, every, wide))
     for problem in comparison.problems:
         console.print(f"problem: {escape(problem)}", style="bold red")
     flagged = sum(1 for change in comparison.changes if change.flagged)

@@ -25,6 +25,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default="text",
         help="csv/json: one row per result and metric, for pandas or spreadsheets",
     )
+    parser.add_argument("--wide", action="store_true", help="whole kernel names (default: long ones shortened)")
     parser.set_defaults(handler=run)
 
 
@@ -37,13 +38,13 @@ def run(args: argparse.Namespace) -> int:
             record = report_record(path)
             rows += tidy_rows("", record.name, "", record.results)
             if args.format == "text":
-                console.print(target_table(path.name, record))
+                console.print(target_table(path.name, record, args.wide))
             continue
         loaded = load_run(path)
         rows += run_rows(loaded)
         if args.format == "text":
             for record in loaded.manifest.targets:
-                console.print(target_table(loaded.manifest.run_id, record))
+                console.print(target_table(loaded.manifest.run_id, record, args.wide))
     if args.format == "csv":
         sys.stdout.write(tidy_csv(rows))
     elif args.format == "json":

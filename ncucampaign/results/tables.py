@@ -10,8 +10,10 @@ import json
 from collections.abc import Sequence
 
 from rich import box
+from rich.console import RenderableType
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ncucampaign.errors import printable
 from ncucampaign.execute.manifest import TargetRecord
@@ -19,15 +21,44 @@ from ncucampaign.results.compare import Comparison
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS
 from ncucampaign.results.runs import TIDY_COLUMNS
 
+KERNEL_WIDTH = 48  # longer kernel names are shortened in the middle (--wide, CSV and JSON show them whole)
+_TEXT_COLUMNS = ("target", "kernel", "metric", "grid", "block", "process", "NVTX", "")
 
-def target_table(run_id: str, record: TargetRecord) -> Table:
+
+def middle(text: str, width: int = KERNEL_WIDTH) -> str:
+    """'cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x128' at 48 ->
+    'cudnn_generated_fort_native_s…_16x128x128', keeping both ends (family and tile shape)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) * 3 // 5
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """Numbers are never cut: a numeric column is at least as wide as its widest cell, so a narrow
+    terminal shortens or wraps the text columns instead."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for position, header in enumerate(headers):
+        if header in _TEXT_COLUMNS:
+            table.add_column(escape(header), justify="left")
+            continue
+        widest = max([len(Text.from_markup(row[position]).plain) for row in rows] + [1])
+        table.add_column(escape(header), justify="right", no_wrap=True, min_width=widest)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def target_table(run_id: str, record: TargetRecord, wide: bool = False) -> RenderableType:
+    """A table of the target's results; one line when it has none (no empty table)."""
+    if not record.results:
+        why = f": {record.message}" if record.message else ""
+        return Text(f"{record.name}: {record.status.value} ({run_id}){why}")
     extra = sorted({m for r in record.results for m in r.metrics} - set(STANDARD_METRICS))
-    table = Table(title=f"{record.name}: {record.status.value} ({run_id})", box=box.SIMPLE_HEAD, title_justify="left")
-    for header in ("#", "kernel", *(c.header for c in COLUMNS), *extra, "grid", "block", "device", "process", "NVTX"):
-        numeric = header not in ("kernel", "grid", "block", "process", "NVTX")
-        table.add_column(escape(header), justify="right" if numeric else "left")
+    headers = ("#", "kernel", *(c.header for c in COLUMNS), *extra, "grid", "block", "device", "process", "NVTX")
+    rows = []
     for result in record.results:
-        cells = [str(result.index), escape(result.kernel)]
+        cells = [str(result.index), escape(result.kernel if wide else middle(result.kernel))]
         for column in COLUMNS:
             cells.append(column.format(result.value(column.metric)) or "-")
         for metric in extra:
@@ -40,10 +71,8 @@ def target_table(run_id: str, record: TargetRecord) -> Table:
             f"{result.process.name} {result.process.pid}" if result.process else "-",
             escape(", ".join(result.nvtx)),
         ]
-        table.add_row(*cells)
-    if not record.results:
-        table.caption = escape(record.message or "no results recorded")
-    return table
+        rows.append(cells)
+    return _table(f"{record.name}: {record.status.value} ({run_id})", headers, rows)
 
 
 def tidy_csv(rows: Sequence[dict[str, object]]) -> str:
@@ -61,31 +90,30 @@ def tidy_json(rows: Sequence[dict[str, object]]) -> str:
     return json.dumps(list(rows), indent=1) + "\n"
 
 
-def comparison_table(comparison: Comparison, threshold: float, all_rows: bool) -> Table:
-    table = Table(
-        title=f"changes beyond {threshold:.0%} are flagged; a duration that grew is a regression",
-        box=box.SIMPLE_HEAD,
-        title_justify="left",
-    )
-    for header in ("target", "#", "kernel", "metric", "before", "after", "change", ""):
-        table.add_column(header, justify="right" if header in ("#", "before", "after", "change") else "left")
+def comparison_table(comparison: Comparison, threshold: float, all_rows: bool, wide: bool = False) -> RenderableType:
+    title = f"changes beyond {threshold:.0%} are flagged; a duration that grew is a regression"
+    rows = []
     for change in comparison.changes:
         if not (all_rows or change.flagged):
             continue
         label = STANDARD_METRICS.get(change.metric, change.metric)
         relative = "n/a" if change.relative is None else f"{change.relative:+.1%}"
         flag = "[bold red]REGRESSION[/]" if change.regression else "[yellow]changed[/]" if change.flagged else ""
-        table.add_row(
-            escape(change.target),
-            str(change.result),
-            escape(change.kernel),
-            escape(f"{label} ({change.unit})"),
-            f"{change.before:.4g}",
-            f"{change.after:.4g}",
-            relative,
-            flag,
+        rows.append(
+            [
+                escape(change.target),
+                str(change.result),
+                escape(change.kernel if wide else middle(change.kernel)),
+                escape(f"{label} ({change.unit})"),
+                f"{change.before:.4g}",
+                f"{change.after:.4g}",
+                relative,
+                flag,
+            ]
         )
-    return table
+    if not rows:
+        return Text("no change beyond the threshold" if comparison.changes else "nothing to compare")
+    return _table(title, ("target", "#", "kernel", "metric", "before", "after", "change", ""), rows)
 
 
 def comparison_json(comparison: Comparison) -> str:
