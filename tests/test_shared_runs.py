@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import alive, fake_env, load_manifest, run_cli, target
+from tests.conftest import alive, campaign_text, fake_env, load_manifest, run_cli, target
 
 # Five targets whose windows need the discovery trace (different kernels and an NVTX range); the
 # union profiles 8 launches of the fake application (see fake_app.py).
@@ -221,3 +221,17 @@ def test_a_cached_trace_ncu_cannot_read_is_dropped_and_traced_again(tmp_path: Pa
     assert manifest["shared_runs"][1]["trace"]["reused"] is False
     assert {t["obtained"]["how"] for t in manifest["targets"]} == {"shared"}
     assert cached.read_bytes() != b"not a report"  # the cache holds the new trace
+
+
+def test_a_target_whose_launches_never_happen_runs_alone_and_the_others_still_share(tmp_path: Path) -> None:
+    # One metric a launch (0.02 s by the cost rule): a late window is still worth sharing.
+    text = campaign_text(TRACE_TARGETS + "- name: late\n  kernel_name: rmsnorm_kernel\n  launch_skip: 55\n")
+    campaign = tmp_path / "camp.yaml"
+    campaign.write_text(text.replace("  sections: SpeedOfLight\n", "  metrics: [gpu__time_duration.sum]\n"))
+    done = run(campaign)
+    assert done.returncode == 1, done.stdout + done.stderr  # `late` profiles nothing: no_kernels
+    _, manifest = load_manifest(tmp_path / "runs")
+    late = target(manifest, "late")
+    assert late["status"] == "no_kernels" and late["obtained"]["how"] == "alone"
+    assert late["obtained"]["reason"].startswith("its filters select 49 launch(es) in the discovery trace")
+    assert {t["obtained"]["how"] for t in manifest["targets"] if t["name"] != "late"} == {"shared"}

@@ -78,7 +78,8 @@ class SharedRun:
             )
         beyond, _, info, selections = found
         self._alone(beyond, f"its launches lie beyond the discovery trace's first {info.launches} launches")
-        members = [m for m in self.members if m not in beyond]
+        # Members whose launches the application never made were already sent to run alone.
+        members = [m for m in self.members if m.name in selections and m not in beyond]
         if len(members) < 2:
             return self._alone(members, "fewer than two targets left to share a run")
         wanted = {m.name: selections[m.name][1] for m in members}
