@@ -4,6 +4,7 @@ details page printed for the same reports, and ranked across a run."""
 from __future__ import annotations
 
 import csv
+import html
 import json
 from pathlib import Path
 
@@ -91,3 +92,23 @@ def test_findings_of_a_run_name_their_targets_and_survive_a_damaged_report(tmp_p
     assert "warning: gemm:" in damaged.stderr
     missing = run_cli("findings", str(tmp_path / "no.ncu-rep"), cwd=tmp_path)
     assert missing.returncode == 2 and "no such report" in missing.stderr
+
+
+def test_the_manifest_records_findings_and_the_html_report_puts_them_first(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(
+        "- name: rms\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n- name: typo\n  kernel_name: rmsnorm_kernal\n"
+    )
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 1
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    (finding,) = manifest["targets"][0]["results"][0]["findings"]
+    assert (finding["rule"], finding["title"], finding["type"]) == ("SOLBottleneck", "Small Grid", "OPT")
+    assert "Launch Statistics" in finding["message"] and "@section" not in finding["message"]
+    done = run_cli("report", str(run_dir), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = (run_dir / "report.html").read_text()
+    assert page.index("What to fix first") < page.index("<h2>Targets</h2>")
+    assert "<b>Small Grid</b>" in page and "SOLBottleneck" in page
+    attention = page[page.index("Targets that need attention") :]
+    hints = manifest["targets"][1]["diagnosis"]
+    assert hints and all(html.escape(hint) in attention for hint in hints)  # the failed target's hints and fix

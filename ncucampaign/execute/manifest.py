@@ -88,6 +88,20 @@ class ProcessInfo(Record):
     name: str
 
 
+class FindingRecord(Record):
+    """One of ncu's rule results for a result (what the details page shows under a section)."""
+
+    rule: str = Field(description="rule identifier, e.g. SOLBottleneck")
+    name: str
+    section: str
+    title: str
+    message: str = Field(description="links written as their text, as ncu's details page prints them")
+    type: str = Field(description="OPT, WARNING, ERROR, OK or NONE")
+    estimated_speedup: float | None = Field(None, description="percent, when the rule estimates one")
+    speedup_type: str | None = Field(None, description="global (kernel runtime) or local (hardware efficiency)")
+    focus_metrics: list[str] = Field(default_factory=list)
+
+
 class ResultRecord(Record):
     """One profiled result (kernel, graph or range) with the report's own values."""
 
@@ -103,6 +117,7 @@ class ResultRecord(Record):
     metrics: dict[str, MetricValue] = Field(
         default_factory=dict, description="ncu metric name -> value and unit; missing metrics are absent"
     )
+    findings: list[FindingRecord] = Field(default_factory=list, description="ncu's rule results for this result")
 
     def value(self, metric: str) -> float | None:
         found = self.metrics.get(metric)

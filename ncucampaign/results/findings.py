@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable, UsageError
+from ncucampaign.execute.manifest import Manifest
 from ncucampaign.results.isolated import read_rule_results
 from ncucampaign.results.rules import RuleResult
 from ncucampaign.results.runs import load_run
@@ -65,6 +66,31 @@ def rank(findings: Iterable[Finding], include_ok: bool = False) -> list[FindingG
             -len(g.occurrences),
         ),
     )
+
+
+def recorded_findings(manifest: Manifest) -> list[Finding]:
+    """The findings the manifest recorded for every result (no report is read)."""
+    return [
+        Finding(
+            target.name,
+            RuleResult(
+                ordinal=result.index,
+                kernel=result.kernel,
+                rule=f.rule,
+                name=f.name,
+                section=f.section,
+                title=f.title,
+                message=f.message,
+                kind=f.type,
+                speedup=f.estimated_speedup,
+                speedup_type=f.speedup_type,
+                focus=tuple((metric, "") for metric in f.focus_metrics),
+            ),
+        )
+        for target in manifest.targets
+        for result in target.results
+        for f in result.findings
+    ]
 
 
 def findings_of(path: Path, ncu: str | None = None) -> tuple[list[Finding], list[str]]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ncucampaign.execute.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.store import RunDir, RunStore, write_text_atomic
+from ncucampaign.results.findings import rank, recorded_findings
 from ncucampaign.results.metrics import COLUMNS, DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT
 from ncucampaign.results.runs import LoadedRun
 
@@ -49,6 +50,9 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
         f'<div class="sub">run {escape(manifest.run_id)} &middot; {escape(manifest.state)} &middot; '
         f"{_counts(manifest)}</div>",
         _provenance(manifest),
+        "<h2>What to fix first</h2>",
+        _fix_first(manifest),
+        *_failed(manifest),
         "<h2>Targets</h2>",
         _target_table(manifest, href),
         "<h2>Charts</h2>",
@@ -61,6 +65,39 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _fix_first(manifest: Manifest, count: int = 10) -> str:
+    """ncu's own findings across the campaign, ranked by estimated speedup (`ncucampaign findings`)."""
+    groups = rank(recorded_findings(manifest))[:count]
+    if not groups:
+        return '<p class="sub">ncu\'s rules reported nothing to act on (or the reports were not read).</p>'
+    items = []
+    for group in groups:
+        rule = group.first
+        speedup = f"estimated speedup {rule.speedup:.0f}%" if rule.speedup is not None else "no estimate"
+        where = ", ".join(group.targets[:6]) + (" ..." if len(group.targets) > 6 else "")
+        items.append(
+            f'<li><b>{escape(rule.title or rule.name)}</b> <span class="sub">{escape(rule.kind)} &middot; '
+            f"{escape(rule.rule)} &middot; {speedup} &middot; {len(group.occurrences)} result(s) in "
+            f"{escape(where)}</span><br>{escape(rule.message)}</li>"
+        )
+    return "<ol>" + "".join(items) + "</ol>"
+
+
+def _failed(manifest: Manifest) -> list[str]:
+    """Targets that are not ok, with the diagnosis and the suggested fix."""
+    bad = [t for t in manifest.targets if t.status.value != "ok"]
+    if not bad:
+        return []
+    items = []
+    for target in bad:
+        hints = "".join(f"<li>{escape(hint)}</li>" for hint in target.diagnosis)
+        items.append(
+            f'<li><b>{escape(target.name)}</b>: <span class="status-bad">{target.status.value}</span> '
+            f"{escape(target.message)}" + (f"<ul>{hints}</ul>" if hints else "") + "</li>"
+        )
+    return ["<h2>Targets that need attention</h2>", "<ul>" + "".join(items) + "</ul>"]
 
 
 def _counts(manifest: Manifest) -> str:

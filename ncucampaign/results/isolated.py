@@ -49,6 +49,9 @@ def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = N
                 "block": tuple(row["block"]) if row["block"] else None,
                 "nvtx": tuple(row["nvtx"]),
                 "metrics": {name: tuple(pair) for name, pair in row["metrics"].items()},
+                "findings": tuple(
+                    {**finding, "focus": tuple(tuple(pair) for pair in finding["focus"])} for finding in row["findings"]
+                ),
             }
         )
         for row in rows

@@ -21,6 +21,7 @@ from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
+from ncucampaign.results.rules import rule_fields
 from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
 
 
@@ -163,6 +164,7 @@ class MeasuredResult:
     device: int | None
     nvtx: tuple[str, ...]
     metrics: dict[str, tuple[float | int | str, str]]  # ncu metric name -> (value, unit)
+    findings: tuple[dict[str, Any], ...] = ()  # ncu's rule results (rules.rule_fields)
 
 
 def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[MeasuredResult]:
@@ -194,6 +196,7 @@ def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = N
                     device=_int_metric(action, DEVICE_ID),
                     nvtx=_nvtx_paths(action),
                     metrics=_metrics(action, names),
+                    findings=tuple(rule_fields(rule) for rule in action.rule_results_as_dicts()),
                 )
             )
     return results

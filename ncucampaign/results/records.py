@@ -8,10 +8,11 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.classify import ConsoleSummary
-from ncucampaign.execute.manifest import MetricValue, ProcessInfo, ResultRecord
+from ncucampaign.execute.manifest import FindingRecord, MetricValue, ProcessInfo, ResultRecord
 from ncucampaign.execute.process import probe
 from ncucampaign.results.isolated import read_results
 
@@ -32,6 +33,7 @@ def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummar
             process=processes.get(result.index),
             nvtx=list(result.nvtx),
             metrics={name: MetricValue(value=value, unit=unit) for name, (value, unit) in result.metrics.items()},
+            findings=[_finding(finding) for finding in result.findings],
         )
         for result in measured
     ]
@@ -72,3 +74,17 @@ class NcuReportReader:
             return result_records(report, wanted, console, self.ncu)
         except NoReportReader:
             return None
+
+
+def _finding(fields: dict[str, Any]) -> FindingRecord:
+    return FindingRecord(
+        rule=fields["rule"],
+        name=fields["name"],
+        section=fields["section"],
+        title=fields["title"],
+        message=fields["message"],
+        type=fields["kind"],
+        estimated_speedup=fields["speedup"],
+        speedup_type=fields["speedup_type"],
+        focus_metrics=[metric for metric, _ in fields["focus"]],
+    )

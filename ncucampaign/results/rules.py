@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.results.reader import actions, load, name_of, reading
-
 # Message types and speedup types of ncu_report (MsgType, SpeedupType); the words are the details page's.
 MESSAGE_TYPES = {0: "NONE", 1: "OK", 2: "OPT", 3: "WARNING", 4: "ERROR"}
 SPEEDUP_TYPES = {0: "unknown", 1: "local", 2: "global"}
@@ -46,32 +44,33 @@ def plain(text: str) -> str:
 
 
 def read_rule_results(report: Path, ncu: str | None = None) -> list[RuleResult]:
+    from ncucampaign.results.reader import actions, load, name_of, reading  # reader imports this module
+
     context = load(report, ncu)
     found: list[RuleResult] = []
     with reading(report):
         for ordinal, (_, _, action) in enumerate(actions(context)):
             kernel = name_of(action)
-            found.extend(_rule_result(ordinal, kernel, rule) for rule in action.rule_results_as_dicts())
+            found.extend(RuleResult(ordinal, kernel, **rule_fields(rule)) for rule in action.rule_results_as_dicts())
     return found
 
 
-def _rule_result(ordinal: int, kernel: str, rule: dict[str, Any]) -> RuleResult:
+def rule_fields(rule: dict[str, Any]) -> dict[str, Any]:
+    """One entry of `rule_results_as_dicts()` as plain fields (RuleResult's, less ordinal and kernel)."""
     message = rule.get("rule_message") or {}
     speedup = rule.get("speedup_estimation") or {}
     value = speedup.get("speedup")
-    return RuleResult(
-        ordinal=ordinal,
-        kernel=kernel,
-        rule=str(rule.get("rule_identifier", "")),
-        name=str(rule.get("name", "")),
-        section=str(rule.get("section_identifier", "")),
-        title=str(message.get("title", "")),
-        message=plain(str(message.get("message", ""))),
-        kind=MESSAGE_TYPES.get(int(message.get("type", 0)), "NONE"),
-        speedup=float(value) if isinstance(value, int | float) and value == value else None,
-        speedup_type=SPEEDUP_TYPES.get(int(speedup["type"])) if "type" in speedup else None,
-        focus=tuple(
+    return {
+        "rule": str(rule.get("rule_identifier", "")),
+        "name": str(rule.get("name", "")),
+        "section": str(rule.get("section_identifier", "")),
+        "title": str(message.get("title", "")),
+        "message": plain(str(message.get("message", ""))),
+        "kind": MESSAGE_TYPES.get(int(message.get("type", 0)), "NONE"),
+        "speedup": float(value) if isinstance(value, int | float) and value == value else None,
+        "speedup_type": SPEEDUP_TYPES.get(int(speedup["type"])) if "type" in speedup else None,
+        "focus": tuple(
             (str(metric.get("name", "")), SEVERITIES.get(int(metric.get("severity", 0)), "default"))
             for metric in rule.get("focus_metrics") or ()
         ),
-    )
+    }
