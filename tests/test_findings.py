@@ -112,3 +112,25 @@ def test_the_manifest_records_findings_and_the_html_report_puts_them_first(tmp_p
     attention = page[page.index("Targets that need attention") :]
     hints = manifest["targets"][1]["diagnosis"]
     assert hints and all(html.escape(hint) in attention for hint in hints)  # the failed target's hints and fix
+
+
+def test_compare_lists_findings_that_appeared_or_disappeared(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: rms\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n")
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 0
+    before = (tmp_path / "runs" / "camp" / "latest").resolve()
+    after = tmp_path / "after"
+    manifest = json.loads((before / "manifest.json").read_text())
+    (finding,) = manifest["targets"][0]["results"][0]["findings"]
+    manifest["targets"][0]["results"][0]["findings"] = [
+        {**finding, "rule": "Occupancy", "title": "Achieved Occupancy"}  # B: one gone, one new
+    ]
+    after.mkdir()
+    (after / "manifest.json").write_text(json.dumps(manifest))
+    done = run_cli("compare", str(before), str(after), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["findings_appeared"] == ["rms: Occupancy: Achieved Occupancy"]
+    assert data["findings_disappeared"] == ["rms: SOLBottleneck: Small Grid"]
+    text = run_cli("compare", str(before), str(after), cwd=tmp_path).stdout
+    assert "finding appeared in B: rms: Occupancy: Achieved Occupancy" in text
+    assert "finding gone in B: rms: SOLBottleneck: Small Grid" in text

@@ -65,6 +65,10 @@ def print_comparison(
     for name in comparison.only_in_b:
         console.print(f"only in B: {escape(name)}")
     console.print(comparison_table(comparison, threshold, every, wide))
+    for finding in comparison.findings_appeared:
+        console.print(f"finding appeared in B: {escape(finding)}")
+    for finding in comparison.findings_disappeared:
+        console.print(f"finding gone in B: {escape(finding)}")
     for problem in comparison.problems:
         console.print(f"problem: {escape(problem)}", style="bold red")
     flagged = sum(1 for change in comparison.changes if change.flagged)

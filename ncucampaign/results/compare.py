@@ -33,6 +33,9 @@ class Comparison:
     # What a CI gate must fail on besides regressions: a target no longer ok, a target gone, nothing
     # compared, a --metric that neither run holds.
     problems: tuple[str, ...] = ()
+    # ncu's findings (rule: title) per target that B has and A had not, and the other way round.
+    findings_appeared: tuple[str, ...] = ()
+    findings_disappeared: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> tuple[Change, ...]:
@@ -56,13 +59,36 @@ def compare_runs(a: Manifest, b: Manifest, threshold: float = 0.1, metrics: Sequ
         if target_b is not None:
             changes += _compare_target(target_a, target_b, wanted, threshold, notes)
     only_in_a = tuple(name for name in names_a if name not in by_name_b)
+    appeared, disappeared = _finding_changes(a, b)
     return Comparison(
         changes=tuple(changes),
         only_in_a=only_in_a,
         only_in_b=tuple(target.name for target in b.targets if target.name not in set(names_a)),
         notes=tuple(notes),
         problems=tuple(_problems(a, b, changes, only_in_a, metrics)),
+        findings_appeared=appeared,
+        findings_disappeared=disappeared,
     )
+
+
+def _finding_changes(a: Manifest, b: Manifest) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Per target present in both runs: the findings (rule: title) one run has and the other has not."""
+
+    def findings(target: TargetRecord) -> list[str]:
+        found = (f"{f.rule}: {f.title or f.name}" for r in target.results for f in r.findings if f.type != "OK")
+        return list(dict.fromkeys(found))
+
+    by_name_b = {target.name: target for target in b.targets}
+    appeared: list[str] = []
+    disappeared: list[str] = []
+    for target_a in a.targets:
+        target_b = by_name_b.get(target_a.name)
+        if target_b is None:
+            continue
+        before, after = findings(target_a), findings(target_b)
+        appeared += [f"{target_a.name}: {f}" for f in after if f not in before]
+        disappeared += [f"{target_a.name}: {f}" for f in before if f not in after]
+    return tuple(appeared), tuple(disappeared)
 
 
 def _problems(

@@ -123,6 +123,8 @@ def comparison_json(comparison: Comparison) -> str:
         "only_in_b": list(comparison.only_in_b),
         "notes": list(comparison.notes),
         "problems": list(comparison.problems),
+        "findings_appeared": list(comparison.findings_appeared),
+        "findings_disappeared": list(comparison.findings_disappeared),
         "regressions": len(comparison.regressions),
     }
     return json.dumps(data, indent=1) + "\n"
