@@ -122,25 +122,33 @@ def _provenance(manifest: Manifest) -> str:
 
 
 def _target_table(manifest: Manifest, href: Callable[[str], str]) -> str:
-    head = ("target", "status", "attempts", "s", "result", "kernel", *(c.header for c in COLUMNS), "files")
+    head = ("target", "status", "attempts", "s", "result", "kernel", *(c.header for c in COLUMNS), "findings", "files")
     rows = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
     for target in manifest.targets:
         results: list[ResultRecord | None] = list(target.results) or [None]
         for position, result in enumerate(results):
             cells = _target_cells(target, len(results)) if position == 0 else []
             if result is None:
-                cells += [f'<td colspan="{2 + len(COLUMNS)}">' + escape(target.message) + "</td>"]
+                cells += [f'<td colspan="{3 + len(COLUMNS)}">' + escape(target.message) + "</td>"]
             else:
                 cells += [
                     f'<td class="num">{result.index}</td>',
                     f'<td><code title="{escape(result.demangled)}">{escape(result.kernel)}</code></td>',
                     *(f'<td class="num">{c.format(result.value(c.metric))}</td>' for c in COLUMNS),
+                    _result_findings(result),
                 ]
             if position == 0:
                 cells.append(f'<td rowspan="{len(results)}">{_links(target, href)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
     rows.append("</tbody></table>")
     return "\n".join(rows)
+
+
+def _result_findings(result: ResultRecord) -> str:
+    """The titles of a result's findings (errors, warnings, suggestions), each with its message on hover."""
+    shown = [f for f in result.findings if f.type not in ("OK", "NONE")]
+    items = (f'<span title="{escape(f.message)}">{escape(f.title or f.name)}</span>' for f in shown)
+    return "<td>" + "; ".join(items) + "</td>"
 
 
 def _target_cells(target: TargetRecord, span: int) -> list[str]:
