@@ -5,7 +5,6 @@ not verified."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,7 @@ from ncucampaign.execute.windows import (
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share import SharedGroup, pays
-from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, import_csv_argv, trace_launches, with_options
+from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, import_csv_argv, renamed, trace_launches, with_options
 
 # ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
 IMPORT_WORKERS = max(2, min(16, os.cpu_count() or 2))
@@ -89,9 +88,7 @@ class SharedRun:
         if not pays(members, "trace", len(union.launches)):
             return self._alone(members, f"sharing would profile {len(union.launches)} launches: dearer than own runs")
         # The trace holds exactly the launches the group's filter matches: the union skips to the first wanted.
-        union_inv = with_options(
-            self.group.union, launch_skip=union.skip_before or None, launch_count=len(union.launches)
-        )
+        union_inv = with_options(self.group.union, launch_skip=union.skip or None, launch_count=len(union.launches))
         union_inv = pin(union_inv, self.gpus) if self.gpus else union_inv
         windows = {
             m.name: member_window(selections[m.name][0], m.options.launch_skip or 0, wanted[m.name], union)
@@ -159,7 +156,7 @@ class SharedRun:
         record = self.host.new_shared_record(union, members, self.group.window, self.gpus)
         if trace is not None:
             self.host.commit(lambda: setattr(record, "trace", trace))
-        union = self._renamed(union, record.name)
+        union = renamed(union, record.name)
         self._mark(members, Status.RUNNING, f"in shared run {record.name}")
         TargetAttempts(self.host, union, record.argv, record, self.stop, self.lane, read_results=False).run()
         if record.status != Status.OK:
@@ -213,7 +210,3 @@ class SharedRun:
                 self.host.records[member.name].message = message
 
         self.host.commit(change)
-
-    @staticmethod
-    def _renamed(inv: Invocation, name: str) -> Invocation:
-        return dataclasses.replace(inv, name=name, target=name, matrix=())

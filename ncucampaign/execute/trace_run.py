@@ -15,7 +15,7 @@ from ncucampaign.execute.traces import TraceCache, TraceKey, trace_key
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
-from ncucampaign.plan.union import trace_options
+from ncucampaign.plan.union import trace_invocation
 
 
 class TraceHost(AttemptHost, Protocol):
@@ -30,12 +30,6 @@ class TraceRunner:
     def __init__(self, host: TraceHost, cache: TraceCache) -> None:
         self.host, self.cache = host, cache
 
-    def trace_invocation(self, members: Sequence[Invocation], launches: int) -> Invocation:
-        options = trace_options(members, launches)
-        return dataclasses.replace(
-            members[0], name="trace", target="trace", matrix=(), options=options, retries=0, expect_launch_count=False
-        )
-
     def key(self, trace: Invocation, gpus: tuple[str, ...] | None) -> TraceKey:
         manifest = self.host.manifest
         env = {k: v for k, v in trace.env if k != VISIBLE}  # the GPU model counts, not which one
@@ -49,7 +43,7 @@ class TraceRunner:
     ) -> tuple[Path, TraceInfo] | str:
         """The trace report (its first `launches` matching launches) and how it was obtained, or why
         there is none."""
-        trace = self.trace_invocation(members, launches)
+        trace = trace_invocation(members, launches)
         key = self.key(trace, gpus)
         with self.cache.key_lock(key):
             found = self.cache.find(key)

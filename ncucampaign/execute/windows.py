@@ -24,7 +24,7 @@ class MemberWindow:
 
 @dataclass(frozen=True)
 class UnionWindow:
-    skip_before: int  # --launch-skip of the union run: matches before the earliest wanted launch
+    skip: int  # --launch-skip of the union run: matches before the earliest wanted launch
     launches: tuple[Launch, ...]  # what the union run will profile, as the trace lists them
 
 
@@ -49,7 +49,7 @@ def union_window(union_selected: Sequence[Launch], wanted: Sequence[Sequence[Lau
 def member_window(
     selected: Sequence[Launch], skip: int, wanted: tuple[Launch, ...], union: UnionWindow
 ) -> MemberWindow:
-    before = sum(1 for launch in selected[:skip] if launch.id >= union.skip_before)
+    before = sum(1 for launch in selected[:skip] if launch.id >= union.skip)
     return MemberWindow(wanted, before)
 
 

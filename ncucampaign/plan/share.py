@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import IMPORT_FILTERS, SET_ORDER, collects_default_set, union_options, with_options
+from ncucampaign.plan.union import IMPORT_FILTERS, SET_ORDER, collects_default_set, renamed, union_options, with_options
 from ncucampaign.spec.model import TargetOptions, option_value
 
 Window = Literal["targets", "trace"]
@@ -258,15 +258,8 @@ class _Tally:
 
 
 def _group(number: int, members: list[Invocation], window: Window) -> SharedGroup:
-    options = union_options(members, with_nvtx=window == "trace")
-    union = with_options(members[0], **{name: getattr(options, name) for name in TargetOptions.model_fields})
+    union = dataclasses.replace(members[0], options=union_options(members, with_nvtx=window == "trace"))
     if window == "targets":
         skip = min(m.options.launch_skip or 0 for m in members)
         union = with_options(union, launch_skip=skip or None, launch_count=union_launches(members, window))
-    name = f"shared-{number}"
-    union = _renamed(union, name)
-    return SharedGroup(number, tuple(members), union, window)
-
-
-def _renamed(inv: Invocation, name: str) -> Invocation:
-    return dataclasses.replace(inv, name=name, target=name, matrix=(), expect_launch_count=True)
+    return SharedGroup(number, tuple(members), renamed(union, f"shared-{number}"), window)

@@ -3,22 +3,14 @@ window a discovery trace decides at run time). Pure."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 from ncucampaign.plan.argv import ncu_argv, shell_command
-from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share import SharedGroup, SharePlan
-from ncucampaign.plan.union import filter_words, split_argv, trace_launches, trace_options, with_options
+from ncucampaign.plan.union import filter_words, split_argv, trace_invocation, trace_launches, with_options
 
 FROM_TRACE = "<from-the-trace>"
-
-
-def trace_invocation(group: SharedGroup) -> Invocation:
-    member = group.members[0]
-    options = trace_options(group.members, trace_launches(group.members))
-    return dataclasses.replace(member, name="trace", options=options, expect_launch_count=False)
 
 
 def group_data(group: SharedGroup, ncu: str, report_dir: Path) -> dict[str, Any]:
@@ -41,7 +33,7 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path) -> dict[str, Any]
         "splits": splits,
     }
     if by_trace:
-        trace = trace_invocation(group)
+        trace = trace_invocation(group.members, trace_launches(group.members))
         data["trace"] = shell_command(ncu_argv(trace, ncu, shared), trace.env, trace.cwd)
     return data
 

@@ -141,6 +141,19 @@ def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions
     )
 
 
+def trace_invocation(members: Sequence[Invocation], launches: int) -> Invocation:
+    """The discovery trace of a group, as an invocation of its own (never retried)."""
+    options = trace_options(members, launches)
+    return dataclasses.replace(
+        members[0], name="trace", target="trace", matrix=(), options=options, retries=0, expect_launch_count=False
+    )
+
+
+def renamed(inv: Invocation, name: str) -> Invocation:
+    """A shared run's invocation under its own name (its reports and logs are its own)."""
+    return dataclasses.replace(inv, name=name, target=name, matrix=())
+
+
 def trace_launches(members: Sequence[Invocation]) -> int:
     """How far a first trace goes: enough when the targets' windows lie early, as they usually do
     (a target beyond it makes the trace run once more, up to TRACE_LAUNCHES)."""
