@@ -120,7 +120,10 @@ def test_a_differing_run_setting_keeps_a_target_out_of_the_shared_run(field: str
         ("share: 'off'", "share: off"),
         ("kernel_id: '::k:1'", "kernel_id cannot be re-applied on import"),
         ("extra_args: [--print-summary, none]", "extra_args may change how the application runs"),
-        ("launch_skip_before_match: 3", "launch_skip_before_match is the shared run's own window"),
+        (
+            "launch_skip_before_match: 3",
+            "launch_skip_before_match counts the launches of every kernel, which a shared run does not see",
+        ),
         ("filter_mode: per-gpu", "filter_mode per-gpu counts launches per group"),
         ("replay_mode: range", "replay_mode range profiles ranges, not launches"),
         ("graph_profiling: graph", "graph_profiling graph profiles whole graphs"),

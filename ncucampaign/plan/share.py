@@ -90,7 +90,10 @@ def alone_reason(inv: Invocation) -> str | None:
         (o.launch_count is None, "no launch_count: its window has no end"),
         (o.kernel_id is not None, "kernel_id cannot be re-applied on import"),
         (bool(o.extra_args), "extra_args may change how the application runs"),
-        (o.launch_skip_before_match is not None, "launch_skip_before_match is the shared run's own window"),
+        (
+            o.launch_skip_before_match is not None,
+            "launch_skip_before_match counts the launches of every kernel, which a shared run does not see",
+        ),
         (o.filter_mode not in (None, "global"), f"filter_mode {o.filter_mode} counts launches per group"),
         (o.replay_mode not in (None, "kernel"), f"replay_mode {o.replay_mode} profiles ranges, not launches"),
         (o.graph_profiling == "graph", "graph_profiling graph profiles whole graphs"),
