@@ -75,7 +75,7 @@ class SharedRun:
             return (
                 self._finish_interrupted(self.members, found) if self.stop.level else self._alone(self.members, found)
             )
-        beyond, _, info, selections = found
+        beyond, info, selections = found
         self._alone(beyond, f"its launches lie beyond the discovery trace's first {info.launches} launches")
         # Members whose launches the application never made were already sent to run alone.
         members = [m for m in self.members if m.name in selections and m not in beyond]
@@ -98,7 +98,7 @@ class SharedRun:
 
     def _trace_and_windows(
         self, launches: int
-    ) -> str | tuple[list[Invocation], Path, TraceInfo, dict[str, tuple[list[Launch], tuple[Launch, ...]]]]:
+    ) -> str | tuple[list[Invocation], TraceInfo, dict[str, tuple[list[Launch], tuple[Launch, ...]]]]:
         """The trace, what each member's filters select in it ("": all of it), and the members it does
         not reach; or why there is no trace."""
         trace = self.host.traces.get(self.members, self.gpus, self.lane, launches)
@@ -112,14 +112,12 @@ class SharedRun:
         if isinstance(selections, str):
             return selections
         beyond = [m for m in self.members if isinstance(selections[m.name], str)]
-        traced = len(selections[""][0])
-        for member in beyond:
-            if traced < launches:  # the application ended first: the launches do not exist
+        if len(selections[""][0]) < launches:  # the application ended first: those launches do not exist
+            for member in beyond:
                 self._alone([member], str(selections.pop(member.name)))
-        if traced < launches:
             beyond = []
         kept = {name: s for name, s in selections.items() if not isinstance(s, str)}
-        return beyond, report, info, kept  # type: ignore[return-value]
+        return beyond, info, kept  # type: ignore[return-value]
 
     def _select(self, report: Path) -> dict[str, tuple[list[Launch], tuple[Launch, ...]] | str] | str:
         """Per member, the launches its filters select in the trace and the ones it wants (or why the
