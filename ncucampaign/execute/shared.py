@@ -157,10 +157,10 @@ class SharedRun:
         union = renamed(union, record.name)
         self._mark(members, Status.RUNNING, f"in shared run {record.name}")
         TargetAttempts(self.host, union, record.argv, record, self.stop, self.lane, read_results=False).run()
-        if record.status != Status.OK:
+        if record.status != Status.OK or record.report is None:
             why = f"its shared run {record.name} ended {record.status.value}: {record.message}"
             return self._finish_interrupted(members, why) if self.stop.level else self._alone(members, why, record.name)
-        report = self.host.store.run.root / record.report.path  # type: ignore[union-attr]
+        report = self.host.store.run.root / record.report.path
         profiled: list[Launch] | None = None
         if trace_window is not None:
             try:
