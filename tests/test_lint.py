@@ -37,6 +37,11 @@ CASES = {
     "NCU008": ("  - name: a\n    python_include: f.py@g\n", "  - name: a\n    native_include: g\n"),
     "NCU009": ("  - name: a\n    sections: [SpeedOfLite]\n", "  - name: a\n    sections: [SpeedOfLight]\n"),
     "NCU010": ("  - name: a\n    kill: true\n", "  - name: a\n    kill: true\n    launch_count: 1\n"),
+    "NCU011": (
+        "  - name: a\n    command: torchrun --nproc_per_node=2 b.py\n    target_processes: all\n",
+        "  - name: a\n    command: torchrun --nproc_per_node=2 b.py\n    target_processes: all\n"
+        "    kernel_name: regex:nvjet\n",
+    ),
 }
 
 

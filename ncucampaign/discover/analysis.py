@@ -50,6 +50,7 @@ SCOPE_KEYS = (
     "env",
     "timeout",
     "stop_grace",
+    "stall_timeout",
 )
 # --target also keeps the kernel filters, so ncu itself counts the launches launch_skip counts.
 FILTER_KEYS = (*SCOPE_KEYS, "kernel_name", "kernel_name_base", "kernel_id", "launch_skip_before_match", "filter_mode")

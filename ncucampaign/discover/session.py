@@ -38,7 +38,7 @@ from ncucampaign.spec.model import Target
 from ncucampaign.spec.ncu_grammar import nvtx_scope
 
 # Suggestions inherit these from the campaign's defaults when pasted; repeating them adds noise.
-_NOT_SUGGESTED = ("timeout", "stop_grace", "clock_control", "cache_control")
+_NOT_SUGGESTED = ("timeout", "stop_grace", "stall_timeout", "clock_control", "cache_control")
 
 
 @dataclass(frozen=True)

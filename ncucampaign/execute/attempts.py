@@ -15,8 +15,10 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
 from ncucampaign.execute.diagnose import diagnose
 from ncucampaign.execute.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
+from ncucampaign.execute.ncu_checks import checks_for
 from ncucampaign.execute.process import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.signals import StopRequest
+from ncucampaign.execute.stall import stall_watch
 from ncucampaign.execute.status import Status
 from ncucampaign.execute.store import RunStore, sha256_of
 from ncucampaign.plan.argv import shell_command
@@ -122,7 +124,7 @@ class TargetAttempts:
         )
         attempt = AttemptRecord(number=number, started_at=now_iso(), status=Status.RUNNING)
         self.host.commit(lambda: self.record.attempts.append(attempt))
-        outcome = self._run_ncu(attempt)
+        outcome = self._run_ncu(attempt, offset)
         judged = self.last = self._judge(outcome, offset)
         self._record(attempt, outcome, judged)
         if not judged.verdict.retryable or self.stop.level or number >= of:
@@ -140,16 +142,17 @@ class TargetAttempts:
         self.host.commit(stopped)
         return verdict
 
-    def _run_ncu(self, attempt: AttemptRecord) -> ProcessOutcome:
+    def _run_ncu(self, attempt: AttemptRecord, log_offset: int) -> ProcessOutcome:
         def started(pid: int) -> None:
             self.host.commit(lambda: setattr(attempt, "process_group", pid))
 
         def signalled(name: str) -> None:  # recorded as sent: a crash mid-escalation still shows it
             self.host.commit(lambda: attempt.signals_sent.append(name))
 
+        log = self.run_dir.log(self.inv.name)
         return run_in_group(
             self.argv,
-            log_path=self.run_dir.log(self.inv.name),
+            log_path=log,
             cwd=self.inv.cwd,
             env_additions={**dict(self.inv.env), RUN_MARKER: str(self.run_dir.root)},
             timeout=self.inv.timeout,
@@ -158,6 +161,7 @@ class TargetAttempts:
             echo=self.host.echo if self.host.show_output else None,
             on_start=started,
             on_signal=signalled,
+            watch=stall_watch(log, log_offset, self.inv.stall_timeout),
         )
 
     def _judge(self, outcome: ProcessOutcome, log_offset: int) -> Judged:
@@ -183,6 +187,7 @@ class TargetAttempts:
             timed_out=outcome.timed_out,
             interrupted=outcome.interrupted,
             timeout_s=self.inv.timeout,
+            stalled=outcome.stalled,
         )
         if unreadable and verdict.status in (Status.OK, Status.INCOMPLETE):
             profiled = f"; ncu's console shows {console.profiled} profiled" if console.profiled else ""
@@ -193,7 +198,7 @@ class TargetAttempts:
         message = judged.verdict.message
         if outcome.leftovers_killed:
             message += f"; killed {outcome.leftovers_killed} leftover process(es)"
-        hints = diagnose(self.inv.options, judged.console, judged.verdict.status)
+        hints = diagnose(self.inv.options, judged.console, judged.verdict.status, checks_for(self.argv[0]))
 
         def finished() -> None:
             attempt.ended_at = now_iso()

@@ -29,7 +29,7 @@ _USAGE_PATTERNS = (
 # Profiler failures a second attempt cannot fix.
 _PERMANENT_PROFILER_PATTERNS = (r"ERR_NVGPUCTRPERM", r"LibraryNotLoaded")
 _APP_ERROR = re.compile(r"==ERROR== The application returned an error code \((-?\d+)\)")
-_PROFILED = re.compile(r"^==PROF== Profiling \"")
+_PROFILED = re.compile(r"^==PROF== Profiling \"([^\"]*)\"")
 _REPORT = re.compile(r"^==PROF== Report: (.+)$")
 _CONNECTED = re.compile(r"^==PROF== Connected to process (\d+)(?: \((.*)\))?")
 _AVAILABLE_ITEM = re.compile(r"^\s*\d+\.\s+(\S.*)$")
@@ -54,6 +54,7 @@ class ConsoleSummary:
     report_paths: tuple[str, ...] = ()
     shutdown_requested: bool = False
     connected: tuple[tuple[int, str], ...] = ()  # (pid, executable) per "Connected to process" line
+    last_profiled: str | None = None  # the kernel of the last "==PROF== Profiling" line
 
     @property
     def connected_pids(self) -> tuple[int, ...]:
@@ -79,6 +80,7 @@ def parse_console(text: str) -> ConsoleSummary:
     reports: list[str] = []
     connected: list[tuple[int, str]] = []
     app_exit_code = None
+    last_profiled = None
     in_available = False
     for line in _lines(text):
         if in_available:
@@ -89,8 +91,9 @@ def parse_console(text: str) -> ConsoleSummary:
             in_available = False
         if line.startswith("Available Kernels:"):
             in_available = True
-        elif _PROFILED.match(line):
+        elif match := _PROFILED.match(line):
             profiled += 1
+            last_profiled = match.group(1)
         elif line.startswith("==ERROR=="):
             errors.append(line[len("==ERROR==") :].strip())
             code = _APP_ERROR.match(line)
@@ -116,6 +119,7 @@ def parse_console(text: str) -> ConsoleSummary:
         report_paths=tuple(reports),
         shutdown_requested="==PROF== Trying to shutdown target application" in text,
         connected=tuple(connected),
+        last_profiled=last_profiled,
     )
 
 
@@ -143,11 +147,14 @@ def classify_attempt(
     timed_out: bool = False,
     interrupted: bool = False,
     timeout_s: float | None = None,
+    stalled: str | None = None,
 ) -> Verdict:
     """One attempt's status; `results` is the report's result count when it could be read."""
     kept = f"; report kept ({results} result{'s' if results != 1 else ''})" if report_exists else ""
     if interrupted:
         return Verdict(Status.INTERRUPTED, False, f"interrupted{kept or '; no report'}")
+    if stalled:  # ncu then reports the application's exit code after SIGINT: not the cause
+        return Verdict(Status.REPLAY_HANG, False, f"stopped early: {stalled}{kept}")
     if timed_out:
         limit = f" after {timeout_s:g} s" if timeout_s else ""
         return Verdict(Status.TIMED_OUT, True, f"timed out{limit}; the process group was stopped{kept}")

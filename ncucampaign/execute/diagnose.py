@@ -9,17 +9,22 @@ import re
 from collections.abc import Sequence
 
 from ncucampaign.execute.classify import ConsoleSummary
+from ncucampaign.execute.replay_hang import NcuChecks, replay_hang_hints
 from ncucampaign.execute.status import Status
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import known_options, known_sections
 from ncucampaign.spec.ncu_grammar import compile_regex, escape_regex, split_regex
 
 
-def diagnose(options: TargetOptions, console: ConsoleSummary, status: Status) -> list[str]:
+def diagnose(
+    options: TargetOptions, console: ConsoleSummary, status: Status, checks: NcuChecks | None = None
+) -> list[str]:
     if status == Status.NO_KERNELS:
         return _no_kernels(options, console)
     if status == Status.USAGE_ERROR:
         return _usage(console.errors)
+    if status == Status.REPLAY_HANG:
+        return replay_hang_hints(options, console, checks)
     return []
 
 

@@ -15,7 +15,6 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.log_tail import LogTail
 from ncucampaign.execute.signals import StopRequest
 from ncucampaign.execute.store import open_regular
 
@@ -37,6 +37,7 @@ class ProcessOutcome:
     interrupted: bool
     signals_sent: tuple[str, ...]
     leftovers_killed: int
+    stalled: str | None = None  # why `watch` stopped the attempt early
 
 
 def run_in_group(
@@ -51,11 +52,13 @@ def run_in_group(
     echo: Callable[[str], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_signal: Callable[[str], None] | None = None,
+    watch: Callable[[], str | None] | None = None,
 ) -> ProcessOutcome:
     """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request.
 
     `grace`: seconds between SIGINT and SIGTERM, and between SIGTERM and SIGKILL (ncu needs time to
-    shut the application down and write the report).
+    shut the application down and write the report). `watch`: asked while the attempt runs; a reason
+    it returns stops the attempt like a timeout does.
     """
     env = {**os.environ, **env_additions}
     start = time.monotonic()
@@ -79,9 +82,9 @@ def run_in_group(
             raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
     if on_start is not None:
         on_start(proc.pid)
-    tail = _Tail(log_path, offset, echo) if echo else None
+    tail = LogTail(log_path, offset, echo) if echo else None
     try:
-        outcome = _supervise(proc, start, timeout, stop, grace, on_signal)
+        outcome = _supervise(proc, start, timeout, stop, grace, on_signal, watch)
     finally:
         if tail:
             tail.stop()
@@ -95,10 +98,12 @@ def _supervise(
     stop: StopRequest,
     grace: float,
     on_signal: Callable[[str], None] | None,
+    watch: Callable[[], str | None] | None = None,
 ) -> ProcessOutcome:
     group = proc.pid  # start_new_session: the group id is the leader's pid
     deadline = start + timeout if timeout else None
     timed_out = interrupted = False
+    stalled: str | None = None
     sent: list[str] = []
     next_step_at: float | None = None
     exited = _exit_waiter(proc)
@@ -113,18 +118,15 @@ def _supervise(
         if stop.level >= 2 and "SIGKILL" not in sent:
             interrupted = True
             send(signal.SIGKILL)
-        elif not sent and (stop.level >= 1 or (deadline is not None and now >= deadline)):
+        elif not sent and (
+            stop.level >= 1 or (deadline is not None and now >= deadline) or (watch and (stalled := watch()))
+        ):
             interrupted = stop.level >= 1
-            timed_out = not interrupted
+            timed_out = not interrupted and stalled is None
             send(signal.SIGINT)
             next_step_at = now + grace
         elif next_step_at is not None and now >= next_step_at:
-            if "SIGTERM" not in sent:
-                send(signal.SIGTERM)
-                next_step_at = now + grace
-            elif "SIGKILL" not in sent:
-                send(signal.SIGKILL)
-                next_step_at = None
+            next_step_at = _escalate(sent, send, now, grace)
         exited(POLL_S)
     leftovers = _kill_leftovers(group)
     return ProcessOutcome(
@@ -134,7 +136,18 @@ def _supervise(
         interrupted=interrupted,
         signals_sent=tuple(sent),
         leftovers_killed=leftovers,
+        stalled=stalled,
     )
+
+
+def _escalate(sent: list[str], send: Callable[[signal.Signals], None], now: float, grace: float) -> float | None:
+    """After SIGINT: SIGTERM once `grace` has passed, SIGKILL after another; when to take the next step."""
+    if "SIGTERM" not in sent:
+        send(signal.SIGTERM)
+        return now + grace
+    if "SIGKILL" not in sent:
+        send(signal.SIGKILL)
+    return None
 
 
 def _exit_waiter(proc: subprocess.Popen[bytes]) -> Callable[[float], None]:
@@ -220,32 +233,6 @@ def kill_orphaned_group(group: int, run_dir: str, wait: float = 5.0) -> int:
     while group_members(group) and time.monotonic() < end:
         time.sleep(POLL_S)
     return len(members)
-
-
-class _Tail:
-    """Copies what an attempt appends to its log to a callback (the live view)."""
-
-    def __init__(self, path: Path, offset: int, echo: Callable[[str], None]) -> None:
-        self._path, self._offset, self._echo = path, offset, echo
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        with open(self._path, "rb") as handle:
-            handle.seek(self._offset)
-            while True:
-                chunk = handle.read()
-                if chunk:
-                    self._echo(chunk.decode(errors="replace"))
-                elif self._done.is_set():
-                    return
-                else:
-                    time.sleep(POLL_S)
-
-    def stop(self) -> None:
-        self._done.set()
-        self._thread.join(timeout=5)
 
 
 def run_python(args: Sequence[str], timeout: float, env_additions: Mapping[str, str]) -> tuple[int | None, str]:

@@ -13,6 +13,7 @@ class Status(StrEnum):
     APP_FAILED = "app_failed"  # the application exited non-zero or died; the report may exist
     PROFILER_ERROR = "profiler_error"  # ncu itself failed
     TIMED_OUT = "timed_out"
+    REPLAY_HANG = "replay_hang"  # stopped early: a kernel's replay waited forever (a collective); never retried
     INTERRUPTED = "interrupted"
     # Target states that are not the outcome of an attempt:
     PENDING = "pending"

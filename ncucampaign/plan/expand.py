@@ -27,6 +27,7 @@ DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
 DEFAULT_RETRY_DELAY_S = 10.0
 DEFAULT_STOP_GRACE_S = 20.0
+DEFAULT_STALL_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Invocation:
     retries: int
     retry_delay: float
     stop_grace: float
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT_S
     expect_launch_count: bool = True  # False: launch_count is only an upper bound (discovery)
 
     @property
@@ -282,6 +284,7 @@ def _invocation(
         retries=options.retries if options.retries is not None else DEFAULT_RETRIES,
         retry_delay=options.retry_delay if options.retry_delay is not None else DEFAULT_RETRY_DELAY_S,
         stop_grace=options.stop_grace if options.stop_grace is not None else DEFAULT_STOP_GRACE_S,
+        stall_timeout=options.stall_timeout if options.stall_timeout is not None else DEFAULT_STALL_TIMEOUT_S,
     )
 
 

@@ -44,7 +44,8 @@ def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None
     by_target: dict[int, list[TargetOptions]] = {}
     for inv in plan.invocations:
         by_target.setdefault(inv.target_index, []).append(inv.options)
-        run(Context(("targets", inv.target_index), inv.options, installed), inv.target, per_target=False)
+        context = Context(("targets", inv.target_index), inv.options, installed, command=inv.app_argv)
+        run(context, inv.target, per_target=False)
     for index, expansion in by_target.items():
         target = loaded.campaign.targets[index]
         context = Context(("targets", index), expansion[0], installed, tuple(expansion), target.matrix or {})

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ncucampaign.plan.collectives import can_match_collective, excluding_collectives, launcher_of
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu
 from ncucampaign.spec.ncu_grammar import compile_regex, is_start_end_name, push_pop_names, split_regex
@@ -29,6 +30,7 @@ class Context:
     installed: InstalledNcu | None = None
     expansion: tuple[TargetOptions, ...] = ()
     matrix: Mapping[str, Any] | None = None
+    command: tuple[str, ...] = ()  # the application command line
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,27 @@ def kill_without_count(c: Context) -> Found:
         )
 
 
+def collective_under_replay(c: Context) -> Found:
+    o = c.options
+    launcher = launcher_of(c.command)
+    if o.target_processes != "all" or launcher is None or o.replay_mode not in (None, "kernel"):
+        return
+    collective = can_match_collective(o)
+    if collective is None:
+        return
+    key = "kernel_id" if o.kernel_id else "kernel_name" if o.kernel_name else None
+    fix = excluding_collectives(o.kernel_name) if not o.kernel_id else None
+    yield (
+        (*c.here, key) if key else c.here,
+        (
+            f"a multi-process job ({launcher}) whose kernel filter can match collective kernels such as "
+            f"{collective!r}: ncu replays a profiled kernel alone, and a collective replayed alone waits for "
+            "its peers forever (observed with torchrun and NCCL). "
+            + (f"Exclude them: kernel_name: '{fix}'." if fix else "Use replay_mode: app-range for them.")
+        ),
+    )
+
+
 RULES: dict[str, Rule] = {
     "NCU001": Rule("NVTX name without a trailing '/'", trailing_slash),
     "NCU002": Rule("'*' used as a glob inside an NVTX range name", glob_in_name),
@@ -201,4 +224,5 @@ RULES: dict[str, Rule] = {
     "NCU008": Rule("Python call-stack filter", python_stack_filter),
     "NCU009": Rule("section or set the installed ncu does not list", not_installed),
     "NCU010": Rule("kill without a launch count", kill_without_count),
+    "NCU011": Rule("kernel filter that can match collective kernels in a multi-process job", collective_under_replay),
 }

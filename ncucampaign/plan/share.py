@@ -105,7 +105,16 @@ def group_key(inv: Invocation) -> tuple[object, ...]:
     o = inv.options
     chained = o.section_set is None or o.section_set in SET_ORDER
     settings = tuple(option_value(o, key) for key in _KEY_KEYS)
-    run = (inv.app_argv, inv.env, str(inv.cwd), inv.timeout, inv.retries, inv.retry_delay, inv.stop_grace)
+    run = (
+        inv.app_argv,
+        inv.env,
+        str(inv.cwd),
+        inv.timeout,
+        inv.retries,
+        inv.retry_delay,
+        inv.stop_grace,
+        inv.stall_timeout,
+    )
     return (run, settings, None if chained else o.section_set)
 
 

@@ -138,6 +138,12 @@ class TargetOptions(Frozen):
     stop_grace: Seconds | None = Field(
         None, description="seconds ncu gets after SIGINT to write its report, then again after SIGTERM (default 20)"
     )
+    stall_timeout: Delay | None = Field(
+        None,
+        description="seconds a collective kernel (NCCL, NVSHMEM) may be replayed without progress, or ncu may stay "
+        "silent after warning that launching takes more time than expected, before the attempt is stopped as "
+        "replay_hang (default 30; 0: never stop early)",
+    )
     share: Literal["auto", "off"] | None = Field(
         None,
         description="auto (default): may share one application run with targets of identical run settings, "

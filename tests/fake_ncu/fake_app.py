@@ -33,7 +33,12 @@ def main() -> int:
     parser.add_argument(
         "--vary-file", default=None, help="count runs in this file; every second run launches one more rmsnorm first"
     )
+    parser.add_argument(
+        "--ranks", type=int, default=1, help="with 2 or more, each step ends with an all-reduce (a collective)"
+    )
+    parser.add_argument("--nproc-per-node", type=int, default=None, help="torchrun's spelling of --ranks")
     args = parser.parse_args()
+    ranks = args.nproc_per_node or args.ranks
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
 
     channel = os.fdopen(int(os.environ["FAKE_NCU_FD"]), "w", buffering=1) if "FAKE_NCU_FD" in os.environ else None
@@ -88,6 +93,8 @@ def main() -> int:
             emit("launch nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT")
             emit("pop")
             emit("pop")
+        if ranks > 1:  # NCCL's all-reduce: it waits for every rank, so ncu cannot replay it alone
+            emit("collective ncclDevKernel_AllReduce_Sum_bf16_RING_LL")
         emit("pop")
         if args.profiler_api_step == step:
             emit("profiler stop")

@@ -1,0 +1,36 @@
+"""Copy what an attempt appends to its log to the console while it runs (the live view)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+POLL_S = 0.05
+
+
+class LogTail:
+    """Copies what an attempt appends to its log to a callback (the live view)."""
+
+    def __init__(self, path: Path, offset: int, echo: Callable[[str], None]) -> None:
+        self._path, self._offset, self._echo = path, offset, echo
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with open(self._path, "rb") as handle:
+            handle.seek(self._offset)
+            while True:
+                chunk = handle.read()
+                if chunk:
+                    self._echo(chunk.decode(errors="replace"))
+                elif self._done.is_set():
+                    return
+                else:
+                    time.sleep(POLL_S)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=5)

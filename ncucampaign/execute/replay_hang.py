@@ -1,0 +1,80 @@
+"""Explain an attempt stopped as replay_hang, and the fixes that work on the installed ncu. Pure: what
+the installed ncu accepts and lists is asked through `NcuChecks`.
+
+Why it hangs and what was tried on real hardware: docs/ncu-behaviour.md, "Multi-rank jobs".
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ncucampaign.execute.classify import ConsoleSummary
+from ncucampaign.plan.collectives import excluding_collectives, is_collective
+from ncucampaign.spec.model import TargetOptions
+
+
+class NcuChecks(Protocol):
+    """Questions to the installed ncu; None: it could not be asked."""
+
+    def accepts_kernel_name(self, expression: str) -> bool | None: ...
+    def lists_option(self, flag: str) -> bool | None: ...
+
+
+def replay_hang_hints(options: TargetOptions, console: ConsoleSummary, checks: NcuChecks | None) -> list[str]:
+    kernel = console.last_profiled
+    hints = [_why(kernel)]
+    hints.extend(_exclusion(options, checks))
+    hints.append(
+        "to profile one rank's compute kernels only, add devices: [0] (ncu --devices 0) or a "
+        "target_processes_filter: the other ranks then run unprofiled. A collective on the profiled rank "
+        "still hangs under kernel replay, so keep collectives out of the kernel filter as well"
+    )
+    hints.append(
+        "where the job allows it, replay a whole range instead of single kernels: replay_mode: app-range with "
+        "an NVTX range (nvtx_include) or profiler start/stop around the steps, so every pass reruns the job "
+        "and all ranks take part; the range must end before the job does (ncu 2025.3.1 otherwise fails with "
+        "'The application disconnected before reaching the range end marker')"
+    )
+    if checks is not None and checks.lists_option("--communicator"):
+        hints.append(
+            "the installed ncu lists --communicator: extra_args: [--communicator, shmem, "
+            "--communicator-shmem-num-peers, <ranks>, --lockstep-kernel-launch] replays collectives on all "
+            "ranks together (one ncu over the whole process tree)"
+        )
+    return hints
+
+
+def _why(kernel: str | None) -> str:
+    if kernel and is_collective(kernel):
+        return (
+            f'"{kernel}" is a collective kernel. ncu replays each profiled kernel alone, once per pass '
+            "(replay_mode: kernel): replayed on one rank while its peers are not, a collective waits for them "
+            "forever. ncu's only sign is its warning 'Launching the workload is taking more time than expected'"
+        )
+    named = f'"{kernel}"' if kernel else "the kernel being profiled"
+    return (
+        f"{named} made no progress under kernel replay after ncu warned that launching the workload takes more "
+        "time than expected: a kernel that waits on another process or GPU (a collective, a spin-wait on a "
+        "flag) cannot be replayed alone"
+    )
+
+
+def _exclusion(options: TargetOptions, checks: NcuChecks | None) -> list[str]:
+    if options.kernel_id:
+        return [
+            "kernel_id selects the kernel by name: make its name part leave out collective kernels, "
+            "e.g. kernel_id: '::regex:^(?!nccl|nvshmem):1'"
+        ]
+    expression = excluding_collectives(options.kernel_name)
+    if expression is None:
+        return [
+            f"kernel_name {options.kernel_name!r} names the collective kernel itself: it cannot be profiled "
+            "with kernel replay while its peers run; use the range replay below"
+        ]
+    accepted = checks.accepts_kernel_name(expression) if checks is not None else None
+    verdict = {
+        True: "the installed ncu accepts it",
+        False: "the installed ncu refuses this expression: exclude the collectives by NVTX range instead",
+        None: "not checked against the installed ncu",
+    }[accepted]
+    return [f"exclude collective kernels from the filter: kernel_name: '{expression}' ({verdict})"]

@@ -1,0 +1,102 @@
+"""Catch a replay that cannot finish while the attempt runs, from what ncu prints.
+
+A collective kernel replayed alone waits for its peers forever (docs/ncu-behaviour.md, "Multi-rank
+jobs"); waiting out the timeout costs minutes and ends in a plain `timed_out`. ncu's only sign is its
+"taking more time than expected" warning, so the attempt is stopped early when
+- ncu prints that warning while it profiles a collective kernel (NCCL, NVSHMEM), or
+- a collective kernel's profiling shows no progress (no new console output) for the stall time, or
+- after that warning, nothing at all is printed for the stall time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ncucampaign.execute.store import open_regular
+from ncucampaign.plan.collectives import REPLAY_WARNING, is_collective
+
+_PROFILING = re.compile(r'==PROF== Profiling "([^"]*)"')
+_OTHER_PROF = re.compile(r"==PROF== (?!Profiling)|==ERROR== Failed to profile")
+_MAX_LINE = 65536
+
+
+@dataclass
+class StallState:
+    """What the console showed so far, and when. Pure: `now` is passed in."""
+
+    stall_s: float
+    started: float
+    last_output: float = 0.0
+    profiling: str | None = None  # the kernel whose "==PROF== Profiling" line is still unfinished
+    warned_at: float | None = None
+    _pending: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        self.last_output = self.started
+
+    def feed(self, text: str, now: float) -> None:
+        if not text:
+            return
+        self.last_output = now
+        *complete, pending = (self._pending + text).split("\n")
+        self._pending = pending[-_MAX_LINE:]
+        for line in [*complete, pending]:
+            self._see(line, now)
+
+    def _see(self, line: str, now: float) -> None:
+        if REPLAY_WARNING in line and self.warned_at is None:
+            self.warned_at = now
+        found = list(_PROFILING.finditer(line))
+        if found:  # ncu's progress ("0%....50%....100% - 10 passes") follows on the same line
+            self.profiling = None if "passes" in line[found[-1].end() :] else found[-1].group(1)
+        elif _OTHER_PROF.search(line):
+            self.profiling = None
+
+    def reason(self, now: float) -> str | None:
+        """Why the attempt should stop now, or None."""
+        if self.stall_s <= 0:
+            return None
+        quiet = now - self.last_output
+        kernel = self.profiling
+        if kernel and is_collective(kernel):
+            if self.warned_at is not None:
+                return (
+                    "ncu warned that the workload is taking more time than expected "
+                    f'{self.warned_at - self.started:.0f} s into the attempt, while replaying "{kernel}"'
+                )
+            if quiet >= self.stall_s:
+                return f'no progress for {quiet:.0f} s while replaying the collective kernel "{kernel}"'
+        elif self.warned_at is not None and quiet >= self.stall_s:
+            where = f' while replaying "{kernel}"' if kernel else ""
+            return (
+                f"ncu warned that the workload is taking more time than expected{where}, "
+                f"then printed nothing for {quiet:.0f} s"
+            )
+        return None
+
+
+def stall_watch(log_path: Path, offset: int, stall_s: float) -> Callable[[], str | None]:
+    """A check for the supervisor's loop: reads what the attempt appended to its log since the last call."""
+    state = StallState(stall_s, time.monotonic())
+    position = offset
+
+    def check() -> str | None:
+        nonlocal position
+        try:
+            fd = open_regular(log_path, os.O_RDONLY)
+        except OSError:
+            return None
+        with open(fd, "rb", closefd=True) as handle:
+            handle.seek(position)
+            chunk = handle.read(1 << 20)
+        position += len(chunk)
+        now = time.monotonic()
+        state.feed(chunk.decode(errors="replace"), now)
+        return state.reason(now)
+
+    return check

@@ -1,0 +1,73 @@
+"""Collective kernels (NCCL, NVSHMEM) in multi-process jobs. Pure.
+
+Under kernel replay ncu launches a profiled kernel again, alone, once per pass. A collective kernel
+replayed alone on one rank waits for its peers, which are not replaying it, forever: observed on two
+H200s with torchrun (docs/ncu-behaviour.md, "Multi-rank jobs"), where ncu printed
+only a warning (`REPLAY_WARNING`) and hung until stopped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
+
+COLLECTIVE_NAMES = "nccl|nvshmem"  # NCCL's ncclDevKernel_*/ncclKernel_*, NVSHMEM's nvshmem*/nvshmemi_*
+_COLLECTIVE = re.compile(COLLECTIVE_NAMES, re.IGNORECASE)
+REPLAY_WARNING = "Launching the workload is taking more time than expected"
+# Names a kernel filter is tried against: what NCCL and NVSHMEM kernels are called in each name base.
+SAMPLE_COLLECTIVES = (
+    "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",  # observed on the H200 (function name)
+    "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096UL>)",  # demangled
+    "_Z40ncclDevKernel_AllReduce_Sum_bf16_RING_LL24ncclDevKernelArgsStorageILm4096EE",  # mangled
+    "nvshmemi_barrier_all_kernel",
+)
+# Launchers that start one process per rank, and the flags of commands that start workers themselves.
+_LAUNCHERS = {"torchrun", "mpirun", "mpiexec", "srun", "deepspeed", "accelerate", "torch.distributed.run"}
+_WORKER_FLAGS = re.compile(r"^--?(nproc[-_]per[-_]node|nproc|np|n[-_]?workers|workers|world[-_]size)(=|$)")
+
+
+def is_collective(kernel: str) -> bool:
+    return _COLLECTIVE.search(kernel) is not None
+
+
+def launcher_of(argv: Sequence[str]) -> str | None:
+    """The multi-process launcher or worker flag in an application command, or None."""
+    for word in argv:
+        name = word.rsplit("/", 1)[-1]
+        if name in _LAUNCHERS:
+            return name
+        if _WORKER_FLAGS.match(word):
+            return word.split("=", 1)[0]
+    return None
+
+
+def can_match_collective(options: TargetOptions) -> str | None:
+    """A collective kernel name this target's kernel filter selects, or None when it selects none."""
+    if options.kernel_id:
+        name = options.kernel_id.split(":")[2:-1]  # ctx:stream:[regex:]name:invocation
+        return SAMPLE_COLLECTIVES[0] if any(is_collective(part) for part in name) else None
+    if not options.kernel_name:
+        return SAMPLE_COLLECTIVES[0]
+    is_regex, pattern = split_regex(options.kernel_name)
+    if not is_regex:
+        return options.kernel_name if is_collective(options.kernel_name) else None
+    compiled, error = compile_regex(pattern)
+    if compiled is None or error:
+        return None
+    return next((name for name in SAMPLE_COLLECTIVES if compiled.search(name)), None)
+
+
+def excluding_collectives(kernel_name: str | None) -> str | None:
+    """`kernel_name` that selects what it did except collective kernels (a negative lookahead, which
+    ncu's regexes support: docs/ncu-behaviour.md, "Multi-rank jobs"); None when the filter names one
+    kernel exactly."""
+    exclude = f"^(?!.*(?:{COLLECTIVE_NAMES}))"
+    if not kernel_name:
+        return f"regex:{exclude}"
+    is_regex, pattern = split_regex(kernel_name)
+    if not is_regex:
+        return None
+    return f"regex:{exclude}.*(?:{pattern})"
