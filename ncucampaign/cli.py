@@ -25,7 +25,19 @@ from ncucampaign.errors import (
     printable,
 )
 
-COMMANDS = ("validate", "plan", "run", "discover", "summarize", "compare", "findings", "report", "schema")
+COMMANDS = (
+    "validate",
+    "plan",
+    "run",
+    "collect",
+    "discover",
+    "summarize",
+    "compare",
+    "findings",
+    "report",
+    "schema",
+    "slurm-task",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def command_module(name: str) -> ModuleType:
-    return importlib.import_module(f"ncucampaign.commands.{name}")
+    return importlib.import_module(f"ncucampaign.commands.{name.replace('-', '_')}")
 
 
 def load_commands() -> None:

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, print_warnings, runs_root
-from ncucampaign.errors import EXIT_OK, plural
+from ncucampaign.errors import EXIT_OK, UsageError, plural
+from ncucampaign.execute.schedule import invocations_of, units_in_plan_order
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share import share_plan
 from ncucampaign.plan.share_text import group_data, share_lines
+from ncucampaign.plan.slurm import ArrayTask, batch_script, check_slurm_args
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -27,6 +29,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--report-dir", metavar="DIR", help="where -o points (default: <runs root>/<campaign>/plan/reports)"
     )
+    parser.add_argument(
+        "--slurm", action="store_true", help="print the batch script run --slurm would submit (submits nothing)"
+    )
+    parser.add_argument("--slurm-arg", action="append", default=[], metavar="ARG", help="as run --slurm-arg")
     parser.set_defaults(handler=run)
 
 
@@ -40,6 +46,25 @@ def run(args: argparse.Namespace) -> int:
     )
     argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir) for inv in plan.invocations}
     shares = share_plan(plan.invocations, not args.no_share)
+    if args.slurm:
+        problem = check_slurm_args(args.slurm_arg)
+        if problem:
+            raise UsageError(problem)
+        units = units_in_plan_order(plan.invocations, shares)
+        tasks = [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
+        run_dir = report_dir.parent
+        print(
+            batch_script(
+                campaign=plan.campaign,
+                run_dir=run_dir,
+                array=1,
+                tasks=tasks,
+                python=sys.executable,
+                slurm_args=args.slurm_arg,
+            ),
+            end="",
+        )
+        return EXIT_OK
     if args.format == "json":
         data = plan_json(plan, argvs)
         data["shared_runs"] = [group_data(group, plan.ncu, report_dir) for group in shares.groups]

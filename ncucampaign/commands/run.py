@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from ncucampaign.commands import run_slurm
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, print_warnings, runs_root
 from ncucampaign.commands.progress import ConsoleReporter, final_table
 from ncucampaign.errors import EXIT_OK, UsageError, plural
@@ -59,6 +60,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="N",
         help="ncu processes sharing one GPU (default 1: sharing can disturb the numbers)",
     )
+    run_slurm.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     file = args.file or (resumed_campaign_file(resume_dir) if resume_dir else None)
     if file is None:
         raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
+    run_slurm.check(args)
     loaded, plan = load_plan(file, ncu_choice(args), args.only)
     root = runs_root(args.out, loaded)
     if args.dry_run:
@@ -88,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.resume == "latest":
         resume_dir = latest_run(root, plan.campaign)
+    if resume_dir is not None:
+        run_slurm.before_resume(resume_dir)
     settings = RunSettings(
         runs_root=root,
         ncu_path=ncu_path,
@@ -100,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         rerun_failed=args.rerun_failed,
         share=not args.no_share,
     )
+    if args.slurm:
+        return run_slurm.submit(loaded, plan, settings, args)
     return execute(loaded, plan, settings)
 
 

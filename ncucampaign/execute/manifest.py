@@ -138,6 +138,28 @@ class Obtained(Record):
     verification: str | None = Field(None, description="how the split was checked against the trace or the targets")
 
 
+class SlurmPlacement(Record):
+    """Where a Slurm array task ran a target (ncucampaign run --slurm)."""
+
+    job_id: str
+    array_job_id: str
+    array_task_id: int
+    node: str
+    cuda_visible_devices: str | None = Field(description="as Slurm set it for the task (never overridden)")
+    gpu_uuids: list[str] = Field(default_factory=list, description="the GPUs it names, from nvidia-smi on the node")
+    record: str = Field(description="the task's own record file, merged into this manifest by collect")
+
+
+class SlurmArray(Record):
+    """One submitted job array (run --slurm, or a --resume --slurm)."""
+
+    number: int
+    job_id: str | None = Field(description="from sbatch; None: not submitted (sbatch failed)")
+    submitted_at: str
+    script: str
+    tasks: list[list[str]] = Field(description="per array index, the targets it runs")
+
+
 class TargetRecord(Record):
     name: str
     target: str = Field(description="the target entry this invocation came from")
@@ -160,6 +182,7 @@ class TargetRecord(Record):
     results: list[ResultRecord] = Field(default_factory=list, description="read from the report after the run")
     log: str
     obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
+    slurm: SlurmPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
 
 
 class TraceInfo(Record):
@@ -181,7 +204,7 @@ class Manifest(Record):
     manifest_version: Literal[1] = MANIFEST_VERSION
     tool: ToolInfo
     run_id: str
-    state: Literal["running", "finished", "interrupted"]
+    state: Literal["running", "finished", "interrupted", "submitted"]
     started_at: str
     ended_at: str | None = None
     command_line: list[str]
@@ -195,6 +218,7 @@ class Manifest(Record):
     shared_runs: list[SharedRunRecord] = Field(
         default_factory=list, description="application runs shared by several targets (their members say which)"
     )
+    slurm_arrays: list[SlurmArray] = Field(default_factory=list, description="job arrays submitted (run --slurm)")
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -227,8 +227,7 @@ class CampaignRun:
         self, union: Invocation, members: Sequence[Invocation], window: str, gpus: tuple[str, ...] | None
     ) -> SharedRunRecord:
         """A shared run (or trace) entered in the manifest before it starts; names are unique in the run."""
-        unions = sum(1 for r in self.manifest.shared_runs if not r.name.startswith("shared/trace-"))
-        name = union.name if union.name.startswith("shared/") else f"shared/{unions + 1}"
+        name = union.name if union.name.startswith("shared/") else self.shared_name(union)
         self.store.make_folders("shared")
         argv = ncu_argv(dataclasses.replace(union, name=name), self.settings.ncu_path, self.store.run.reports)
         record = SharedRunRecord(
@@ -240,6 +239,10 @@ class CampaignRun:
         self.commit(lambda: self.manifest.shared_runs.append(record))
         return record
 
+    def shared_name(self, union: Invocation) -> str:
+        unions = sum(1 for r in self.manifest.shared_runs if not r.name.startswith("shared/trace-"))
+        return f"shared/{unions + 1}"
+
     def target_finished(self, record: TargetRecord, position: int, total: int) -> None:
         with self._lock:
             self.reporter.target_finished(position, total, record)
@@ -249,7 +252,7 @@ class CampaignRun:
     def execute(self) -> RunResult:
         try:
             self.reporter.started(self.store.run, self.plan, len(self.plan.invocations) - len(self.to_run))
-            executor_for(self.settings).run(self._units(), self)
+            executor_for(self.settings).run(self.units(), self)
             self.manifest.state = "interrupted" if self.stop.level else "finished"
         except BaseException:
             self.stop.request(1)
@@ -268,7 +271,11 @@ class CampaignRun:
                 self._held.close()
         return RunResult(self.store.run, self.manifest, self._exit_code())
 
-    def _units(self) -> list[Unit]:
+    def close(self) -> None:
+        """Let go of the run directory without running anything (a submitted Slurm array runs it)."""
+        self._held.close()
+
+    def units(self) -> list[Unit]:
         shares = share_plan(self.to_run, self.settings.share)
         self.alone_reasons = {inv.name: why for inv, why in shares.alone}
         units = units_in_plan_order(self.to_run, shares)

@@ -113,7 +113,7 @@ class RunStore:
         """reports/ and logs/ (or their `sub` folders: shared runs keep theirs in reports/shared/)."""
         for folder in (self.run.reports, self.run.logs):
             folder = self.run.inside(folder.name, sub) if sub else folder
-            with _writing(folder):
+            with writing(folder):
                 folder.mkdir(exist_ok=True)
 
     @contextlib.contextmanager
@@ -122,7 +122,7 @@ class RunStore:
         by SIGKILL), so a crashed run never blocks its resume. The lock file is never followed through
         a link (a run directory unpacked from someone else's archive could point it anywhere)."""
         path = self.run.root / LOCK_FILE
-        with _writing(path):
+        with writing(path):
             fd = open_regular(path, os.O_RDWR | os.O_CREAT)
         handle = os.fdopen(fd, "r+")
         try:
@@ -133,7 +133,7 @@ class RunStore:
                 raise EnvironmentProblem(
                     f"{self.run.root} is in use by another ncucampaign run ({holder}); wait for it, or stop it first"
                 ) from None
-            with _writing(path):
+            with writing(path):
                 handle.truncate()
                 since = time.strftime("%Y-%m-%d %H:%M:%S")
                 handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {since}\n")
@@ -184,14 +184,14 @@ class RunStore:
     def append_log(self, name: str, text: str) -> int:
         """Add lines to a target's log; returns the offset after them (where the attempt's output starts)."""
         path = self.run.log(name)
-        with _writing(path), os.fdopen(open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as log:
+        with writing(path), os.fdopen(open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as log:
             log.write(text)
             log.flush()
             return log.tell()
 
     def read_log(self, name: str, offset: int) -> str:
         path = self.run.log(name)
-        with _writing(path), os.fdopen(open_regular(path, os.O_RDONLY), "rb") as log:
+        with writing(path), os.fdopen(open_regular(path, os.O_RDONLY), "rb") as log:
             log.seek(offset)
             return log.read().decode(errors="replace")
 
@@ -204,7 +204,7 @@ class RunStore:
         if not report.is_file():
             return None
         kept = self.run.inside("reports", f"{name}.attempt-{number}{REPORT_SUFFIX}")
-        with _writing(kept):
+        with writing(kept):
             _refuse_odd(kept)
             report.replace(kept)
         return self.run.relative(kept)
@@ -220,7 +220,7 @@ _FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp alone gives 06
 
 
 @contextlib.contextmanager
-def _writing(path: Path) -> Iterator[None]:
+def writing(path: Path) -> Iterator[None]:
     """A failed write (disk full, read-only, permissions, a name too long) is an environment problem."""
     try:
         yield
@@ -252,7 +252,7 @@ def open_regular(path: Path, flags: int) -> int:
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a whole file: temporary file, fsync, rename. Refuses to replace anything but a regular file."""
     _refuse_odd(path)
-    with _writing(path):
+    with writing(path):
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:

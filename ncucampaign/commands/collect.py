@@ -1,0 +1,31 @@
+"""`ncucampaign collect RUN_DIR`: merge what a Slurm array's tasks recorded into manifest.json."""
+
+from __future__ import annotations
+
+import argparse
+
+from ncucampaign.commands.common import out_console
+from ncucampaign.commands.progress import final_table
+from ncucampaign.commands.slurm_common import collect_run, describe
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.execute.status import Status
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "collect", help="merge the records of a run's Slurm array tasks into its manifest (run --slurm)"
+    )
+    parser.add_argument("run", metavar="RUN_DIR", help="a run directory (or its campaign's folder)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    store, collected = collect_run(args.run)
+    if not collected.manifest.slurm_arrays:
+        raise UsageError(f"{store.run.root}: no Slurm array was submitted for this run (run --slurm)")
+    console = out_console()
+    console.print(final_table(collected.manifest, str(store.run.root)))
+    for line in describe(collected):
+        console.print(line, highlight=False)
+    ok = all(t.status == Status.OK for t in collected.manifest.targets)
+    return EXIT_OK if ok or collected.active else EXIT_TARGETS_FAILED

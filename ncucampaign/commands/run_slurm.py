@@ -1,0 +1,104 @@
+"""`run FILE --slurm`: create the run directory, submit its units as a Slurm job array, and with
+`--wait` follow it until it ends and collect its records. `run --resume RUN_DIR` of such a run
+collects first; with `--slurm` it submits a new array over the targets that are not ok."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ncucampaign.commands.common import out_console
+from ncucampaign.commands.progress import ConsoleReporter, final_table
+from ncucampaign.commands.slurm_common import collect_run, describe
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.execute.runner import RunSettings, start_run
+from ncucampaign.execute.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.slurm_submit import refuse_while_active, submit_array
+from ncucampaign.execute.status import Status
+from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.slurm import check_slurm_args
+from ncucampaign.results.runs import load_run
+from ncucampaign.spec.loader import LoadedCampaign
+
+POLL_S = 1.0  # how often --wait asks squeue; a Slurm scheduler cycle is about that long
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--slurm", action="store_true", help="submit the targets as a Slurm job array (one task per target or group)"
+    )
+    parser.add_argument(
+        "--slurm-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="an sbatch option for the array, e.g. --slurm-arg=--partition=gpu (repeatable)",
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="with --slurm: follow the array until it ends, then collect"
+    )
+
+
+def check(args: argparse.Namespace) -> None:
+    if not args.slurm:
+        if args.slurm_arg or args.wait:
+            raise UsageError("--slurm-arg and --wait go with --slurm")
+        return
+    if args.gpus or args.jobs_per_gpu != 1 or args.show_output:
+        raise UsageError("--slurm gives each task the GPUs Slurm allocates: drop --gpus, --jobs-per-gpu, --show-output")
+    problem = check_slurm_args(args.slurm_arg)
+    if problem:
+        raise UsageError(problem)
+
+
+def before_resume(run_dir: Path) -> None:
+    """A run submitted to Slurm: nothing may run while its arrays do, and their records come first."""
+    if not load_run(run_dir).manifest.slurm_arrays:
+        return
+    store, collected = collect_run(run_dir)
+    refuse_while_active(None, sorted(collected.active), f"--resume {store.run.root}")
+
+
+def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argparse.Namespace) -> int:
+    stop = StopRequest()
+    console = out_console()
+    reporter = ConsoleReporter(console, live=False)
+    run = start_run(loaded, plan, settings, reporter, stop)
+    try:
+        if not run.to_run:
+            console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
+            return EXIT_OK
+        array = submit_array(run, args.slurm_arg)
+    finally:
+        run.close()
+    root = run.store.run.root
+    console.print(
+        f"{plan.campaign}: submitted Slurm array job {array.job_id} ({len(array.tasks)} tasks) for {root}\n"
+        f"  follow:  squeue -j {array.job_id}\n"
+        f"  collect: ncucampaign collect {root}\n"
+        f"  cancel:  scancel -b -s INT {array.job_id}   (then: ncucampaign run --resume {root} --slurm)",
+        highlight=False,
+    )
+    if not args.wait:
+        return EXIT_OK
+    return wait(root, stop, console)
+
+
+def wait(root: Path, stop: StopRequest, console: Console) -> int:
+    with stop_on_signals(stop, lambda _level: None):
+        while True:
+            store, collected = collect_run(root)
+            if collected.done or stop.level:
+                break
+            stop.sleep(POLL_S)
+    console.print(final_table(collected.manifest, str(store.run.root)))
+    for line in describe(collected):
+        console.print(line, highlight=False)
+    if stop.level:
+        print("ncucampaign: stopped waiting; the array goes on (collect it later)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    ok = all(t.status == Status.OK for t in collected.manifest.targets)
+    return EXIT_OK if ok else EXIT_TARGETS_FAILED

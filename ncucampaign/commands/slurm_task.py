@@ -1,0 +1,80 @@
+"""`ncucampaign slurm-task RUN_DIR --array N --index I`: what one task of a submitted array runs (the
+batch script `run --slurm` writes calls it; not meant to be typed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ncucampaign.commands.common import out_console
+from ncucampaign.commands.progress import ConsoleReporter
+from ncucampaign.errors import EXIT_OK, UsageError, first_line
+from ncucampaign.execute.runner import RunSettings
+from ncucampaign.execute.setup import resolve_ncu
+from ncucampaign.execute.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.slurm_files import SLURM
+from ncucampaign.execute.slurm_task import run_task
+from ncucampaign.plan.expand import build_plan
+from ncucampaign.results.records import NcuReportReader
+from ncucampaign.results.runs import load_run
+from ncucampaign.spec.loader import parse_campaign
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("slurm-task", help="(used by run --slurm's batch script) run one array task")
+    parser.add_argument("run", metavar="RUN_DIR")
+    parser.add_argument("--array", type=int, required=True, metavar="N", help="the submission's number")
+    parser.add_argument("--index", type=int, required=True, metavar="I", help="$SLURM_ARRAY_TASK_ID")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded_run = load_run(args.run)
+    root, main = loaded_run.root, loaded_run.manifest
+    names = _task_names(root, args.array, args.index)
+    source = Path(main.campaign.source) if main.campaign.source else root / main.campaign.copy_path
+    loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
+    plan = build_plan(loaded, main.ncu.path or None)
+    settings = RunSettings(
+        runs_root=root.parent.parent,
+        ncu_path=resolve_ncu(plan.ncu),
+        reader=NcuReportReader(resolve_ncu(plan.ncu)),
+        command_line=tuple(sys.argv),
+        resume=root,
+        share=_share(root, args.array),
+    )
+    stop = StopRequest()
+    console = out_console()
+    reporter = ConsoleReporter(console, live=False)
+    with stop_on_signals(stop, reporter.stopping), reporter:
+        result = run_task(loaded, plan, settings, reporter, stop, main, names)
+    if result is None:
+        console.print(f"slurm-task: {', '.join(names)}: claimed by another task already; nothing to do")
+        return EXIT_OK
+    placed = result.manifest.targets[0].slurm if result.manifest.targets else None
+    console.print(f"slurm-task: record {placed.record if placed else '?'}", highlight=False)
+    return result.exit_code
+
+
+def _array(root: Path, number: int) -> dict:
+    path = root / SLURM / f"array-{number}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: cannot read the array's tasks: {first_line(exc)}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        raise UsageError(f"{path}: not an array's task list")
+    return data
+
+
+def _task_names(root: Path, number: int, index: int) -> list[str]:
+    tasks = _array(root, number)["tasks"]
+    if not 0 <= index < len(tasks) or not all(isinstance(n, str) for n in tasks[index]):
+        raise UsageError(f"array {number} has no task {index} ({len(tasks)} tasks)")
+    return list(tasks[index])
+
+
+def _share(root: Path, number: int) -> bool:
+    return bool(_array(root, number).get("share", True))

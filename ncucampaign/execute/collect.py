@@ -1,0 +1,84 @@
+"""Merge what Slurm array tasks recorded into the run's manifest.json, in plan order.
+
+A target's record comes from the task that holds its claim: the task copied the target's earlier
+attempts when it started, so a record replaces the manifest's one (never adds to it) and nothing is
+counted twice. A claim whose task is no longer queued or running, with no finished record, is a task
+that died (node failure, `scancel` without `-b`, the time limit): reported as such; `--resume` reruns it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ncucampaign.execute.attempts import now_iso
+from ncucampaign.execute.manifest import Manifest, SharedRunRecord, TargetRecord
+from ncucampaign.execute.slurm_files import SlurmFiles
+from ncucampaign.execute.slurm_submit import active_jobs
+from ncucampaign.execute.status import Status
+from ncucampaign.execute.store import RunStore
+
+UNFINISHED = (Status.PENDING, Status.RUNNING)
+
+
+@dataclass
+class Collected:
+    manifest: Manifest
+    active: set[str] = field(default_factory=set)  # array jobs still queued or running
+    problems: list[str] = field(default_factory=list)  # records that could not be read
+
+    @property
+    def done(self) -> bool:
+        return not self.active
+
+
+def collect(store: RunStore, manifest: Manifest, save: bool = True) -> Collected:
+    files = SlurmFiles(store)
+    jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
+    active = active_jobs(jobs)
+    result = Collected(manifest, active if active is not None else set(jobs))
+    records: dict[str, Manifest | str] = {}
+    shared: dict[str, SharedRunRecord] = {r.name: r for r in manifest.shared_runs}
+    for position, record in enumerate(manifest.targets):
+        claim = files.read_claim(record.name)
+        if claim is None:
+            continue
+        where = str(claim.get("record", ""))
+        if where not in records:
+            records[where] = files.read_record(where) if where else "its claim cannot be read"
+        task = records[where]
+        found = _find(task, record.name) if isinstance(task, Manifest) else None
+        if isinstance(task, Manifest):
+            shared.update({r.name: r for r in task.shared_runs})
+        elif task not in result.problems:
+            result.problems.append(f"{record.name}: {task}")
+        merged = found if found is not None else record
+        if merged.status in UNFINISHED and str(claim.get("array_job_id")) not in result.active:
+            merged = _died(merged, claim)
+        manifest.targets[position] = merged
+    manifest.shared_runs = list(shared.values())
+    if manifest.state in ("submitted", "running") and result.done:
+        manifest.state = "finished"
+        manifest.ended_at = manifest.ended_at or now_iso()
+    if save:
+        store.save_manifest(manifest.model_dump(mode="json"))
+    return result
+
+
+def _find(task: Manifest, name: str) -> TargetRecord | None:
+    return next((r for r in task.targets if r.name == name), None)
+
+
+def _died(record: TargetRecord, claim: dict[str, object]) -> TargetRecord:
+    record = record.model_copy(deep=True)
+    task = f"job {claim.get('array_job_id', '?')}, task {claim.get('array_task_id', '?')} on {claim.get('node', '?')}"
+    for attempt in record.attempts:
+        if attempt.ended_at is None:
+            attempt.ended_at = now_iso()
+            attempt.status = Status.INTERRUPTED
+            attempt.message = "its Slurm task ended during this attempt"
+    record.status = Status.INTERRUPTED
+    record.message = (
+        f"its Slurm task ({task}) ended without finishing it: node failure, scancel without -b, or the time "
+        "limit; run --resume RUN_DIR --slurm reruns it"
+    )
+    return record

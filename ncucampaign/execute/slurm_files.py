@@ -1,0 +1,109 @@
+"""The files Slurm array tasks share through the run directory, without file locks (Lustre and NFS
+do not reliably provide them): a task claims a target by creating its claim file exclusively, and
+writes its own record file by atomic rename; `collect` merges the records into manifest.json.
+
+    slurm/array-<n>.sbatch, array-<n>.json   each submission's script and its tasks (array.sbatch: the newest)
+    slurm/claims/<target>.claim              who runs a target: job, task, node, record file
+    slurm/claims/old/                        claims of earlier arrays, moved aside when the target is rerun
+    slurm/tasks/<array job>_<task>.json      a task's own manifest: its targets and shared runs
+    slurm/out/<array job>_<task>.out         what the task printed
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.manifest import Manifest
+from ncucampaign.execute.store import RunStore, open_regular, writing
+
+SLURM = "slurm"
+MAX_RECORD_BYTES = 256 << 20
+
+
+def _safe(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
+
+
+class SlurmFiles:
+    def __init__(self, store: RunStore) -> None:
+        self.store, self.run = store, store.run
+
+    @property
+    def folder(self) -> Path:
+        return self.run.inside(SLURM)
+
+    def make_folders(self) -> None:
+        for sub in ("", "claims", "claims/old", "tasks", "out"):
+            path = self.run.inside(SLURM, sub) if sub else self.folder
+            with writing(path):
+                path.mkdir(exist_ok=True)
+
+    def exists(self) -> bool:
+        return self.folder.is_dir()
+
+    def claim_path(self, target: str) -> Path:
+        return self.run.inside(SLURM, "claims", _safe(target) + ".claim")
+
+    def claim(self, target: str, data: dict[str, Any]) -> bool:
+        """Create the target's claim; False when another task holds it (O_EXCL is atomic on NFS too)."""
+        path = self.claim_path(target)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+        with writing(path), os.fdopen(fd, "w") as handle:
+            json.dump(data, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return True
+
+    def read_claim(self, target: str) -> dict[str, Any] | None:
+        """The claim's content; {} when it exists but cannot be read (a task died writing it)."""
+        path = self.claim_path(target)
+        if not os.path.lexists(path):
+            return None
+        data = _read_json(path)
+        return data if isinstance(data, dict) else {}
+
+    def retire_claim(self, target: str, array: int) -> None:
+        """Move a claim aside so that the target can be claimed by a new array (resume)."""
+        path = self.claim_path(target)
+        if os.path.lexists(path):
+            with writing(path):
+                os.replace(path, self.run.inside(SLURM, "claims", "old", f"{_safe(target)}.before-{array}.claim"))
+
+    def record_path(self, array_job: str, task: int) -> str:
+        return f"{SLURM}/tasks/{_safe(array_job)}_{task}.json"
+
+    def read_record(self, relative: str) -> Manifest | str:
+        """A task's record, or why it cannot be read."""
+        try:
+            path = self.run.inside(*Path(relative).parts)
+        except EnvironmentProblem as exc:
+            return str(exc)
+        data = _read_json(path)
+        if data is None:
+            return f"{relative} is missing or unreadable"
+        try:
+            return Manifest.model_validate(data)
+        except ValueError as exc:
+            return f"{relative} is damaged ({str(exc).splitlines()[0]})"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read(MAX_RECORD_BYTES + 1)
+        if len(raw) > MAX_RECORD_BYTES:
+            return None
+        return json.loads(raw)
+    except (OSError, ValueError, RecursionError, EnvironmentProblem):
+        return None

@@ -1,0 +1,110 @@
+"""A campaign as a Slurm job array: one array task per unit (an invocation, or a group sharing one
+application run), and the batch script that runs it. Pure.
+
+Slurm's own SIGTERM (plain `scancel`, the time limit) reaches every process of a job at once, and ncu
+killed that way writes no report. So the script `exec`s the runner (the batch shell becomes it) and
+asks for `--signal=B:INT@<grace>`: only the runner gets SIGINT, `grace` seconds before the limit, and
+stops its ncu the usual way (README, "On a Slurm cluster").
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.plan.expand import Invocation
+
+MARGIN_S = 300.0  # start-up, report reading, claims and records, per task
+MAX_RETRY_WAIT_S = 300.0  # as execute.attempts: one wait before a retry is at most this
+# Directives ncucampaign writes itself: passing them through would break the array or its records.
+OWN_OPTIONS = ("--array", "--output", "--error", "--signal", "--wrap", "--parsable", "--open-mode", "-a", "-o", "-e")
+
+
+@dataclass(frozen=True)
+class ArrayTask:
+    """One array task: the invocations it runs (several when they share one application run)."""
+
+    names: tuple[str, ...]
+    invocations: tuple[Invocation, ...]
+
+
+def check_slurm_args(args: Sequence[str]) -> str | None:
+    """Why these --slurm-arg values cannot be used (None: they can)."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return f"--slurm-arg {arg!r}: pass sbatch options, e.g. --slurm-arg=--partition=gpu"
+        if any(ch in arg for ch in "\n\r\0"):
+            return f"--slurm-arg {arg!r}: a line break or NUL cannot go into a batch script"
+        name = arg.split("=", 1)[0]
+        if name in OWN_OPTIONS or (name.startswith("-") and not name.startswith("--") and name[:2] in OWN_OPTIONS):
+            return f"--slurm-arg {arg!r}: ncucampaign sets {name} itself (one array task per target, its output files)"
+    return None
+
+
+def task_seconds(invocations: Sequence[Invocation]) -> float:
+    """The longest a task can take: every attempt of each invocation up to its timeout, the waits
+    between them, the stop grace, and (a group) a trace and each member on its own after a failure."""
+    total = 0.0
+    for inv in invocations:
+        waits = sum(min(inv.retry_delay * 2**n, MAX_RETRY_WAIT_S) for n in range(inv.retries))
+        total += inv.timeout * (inv.retries + 1) + waits + 2 * inv.stop_grace
+    if len(invocations) > 1:  # the trace and the union run, then possibly each member alone
+        first = invocations[0]
+        total += 2 * first.timeout * (first.retries + 1)
+    return total + MARGIN_S
+
+
+def gpus_per_task(invocations: Sequence[Invocation]) -> int:
+    """`devices: [0, 2]` indexes the GPUs a task sees: it needs three."""
+    return max((max(inv.options.devices) + 1 if inv.options.devices else 1) for inv in invocations)
+
+
+def slurm_time(seconds: float) -> str:
+    minutes = max(1, math.ceil(seconds / 60))
+    days, minutes = divmod(minutes, 24 * 60)
+    return f"{days}-{minutes // 60:02d}:{minutes % 60:02d}:00"
+
+
+def signal_grace(invocations: Sequence[Invocation]) -> int:
+    """Seconds before the time limit that the runner gets SIGINT: room for ncu to write its report
+    (stop_grace after SIGINT, again after SIGTERM) and for the runner to save its record."""
+    return max(60, math.ceil(2 * max((inv.stop_grace for inv in invocations), default=20.0) + 30))
+
+
+def batch_script(
+    *,
+    campaign: str,
+    run_dir: Path,
+    array: int,
+    tasks: Sequence[ArrayTask],
+    python: str,
+    slurm_args: Sequence[str] = (),
+) -> str:
+    everything = [inv for task in tasks for inv in task.invocations]
+    longest = max(task_seconds(task.invocations) for task in tasks)
+    user_time = any(a.split("=", 1)[0] in ("--time", "-t") for a in slurm_args)
+    out = run_dir / "slurm" / "out"
+    command = [python, "-m", "ncucampaign", "slurm-task", str(run_dir), "--array", str(array), "--index"]
+    lines = [
+        "#!/bin/bash",
+        f"# ncucampaign: campaign {campaign}, array {array}: {len(tasks)} task(s), one per target or shared group",
+        f"# collect: ncucampaign collect {shlex.quote(str(run_dir))}",
+        "# cancel cleanly: scancel -b -s INT <job id>   (then: ncucampaign run --resume RUN_DIR --slurm)",
+        f"#SBATCH --job-name=ncucampaign-{campaign}",
+        f"#SBATCH --array=0-{len(tasks) - 1}",
+        "#SBATCH --ntasks=1",
+        f"#SBATCH --gpus-per-task={gpus_per_task(everything)}",
+        *([] if user_time else [f"#SBATCH --time={slurm_time(longest)}"]),
+        f"#SBATCH --signal=B:INT@{signal_grace(everything)}",
+        f"#SBATCH --output={out}/%A_%a.out",
+        "#SBATCH --open-mode=append",
+        *(f"#SBATCH {arg}" for arg in slurm_args),
+        "",
+        "# exec: the runner is the batch shell, so Slurm's --signal reaches it (and not ncu) first",
+        f'exec {shlex.join(command)} "$SLURM_ARRAY_TASK_ID"',
+        "",
+    ]
+    return "\n".join(lines)
