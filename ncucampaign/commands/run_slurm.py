@@ -16,7 +16,7 @@ from ncucampaign.commands.slurm_common import collect_run, describe
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.execute.runner import RunSettings, start_run
 from ncucampaign.execute.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.slurm_submit import refuse_while_active, submit_array
+from ncucampaign.execute.slurm_submit import refuse_while_active, slurm_command, submit_array
 from ncucampaign.execute.status import Status
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.slurm import check_slurm_args
@@ -52,6 +52,8 @@ def check(args: argparse.Namespace) -> None:
     problem = check_slurm_args(args.slurm_arg)
     if problem:
         raise UsageError(problem)
+    for command in ("sbatch", "squeue"):  # before a run directory is created for nothing
+        slurm_command(command)
 
 
 def before_resume(run_dir: Path) -> None:

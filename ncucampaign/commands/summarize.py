@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands.common import out_console
+from ncucampaign.commands.slurm_common import refresh_if_slurm
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
 from ncucampaign.execute.classify import ConsoleSummary
 from ncucampaign.execute.manifest import TargetRecord
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
             if args.format == "text":
                 console.print(target_table(path.name, record, args.wide))
             continue
+        refresh_if_slurm(path)
         loaded = load_run(path)
         rows += run_rows(loaded)
         if args.format == "text":

@@ -129,6 +129,9 @@ def _supervise(
             next_step_at = _escalate(sent, send, now, grace)
         exited(POLL_S)
     leftovers = _kill_leftovers(group)
+    # A stop requested while ncu was dying of the same signal (Slurm's SIGTERM reaches every process
+    # of a job at once): the attempt was interrupted, not failed.
+    interrupted = interrupted or (stop.level >= 1 and not timed_out and stalled is None)
     return ProcessOutcome(
         exit_code=proc.returncode,
         seconds=time.monotonic() - start,

@@ -38,8 +38,8 @@ def check_slurm_args(args: Sequence[str]) -> str | None:
             return f"--slurm-arg {arg!r}: pass sbatch options, e.g. --slurm-arg=--partition=gpu"
         if any(ch in arg for ch in "\n\r\0"):
             return f"--slurm-arg {arg!r}: a line break or NUL cannot go into a batch script"
-        name = arg.split("=", 1)[0]
-        if name in OWN_OPTIONS or (name.startswith("-") and not name.startswith("--") and name[:2] in OWN_OPTIONS):
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
+        if name in OWN_OPTIONS:
             return f"--slurm-arg {arg!r}: ncucampaign sets {name} itself (one array task per target, its output files)"
     return None
 

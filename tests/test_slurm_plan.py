@@ -1,0 +1,124 @@
+"""Slurm arrays without a cluster: the batch script `plan --slurm` prints, the checks before anything
+is submitted, and collect over damaged task records (with stand-in sbatch/squeue on PATH)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ncucampaign.plan.slurm import check_slurm_args, slurm_time
+from tests.conftest import campaign_text, fake_env, run_cli
+
+
+def directives(script: str) -> dict[str, str]:
+    found = {}
+    for line in script.splitlines():
+        if line.startswith("#SBATCH "):
+            key, _, value = line[len("#SBATCH ") :].partition("=")
+            found[key] = value
+    return found
+
+
+def test_plan_slurm_prints_a_valid_batch_script_matching_the_campaign(tmp_path: Path) -> None:
+    targets = "- name: a\n  kernel_name: k\n- name: b\n  kernel_name: k2\n  devices: [0, 2]\n- name: c\n  timeout: 2h\n"
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets))
+    done = run_cli("plan", "camp.yaml", "--slurm", "--no-share", "--slurm-arg=--partition=gpu", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    script = tmp_path / "array.sbatch"
+    script.write_text(done.stdout)
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+    found = directives(done.stdout)
+    assert found["--array"] == "0-2"  # one task per target (sharing off)
+    assert found["--gpus-per-task"] == "3"  # devices [0, 2]: the task must see three GPUs
+    assert found["--time"] == slurm_time(2 * 3600 + 2 * 2 + 300)  # c: 2 h, one attempt, 2 x stop_grace, margin
+    assert found["--signal"] == "B:INT@60"
+    assert found["--partition"] == "gpu"
+    assert re.search(
+        r"^exec .* -m ncucampaign slurm-task .* --array 1 --index \"\$SLURM_ARRAY_TASK_ID\"$", done.stdout, re.M
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--array=0-3"], "sets --array itself"),
+        (["-o/tmp/x"], "sets -o itself"),
+        (["partition=gpu"], "pass sbatch options"),
+        (["--comment=a\nb"], "line break"),
+        (["--partition=gpu", "--qos=high", "--time=1:00:00"], None),
+    ],
+)
+def test_slurm_args_are_checked(args: list[str], problem: str | None) -> None:
+    found = check_slurm_args(args)
+    assert (found is None) if problem is None else (found is not None and problem in found)
+
+
+def test_slurm_time_is_days_hours_minutes() -> None:
+    assert slurm_time(30) == "0-00:01:00"
+    assert slurm_time(3601) == "0-01:01:00"
+    assert slurm_time(3 * 86400 + 60) == "3-00:01:00"
+
+
+def _stand_ins(folder: Path) -> None:
+    """sbatch that accepts and runs nothing, squeue that knows no job: the logic around them, not Slurm."""
+    folder.mkdir()
+    for name, body in (("sbatch", "echo 4242"), ("squeue", "exit 0")):
+        path = folder / name
+        path.write_text(f"#!/bin/sh\n{body}\n")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_run_slurm_without_sbatch_is_a_clear_error_and_creates_nothing(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
+    env = fake_env()
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "sbatch").exists())
+    done = run_cli("run", "camp.yaml", "--slurm", "--out", "runs", cwd=tmp_path, env=env)
+    assert done.returncode == 3 and "sbatch not found" in done.stderr, done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tmp_path: Path) -> None:
+    _stand_ins(tmp_path / "bin")
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n"))
+    env = fake_env()
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
+    done = run_cli("run", "camp.yaml", "--slurm", "--no-share", "--out", "runs", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and "submitted Slurm array job 4242" in done.stdout, done.stdout + done.stderr
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    for index in (0, 1):  # what the two array tasks would run, as Slurm would start them
+        task_env = {**env, "SLURM_ARRAY_TASK_ID": str(index), "SLURM_ARRAY_JOB_ID": "4242", "SLURM_JOB_ID": "43"}
+        task = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "slurm-task", str(run_dir), "--array", "1", "--index", str(index)],
+            cwd=tmp_path,
+            env=task_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert task.returncode == 0, task.stdout + task.stderr
+    (run_dir / "slurm" / "tasks" / "4242_1.json").write_text('{"targets": [')  # damaged
+    collected = run_cli("collect", str(run_dir), cwd=tmp_path, env=env)
+    assert collected.returncode == 1, collected.stdout + collected.stderr
+    assert "4242_1.json is damaged" in collected.stdout or "4242_1.json is missing or unreadable" in collected.stdout
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    a, b = manifest["targets"]
+    assert a["status"] == "ok" and a["slurm"]["array_task_id"] == 0
+    assert b["status"] == "interrupted" and "its Slurm task (job 4242, task 1" in b["message"]
+    again = run_cli(
+        "slurm-task",
+        str(run_dir),
+        "--array",
+        "1",
+        "--index",
+        "0",
+        cwd=tmp_path,
+        env={**env, "SLURM_ARRAY_TASK_ID": "0"},
+    )
+    assert again.returncode == 0 and "claimed by another task already" in again.stdout
