@@ -122,3 +122,20 @@ def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tm
         env={**env, "SLURM_ARRAY_TASK_ID": "0"},
     )
     assert again.returncode == 0 and "claimed by another task already" in again.stdout
+
+
+def test_a_local_resume_of_a_slurm_run_is_not_undone_by_collect(tmp_path: Path) -> None:
+    _stand_ins(tmp_path / "bin")
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
+    env = fake_env()
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
+    assert run_cli("run", "camp.yaml", "--slurm", "--out", "runs", cwd=tmp_path, env=env).returncode == 0
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    claim = {"record": "slurm/tasks/4242_0.json", "array_job_id": "4242", "array_task_id": 0, "node": "n1"}
+    (run_dir / "slurm" / "claims" / "a.claim").write_text(json.dumps(claim))  # a task that died at once
+    assert run_cli("collect", str(run_dir), cwd=tmp_path, env=env).returncode == 1
+    resumed = run_cli("run", "--resume", str(run_dir), cwd=tmp_path, env=env)  # here, not in Slurm
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert run_cli("collect", str(run_dir), cwd=tmp_path, env=env).returncode == 0
+    record = json.loads((run_dir / "manifest.json").read_text())["targets"][0]
+    assert record["status"] == "ok" and [a["status"] for a in record["attempts"]] == ["ok"]

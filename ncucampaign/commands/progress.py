@@ -135,15 +135,24 @@ class ConsoleReporter:
 
 def final_table(manifest: Manifest, run_root: str) -> Table:
     table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
-    for column in ("target", "status", "attempts", "seconds", "kernels", "report"):
+    slurm = any(record.slurm for record in manifest.targets)
+    columns = ("target", "status", "attempts", "seconds", "kernels", *(("slurm task",) if slurm else ()), "report")
+    for column in columns:
         table.add_column(column, justify="right" if column in ("attempts", "seconds", "kernels") else "left")
     for record in manifest.targets:
+        where = record.slurm
+        task = (
+            f"{where.array_job_id}_{where.array_task_id} {where.node} GPU {where.cuda_visible_devices}"
+            if where
+            else "-"
+        )
         table.add_row(
             record.name,
             f"[{STATUS_STYLE.get(record.status, 'red')}]{record.status.value}[/]",
             str(len(record.attempts)),
             f"{record.seconds:.1f}",
             results_text(record),
+            *((task,) if slurm else ()),
             record.report.path if record.report else "-",
         )
     return table

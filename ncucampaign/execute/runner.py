@@ -38,6 +38,7 @@ from ncucampaign.execute.schedule import Unit, longest_first, previous_seconds, 
 from ncucampaign.execute.setup import new_manifest, preflight, resumable_manifest
 from ncucampaign.execute.shared import SharedRun
 from ncucampaign.execute.signals import StopRequest
+from ncucampaign.execute.slurm_files import SlurmFiles
 from ncucampaign.execute.status import Status
 from ncucampaign.execute.store import RunDir, RunStore, latest_run
 from ncucampaign.execute.trace_run import TraceRunner
@@ -155,6 +156,9 @@ class CampaignRun:
                 list(self.plan.invocations),
             )
         self.records = {record.name: record for record in self.manifest.targets}
+        if old is not None and old.slurm_arrays:  # run here now: an old Slurm task's record is history
+            for inv in self.to_run:
+                SlurmFiles(self.store).retire_claim(inv.name, f"resume-{len(self.manifest.resumed)}")
         self.save()
         self.store.point_latest()
 

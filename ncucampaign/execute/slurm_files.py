@@ -72,12 +72,13 @@ class SlurmFiles:
         data = _read_json(path)
         return data if isinstance(data, dict) else {}
 
-    def retire_claim(self, target: str, array: int) -> None:
-        """Move a claim aside so that the target can be claimed by a new array (resume)."""
+    def retire_claim(self, target: str, before: str) -> None:
+        """Move a claim aside: the target runs again (a new array, or a local --resume), and what its
+        old task recorded must no longer be collected over the new result."""
         path = self.claim_path(target)
         if os.path.lexists(path):
             with writing(path):
-                os.replace(path, self.run.inside(SLURM, "claims", "old", f"{_safe(target)}.before-{array}.claim"))
+                os.replace(path, self.run.inside(SLURM, "claims", "old", f"{_safe(target)}.before-{before}.claim"))
 
     def record_path(self, array_job: str, task: int) -> str:
         return f"{SLURM}/tasks/{_safe(array_job)}_{task}.json"

@@ -84,7 +84,7 @@ def submit_array(run: CampaignRun, slurm_args: Sequence[str]) -> SlurmArray:
     tasks = [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
     for task in tasks:  # a target rerun by this array may be claimed again
         for name in task.names:
-            files.retire_claim(name, number)
+            files.retire_claim(name, f"array-{number}")
     if any(ch.isspace() for ch in str(run.store.run.root)):
         raise UsageError(f"{run.store.run.root}: a run directory for --slurm must have no spaces in its path")
     script = batch_script(
