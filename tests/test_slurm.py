@@ -188,3 +188,22 @@ def test_two_arrays_on_one_run_directory_do_not_corrupt_it(tmp_path: Path) -> No
         assert record["status"] == "ok" and len(record["attempts"]) == 1, record["name"]
     outputs = [p.read_text() for p in (run_dir / "slurm" / "out").glob(f"{second.stdout.strip()}_*.out")]
     assert len(outputs) == 6 and all("claimed by another task already" in text for text in outputs)
+
+
+def test_a_shared_group_is_one_array_task_with_its_own_shared_run_names(tmp_path: Path) -> None:
+    text = campaign_text(
+        "- name: skip\n  kernel_name: rmsnorm_kernel\n  matrix: {launch_skip: [0, 1, 2, 3]}\n"
+        "- name: apart\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n"
+    )
+    (tmp_path / "camp.yaml").write_text(text)
+    done = run_cli("run", "camp.yaml", "--slurm", "--wait", "--out", "runs", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = manifest(tmp_path)
+    assert data["slurm_arrays"][0]["tasks"] == [["skip-0", "skip-1", "skip-2", "skip-3"], ["apart"]]
+    job = data["slurm_arrays"][0]["job_id"]
+    shared = [r["name"] for r in data["shared_runs"]]
+    assert shared == [f"shared/{job}_0-1"]
+    for record in data["targets"]:
+        assert record["status"] == "ok" and len(record["attempts"]) == 1, record["name"]
+        expected = "alone" if record["name"] == "apart" else "shared"
+        assert record["obtained"]["how"] == expected, record["name"]

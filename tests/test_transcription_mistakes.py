@@ -251,3 +251,9 @@ def test_10_counts_are_in_words(tmp_path: Path) -> None:
     bad = campaign_text("- name: t\n  launch_count: 0\n")
     assert "1 problem\n" in cli(tmp_path, "validate", "camp.yaml", text=bad).stderr
     assert "1 problem; nothing was run." in cli(tmp_path, "run", "camp.yaml", text=bad).stderr
+
+
+def test_10_a_bare_off_read_as_false_says_to_quote_it(tmp_path: Path) -> None:
+    done = cli(tmp_path, "validate", "camp.yaml", text=campaign_text("- name: t\n  share: off\n"))
+    assert done.returncode == 2
+    assert "targets[0].share: must be 'auto' or 'off' (YAML read a bare word as false: quote it" in done.stderr

@@ -61,7 +61,7 @@ def before_resume(run_dir: Path) -> None:
     if not load_run(run_dir).manifest.slurm_arrays:
         return
     store, collected = collect_run(run_dir)
-    refuse_while_active(None, sorted(collected.active), f"--resume {store.run.root}")
+    refuse_while_active(sorted(collected.active), f"--resume {store.run.root}")
 
 
 def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argparse.Namespace) -> int:

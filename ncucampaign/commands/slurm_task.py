@@ -33,7 +33,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     loaded_run = load_run(args.run)
     root, main = loaded_run.root, loaded_run.manifest
-    names = _task_names(root, args.array, args.index)
+    listing = _array(root, args.array)
+    names = _task_names(listing, args.array, args.index)
     source = Path(main.campaign.source) if main.campaign.source else root / main.campaign.copy_path
     loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
     plan = build_plan(loaded, main.ncu.path or None)
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         reader=NcuReportReader(resolve_ncu(plan.ncu)),
         command_line=tuple(sys.argv),
         resume=root,
-        share=_share(root, args.array),
+        share=bool(listing.get("share", True)),
     )
     stop = StopRequest()
     console = out_console()
@@ -69,12 +70,8 @@ def _array(root: Path, number: int) -> dict:
     return data
 
 
-def _task_names(root: Path, number: int, index: int) -> list[str]:
-    tasks = _array(root, number)["tasks"]
+def _task_names(listing: dict, number: int, index: int) -> list[str]:
+    tasks = listing["tasks"]
     if not 0 <= index < len(tasks) or not all(isinstance(n, str) for n in tasks[index]):
         raise UsageError(f"array {number} has no task {index} ({len(tasks)} tasks)")
     return list(tasks[index])
-
-
-def _share(root: Path, number: int) -> bool:
-    return bool(_array(root, number).get("share", True))

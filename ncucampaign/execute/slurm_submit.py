@@ -63,7 +63,7 @@ def active_jobs(job_ids: Iterable[str]) -> set[str] | None:
     return {line.strip() for line in out.splitlines() if line.strip()} & set(wanted)
 
 
-def refuse_while_active(run: CampaignRun | None, job_ids: Sequence[str], what: str) -> None:
+def refuse_while_active(job_ids: Sequence[str], what: str) -> None:
     active = active_jobs(job_ids)
     if active is None:
         raise EnvironmentProblem(f"squeue cannot say whether the run's arrays ({', '.join(job_ids)}) still run")

@@ -27,11 +27,12 @@ from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.spec.loader import LoadedCampaign
 
 
-def placement(record_path: str) -> SlurmPlacement:
+def placement(files: SlurmFiles) -> SlurmPlacement:
     """Where this task runs, from the environment Slurm gives it."""
     env = os.environ
-    if "SLURM_ARRAY_TASK_ID" not in env:
+    if not env.get("SLURM_ARRAY_TASK_ID", "").isdigit():
         raise UsageError("slurm-task runs inside a Slurm array task (SLURM_ARRAY_TASK_ID is not set)")
+    array_job, task = env.get("SLURM_ARRAY_JOB_ID", env.get("SLURM_JOB_ID", "?")), int(env["SLURM_ARRAY_TASK_ID"])
     visible = env.get(VISIBLE)
     # SLURM_JOB_GPUS holds the node's GPU indices; CUDA_VISIBLE_DEVICES may be renumbered from 0
     # where Slurm constrains devices with cgroups.
@@ -39,12 +40,12 @@ def placement(record_path: str) -> SlurmPlacement:
     known = {str(gpu.index): gpu.uuid for gpu in gpu_info() or ()}
     return SlurmPlacement(
         job_id=env.get("SLURM_JOB_ID", "?"),
-        array_job_id=env.get("SLURM_ARRAY_JOB_ID", env.get("SLURM_JOB_ID", "?")),
-        array_task_id=int(env["SLURM_ARRAY_TASK_ID"]),
+        array_job_id=array_job,
+        array_task_id=task,
         node=env.get("SLURMD_NODENAME") or socket.gethostname(),
         cuda_visible_devices=visible,
         gpu_uuids=[known[i] for i in indices if i in known],
-        record=record_path,
+        record=files.record_path(array_job, task),
     )
 
 
@@ -120,8 +121,7 @@ def run_task(
     if store is None:
         raise UsageError("slurm-task needs the run directory")
     files = SlurmFiles(store)
-    where = placement(files.record_path(os.environ.get("SLURM_ARRAY_JOB_ID", "?"), 0))
-    where = where.model_copy(update={"record": files.record_path(where.array_job_id, where.array_task_id)})
+    where = placement(files)
     by_name = {inv.name: slurm_gpus_kept(inv) for inv in plan.invocations}
     claim = {**where.model_dump(), "pid": os.getpid(), "claimed_at": now_iso()}
     claimed = [by_name[name] for name in names if name in by_name and files.claim(name, claim)]

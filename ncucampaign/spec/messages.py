@@ -83,7 +83,10 @@ def message_for(error: Mapping[str, Any], path: KeyPath) -> str:
     if kind in ("tuple_type", "string_type", "list_type") and last == "command":
         return "expected a list of strings (argv) or one command string"
     if kind == "literal_error":
-        return f"must be {context.get('expected', 'one of the documented values')}"
+        message = f"must be {context.get('expected', 'one of the documented values')}"
+        if isinstance(error.get("input"), bool):  # share: off, clock_control: none is fine, but off/no/yes are not
+            message += f" (YAML read a bare word as {str(error['input']).lower()}: quote it, e.g. 'off')"
+        return message
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         bound = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}
         value = context.get("ge", context.get("gt", context.get("le", context.get("lt"))))
