@@ -1,7 +1,9 @@
 """A real one-node Slurm for the tests: munged, slurmctld and slurmd from the distribution's packages,
 brought up as root without systemd, with 4 fake GPUs (device nodes, so that Slurm sets
-CUDA_VISIBLE_DEVICES per task), and torn down by their pid files. How and why: the team's notes on
-running Slurm on a CPU machine, summarised in README.md ("On a Slurm cluster")."""
+CUDA_VISIBLE_DEVICES per task), and torn down by their pid files (README.md, "Tests").
+
+Everything it writes is private (BASE, its own ports, SLURM_CONF pointing there), so a real Slurm on
+the same machine is never touched; the clients the tests run find it through SLURM_CONF."""
 
 from __future__ import annotations
 
@@ -10,16 +12,20 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 GPUS = 4
-CONF_DIR = Path("/etc/slurm")
-FAKE_GPU_DIR = Path("/run/fakegpu")
-PID_FILES = (Path("/run/slurmctld.pid"), Path("/run/slurmd.pid"))
+BASE = Path("/tmp/ncucampaign-test-slurm")
+CONF = BASE / "slurm.conf"
+FAKE_GPU_DIR = BASE / "gpus"
+PID_FILES = (BASE / "slurmctld.pid", BASE / "slurmd.pid")
+MUNGE_PID = Path("/run/munge/munged.pid")
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
+PORTS = (16817, 16818)  # not Slurm's defaults: a real Slurm here keeps its own
 
 
 def why_not() -> str | None:
@@ -38,13 +44,15 @@ def _conf(host: str, memory: int) -> str:
     return "\n".join(
         [
             f"ClusterName=ncucampaign-test\nSlurmctldHost={host}",
+            f"SlurmctldPort={PORTS[0]}\nSlurmdPort={PORTS[1]}",
             "SlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge",
             "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none",
             "AccountingStorageType=accounting_storage/none\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core",
             "SlurmdParameters=config_overrides\nGresTypes=gpu\nReturnToService=2\nMpiDefault=none",
             "SchedulerParameters=bf_interval=1,sched_min_interval=100000\nKillWait=5",
-            "StateSaveLocation=/var/spool/slurmctld\nSlurmdSpoolDir=/var/spool/slurmd",
-            "SlurmctldPidFile=/run/slurmctld.pid\nSlurmdPidFile=/run/slurmd.pid",
+            f"StateSaveLocation={BASE / 'ctld'}\nSlurmdSpoolDir={BASE / 'd'}",
+            f"SlurmctldPidFile={PID_FILES[0]}\nSlurmdPidFile={PID_FILES[1]}",
+            f"SlurmctldLogFile={BASE / 'slurmctld.log'}\nSlurmdLogFile={BASE / 'slurmd.log'}",
             f"NodeName={host} NodeAddr=127.0.0.1 CPUs={GPUS} RealMemory={memory} Gres=gpu:{GPUS} State=UNKNOWN",
             "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
             "",
@@ -92,23 +100,23 @@ def _alive(pid_file: Path) -> bool:
 
 def start() -> None:
     """Bring the cluster up (after stopping one a crashed test run left), with an empty job state."""
+    os.environ["SLURM_CONF"] = str(CONF)  # the daemons, and every client the tests start
     stop()
     host = socket.gethostname().split(".")[0]
-    CONF_DIR.mkdir(parents=True, exist_ok=True)
-    (CONF_DIR / "slurm.conf").write_text(_conf(host, _memory()))
-    (CONF_DIR / "gres.conf").write_text(f"NodeName={host} Name=gpu File={FAKE_GPU_DIR}/nvidia[0-{GPUS - 1}]\n")
+    for folder in (BASE / "ctld", BASE / "d"):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
     FAKE_GPU_DIR.mkdir(parents=True, exist_ok=True)
     for index in range(GPUS):
         node = FAKE_GPU_DIR / f"nvidia{index}"
         if not node.exists():
-            os.mknod(node, 0o666 | 0o020000, os.makedev(195, index))
-    for spool in ("/var/spool/slurmctld", "/var/spool/slurmd"):
-        shutil.rmtree(spool, ignore_errors=True)
-        Path(spool).mkdir(parents=True)
-    munge = Path("/run/munge")
-    munge.mkdir(exist_ok=True)
-    shutil.chown(munge, "munge", "munge")
-    if not Path("/run/munge/munged.pid").exists() or not _alive(Path("/run/munge/munged.pid")):
+            os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(195, index))
+    CONF.write_text(_conf(host, _memory()))
+    (BASE / "gres.conf").write_text(f"NodeName={host} Name=gpu File={FAKE_GPU_DIR}/nvidia[0-{GPUS - 1}]\n")
+    if not _alive(MUNGE_PID):  # munged may serve a real Slurm here too: then it is used as it is
+        munge = MUNGE_PID.parent
+        munge.mkdir(exist_ok=True)
+        shutil.chown(munge, "munge", "munge")
         subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged", "--force"], check=True, timeout=30)
     subprocess.run(["/usr/sbin/slurmctld", "-c"], check=True, timeout=30)  # -c: no saved state
     subprocess.run(["/usr/sbin/slurmd"], check=True, timeout=30)
@@ -117,8 +125,13 @@ def start() -> None:
 
 @contextlib.contextmanager
 def cluster() -> Iterator[None]:
+    before = os.environ.get("SLURM_CONF")
     start()
     try:
         yield
     finally:
         stop()
+        if before is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = before
