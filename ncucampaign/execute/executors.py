@@ -3,7 +3,8 @@
 The runner hands an executor a batch of units (one invocation, or a group sharing one application
 run) and a `Session`; the executor decides when and where each one runs and calls `session.run_unit`
 for it; records come back in the order they finished. Today: one after another, or side by side in
-GPU lanes. A new executor (Slurm arrays) implements `Executor.run` and is chosen in `runner.executor_for`.
+GPU lanes. A new executor implements `Executor.run` and is chosen in `runner.executor_for` (Slurm
+arrays need none: each array task runs its unit with the sequential one, README "Architecture").
 """
 
 from __future__ import annotations
