@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -139,3 +140,46 @@ def test_a_local_resume_of_a_slurm_run_is_not_undone_by_collect(tmp_path: Path) 
     assert run_cli("collect", str(run_dir), cwd=tmp_path, env=env).returncode == 0
     record = json.loads((run_dir / "manifest.json").read_text())["targets"][0]
     assert record["status"] == "ok" and [a["status"] for a in record["attempts"]] == ["ok"]
+
+
+def test_collect_where_slurm_is_not_merges_what_is_there_and_says_so(tmp_path: Path) -> None:
+    _stand_ins(tmp_path / "bin")
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
+    env = fake_env()
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
+    assert run_cli("run", "camp.yaml", "--slurm", "--out", "runs", cwd=tmp_path, env=env).returncode == 0
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    claim = {"record": "slurm/tasks/4242_0.json", "array_job_id": "4242", "array_task_id": 0, "node": "n1"}
+    (run_dir / "slurm" / "claims" / "a.claim").write_text(json.dumps(claim))
+    (tmp_path / "bin" / "squeue").unlink()  # the run directory read on a machine without Slurm
+    done = run_cli("collect", str(run_dir), cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr  # nothing failed that is known to have failed
+    assert "squeue cannot say" in done.stdout
+    record = json.loads((run_dir / "manifest.json").read_text())["targets"][0]
+    assert record["status"] == "pending"  # not declared dead on a guess
+    summary = run_cli("summarize", str(run_dir), cwd=tmp_path, env=env)
+    assert summary.returncode == 0, summary.stderr
+
+
+def test_ctrl_c_while_waiting_leaves_the_array_running_and_says_how_to_collect(tmp_path: Path) -> None:
+    _stand_ins(tmp_path / "bin")
+    (tmp_path / "bin" / "squeue").write_text("#!/bin/sh\necho 4242\n")  # the array never ends
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
+    env = fake_env()
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "run", "camp.yaml", "--slurm", "--wait", "--out", "runs"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert waiting.stdout is not None
+    line = waiting.stdout.readline()  # printed once submitted; then it waits
+    assert "submitted Slurm array job 4242" in line, line
+    waiting.send_signal(signal.SIGINT)
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 130, out + err
+    assert "stopped waiting; the array goes on" in err
+    assert "Slurm array job 4242 still running" in out

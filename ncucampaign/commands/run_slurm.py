@@ -67,35 +67,33 @@ def before_resume(run_dir: Path) -> None:
 def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argparse.Namespace) -> int:
     stop = StopRequest()
     console = out_console()
-    reporter = ConsoleReporter(console, live=False)
-    run = start_run(loaded, plan, settings, reporter, stop)
-    try:
-        if not run.to_run:
-            console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
-            return EXIT_OK
-        array = submit_array(run, args.slurm_arg)
-    finally:
-        run.close()
-    root = run.store.run.root
-    console.print(
-        f"{plan.campaign}: submitted Slurm array job {array.job_id} ({len(array.tasks)} tasks) for {root}\n"
-        f"  follow:  squeue -j {array.job_id}\n"
-        f"  collect: ncucampaign collect {root}\n"
-        f"  cancel:  scancel -b -s INT {array.job_id}   (then: ncucampaign run --resume {root} --slurm)",
-        highlight=False,
-    )
-    if not args.wait:
-        return EXIT_OK
-    return wait(root, stop, console)
+    # From here a Ctrl-C only sets a flag: a submission is finished and recorded, then waiting stops.
+    with stop_on_signals(stop, lambda _level: None):
+        run = start_run(loaded, plan, settings, ConsoleReporter(console, live=False), stop)
+        try:
+            if not run.to_run:
+                console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
+                return EXIT_OK
+            array = submit_array(run, args.slurm_arg)
+        finally:
+            run.close()
+        root = run.store.run.root
+        console.print(
+            f"{plan.campaign}: submitted Slurm array job {array.job_id} ({len(array.tasks)} tasks) for {root}\n"
+            f"  follow:  squeue -j {array.job_id}\n"
+            f"  collect: ncucampaign collect {root}\n"
+            f"  cancel:  scancel -b -s INT {array.job_id}   (then: ncucampaign run --resume {root} --slurm)",
+            highlight=False,
+        )
+        return wait(root, stop, console) if args.wait else EXIT_OK
 
 
 def wait(root: Path, stop: StopRequest, console: Console) -> int:
-    with stop_on_signals(stop, lambda _level: None):
-        while True:
-            store, collected = collect_run(root)
-            if collected.done or stop.level:
-                break
-            stop.sleep(POLL_S)
+    while True:
+        store, collected = collect_run(root)
+        if collected.done or stop.level:
+            break
+        stop.sleep(POLL_S)
     console.print(final_table(collected.manifest, str(store.run.root)))
     for line in describe(collected):
         console.print(line, highlight=False)

@@ -36,7 +36,12 @@ def refresh_if_slurm(path: str | Path) -> None:
 
 def describe(collected: Collected) -> list[str]:
     lines = [f"ncucampaign: {problem}" for problem in collected.problems]
-    if collected.active:
+    if not collected.queue_known:
+        lines.append(
+            "squeue cannot say which of the run's arrays still run (not on this machine?): targets whose task "
+            "has not finished are shown as recorded so far"
+        )
+    elif collected.active:
         jobs = ", ".join(sorted(collected.active))
         lines.append(f"Slurm array job {jobs} still running: `squeue -j {jobs}`; collect again when it ends")
     return lines

@@ -24,6 +24,7 @@ UNFINISHED = (Status.PENDING, Status.RUNNING)
 class Collected:
     manifest: Manifest
     active: set[str] = field(default_factory=set)  # array jobs still queued or running
+    queue_known: bool = True  # False: squeue could not say; unfinished tasks are taken as running
     problems: list[str] = field(default_factory=list)  # records that could not be read
 
     @property
@@ -35,7 +36,7 @@ def collect(store: RunStore, manifest: Manifest, save: bool = True) -> Collected
     files = SlurmFiles(store)
     jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
     active = active_jobs(jobs)
-    result = Collected(manifest, active if active is not None else set(jobs))
+    result = Collected(manifest, active if active is not None else set(jobs), queue_known=active is not None)
     records: dict[str, Manifest | str] = {}
     shared: dict[str, SharedRunRecord] = {r.name: r for r in manifest.shared_runs}
     for position, record in enumerate(manifest.targets):
@@ -56,7 +57,7 @@ def collect(store: RunStore, manifest: Manifest, save: bool = True) -> Collected
             merged = _died(merged, claim)
         manifest.targets[position] = merged
     manifest.shared_runs = list(shared.values())
-    if manifest.state in ("submitted", "running") and result.done:
+    if manifest.state in ("submitted", "running") and result.done and result.queue_known:
         manifest.state = "finished"
         manifest.ended_at = manifest.ended_at or now_iso()
     if save:

@@ -34,9 +34,13 @@ def active_jobs(job_ids: Iterable[str]) -> set[str] | None:
     wanted = sorted({job for job in job_ids if job})
     if not wanted:
         return set()
+    try:
+        squeue = slurm_command("squeue")
+    except EnvironmentProblem:  # a run directory read where Slurm is not (a copy on a laptop)
+        return None
     code, out = run_captured(
         [
-            slurm_command("squeue"),
+            squeue,
             "-h",
             "-r",
             "-o",
