@@ -125,7 +125,8 @@ def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tm
     assert again.returncode == 0 and "claimed by another task already" in again.stdout
 
 
-def test_a_local_resume_of_a_slurm_run_is_not_undone_by_collect(tmp_path: Path) -> None:
+def _submitted_with_a_dead_task(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """One target submitted (stand-in sbatch), claimed by a task that died before it recorded anything."""
     _stand_ins(tmp_path / "bin")
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
     env = fake_env()
@@ -133,7 +134,12 @@ def test_a_local_resume_of_a_slurm_run_is_not_undone_by_collect(tmp_path: Path) 
     assert run_cli("run", "camp.yaml", "--slurm", "--out", "runs", cwd=tmp_path, env=env).returncode == 0
     run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
     claim = {"record": "slurm/tasks/4242_0.json", "array_job_id": "4242", "array_task_id": 0, "node": "n1"}
-    (run_dir / "slurm" / "claims" / "a.claim").write_text(json.dumps(claim))  # a task that died at once
+    (run_dir / "slurm" / "claims" / "a.claim").write_text(json.dumps(claim))
+    return run_dir, env
+
+
+def test_a_local_resume_of_a_slurm_run_is_not_undone_by_collect(tmp_path: Path) -> None:
+    run_dir, env = _submitted_with_a_dead_task(tmp_path)
     assert run_cli("collect", str(run_dir), cwd=tmp_path, env=env).returncode == 1
     resumed = run_cli("run", "--resume", str(run_dir), cwd=tmp_path, env=env)  # here, not in Slurm
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
@@ -143,14 +149,7 @@ def test_a_local_resume_of_a_slurm_run_is_not_undone_by_collect(tmp_path: Path) 
 
 
 def test_collect_where_slurm_is_not_merges_what_is_there_and_says_so(tmp_path: Path) -> None:
-    _stand_ins(tmp_path / "bin")
-    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
-    env = fake_env()
-    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
-    assert run_cli("run", "camp.yaml", "--slurm", "--out", "runs", cwd=tmp_path, env=env).returncode == 0
-    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
-    claim = {"record": "slurm/tasks/4242_0.json", "array_job_id": "4242", "array_task_id": 0, "node": "n1"}
-    (run_dir / "slurm" / "claims" / "a.claim").write_text(json.dumps(claim))
+    run_dir, env = _submitted_with_a_dead_task(tmp_path)
     (tmp_path / "bin" / "squeue").unlink()  # the run directory read on a machine without Slurm
     done = run_cli("collect", str(run_dir), cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr  # nothing failed that is known to have failed

@@ -9,11 +9,12 @@ from pathlib import Path
 
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, print_warnings, runs_root
 from ncucampaign.errors import EXIT_OK, UsageError, plural
-from ncucampaign.execute.schedule import invocations_of, units_in_plan_order
+from ncucampaign.execute.schedule import units_in_plan_order
+from ncucampaign.execute.slurm_submit import array_tasks
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share import share_plan
 from ncucampaign.plan.share_text import group_data, share_lines
-from ncucampaign.plan.slurm import ArrayTask, batch_script, check_slurm_args
+from ncucampaign.plan.slurm import batch_script, check_slurm_args
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -50,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
         problem = check_slurm_args(args.slurm_arg)
         if problem:
             raise UsageError(problem)
-        units = units_in_plan_order(plan.invocations, shares)
-        tasks = [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
+        tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
         run_dir = report_dir.parent
         print(
             batch_script(

@@ -15,7 +15,7 @@ from ncucampaign.execute.attempts import now_iso
 from ncucampaign.execute.manifest import SlurmArray
 from ncucampaign.execute.process import run_captured
 from ncucampaign.execute.runner import CampaignRun
-from ncucampaign.execute.schedule import invocations_of
+from ncucampaign.execute.schedule import Unit, invocations_of
 from ncucampaign.execute.slurm_files import SLURM, SlurmFiles
 from ncucampaign.plan.slurm import ArrayTask, batch_script
 
@@ -79,13 +79,17 @@ def refuse_while_active(job_ids: Sequence[str], what: str) -> None:
         )
 
 
+def array_tasks(units: Sequence[Unit]) -> list[ArrayTask]:
+    """One array task per unit: an invocation, or a group sharing one application run."""
+    return [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
+
+
 def submit_array(run: CampaignRun, slurm_args: Sequence[str]) -> SlurmArray:
     """Write the array's script and task list into the run directory and submit it with sbatch."""
     files = SlurmFiles(run.store)
     files.make_folders()
     number = len(run.manifest.slurm_arrays) + 1
-    units = run.units()
-    tasks = [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
+    tasks = array_tasks(run.units())
     for task in tasks:  # a target rerun by this array may be claimed again
         for name in task.names:
             files.retire_claim(name, f"array-{number}")

@@ -57,18 +57,7 @@ def slurm_gpus_kept(inv: Invocation) -> Invocation:
 class TaskRun(CampaignRun):
     """A campaign run over one task's targets whose manifest is the task's record file."""
 
-    def __init__(
-        self,
-        loaded: LoadedCampaign,
-        plan: Plan,
-        settings: RunSettings,
-        reporter: Reporter,
-        store: RunStore,
-        stop: StopRequest,
-        record_path: str,
-    ) -> None:
-        super().__init__(loaded, plan, settings, reporter, store, contextlib.ExitStack(), stop)
-        self.record_path = record_path
+    record_path: str  # the task's record file, relative to the run directory
 
     def start(self, main: Manifest, claimed: Sequence[Invocation], where: SlurmPlacement) -> None:
         """The task's manifest: the run's, holding only the claimed targets (with their earlier attempts)."""
@@ -128,6 +117,9 @@ def run_task(
     if not claimed:
         return None
     plan = dataclasses.replace(plan, invocations=tuple(claimed))
-    run = TaskRun(loaded, plan, settings, reporter, store, stop, where.record)
+    run = TaskRun(
+        loaded, plan, settings, reporter, store, contextlib.ExitStack(), stop
+    )  # no lock: tasks run side by side
+    run.record_path = where.record
     run.start(main, claimed, where)
     return run.execute()
