@@ -16,6 +16,7 @@ from ncucampaign.execute.setup import resolve_ncu
 from ncucampaign.execute.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.slurm_files import SLURM
 from ncucampaign.execute.slurm_task import run_task
+from ncucampaign.execute.store import RunStore
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
@@ -43,14 +44,13 @@ def run(args: argparse.Namespace) -> int:
         ncu_path=resolve_ncu(plan.ncu),
         reader=NcuReportReader(resolve_ncu(plan.ncu)),
         command_line=tuple(sys.argv),
-        resume=root,
         share=bool(listing.get("share", True)),
     )
     stop = StopRequest()
     console = out_console()
     reporter = ConsoleReporter(console, live=False)
     with stop_on_signals(stop, reporter.stopping), reporter:
-        result = run_task(loaded, plan, settings, reporter, stop, main, names)
+        result = run_task(RunStore.open(root), loaded, plan, settings, reporter, stop, main, names)
     if result is None:
         console.print(f"slurm-task: {', '.join(names)}: claimed by another task already; nothing to do")
         return EXIT_OK

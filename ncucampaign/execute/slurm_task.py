@@ -97,6 +97,7 @@ class TaskRun(CampaignRun):
 
 
 def run_task(
+    store: RunStore,
     loaded: LoadedCampaign,
     plan: Plan,
     settings: RunSettings,
@@ -106,9 +107,6 @@ def run_task(
     names: Sequence[str],
 ) -> RunResult | None:
     """Claim and run `names`; None when every one of them was claimed by another task already."""
-    store = RunStore.open(settings.resume) if settings.resume else None
-    if store is None:
-        raise UsageError("slurm-task needs the run directory")
     files = SlurmFiles(store)
     where = placement(files)
     by_name = {inv.name: slurm_gpus_kept(inv) for inv in plan.invocations}
@@ -117,9 +115,8 @@ def run_task(
     if not claimed:
         return None
     plan = dataclasses.replace(plan, invocations=tuple(claimed))
-    run = TaskRun(
-        loaded, plan, settings, reporter, store, contextlib.ExitStack(), stop
-    )  # no lock: tasks run side by side
+    # No lock: the tasks of an array write into the run directory side by side, each its own files.
+    run = TaskRun(loaded, plan, settings, reporter, store, contextlib.ExitStack(), stop)
     run.record_path = where.record
     run.start(main, claimed, where)
     return run.execute()
