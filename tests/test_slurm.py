@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ncucampaign.execute.process import group_members
 from tests.conftest import campaign_text, fake_env, run_cli
 from tests.slurm import cluster
 
@@ -127,7 +128,9 @@ def test_a_killed_task_is_reported_and_resume_reruns_only_it(tmp_path: Path) -> 
     assert collected.returncode == 1, collected.stdout + collected.stderr
     stuck = by_name(manifest(tmp_path))["stuck"]
     assert stuck["status"] == "interrupted" and "its Slurm task" in stuck["message"]
-    assert stuck["attempts"][0]["status"] == "interrupted"
+    attempt = stuck["attempts"][0]
+    assert attempt["status"] == "interrupted" and "process(es) it left were killed" in attempt["message"]
+    assert group_members(attempt["process_group"]) == []  # ncu outlived its runner; collect stopped it
 
     hang.unlink()
     again = run_cli("run", "--resume", str(run_dir), "--slurm", "--wait", cwd=tmp_path, env=fake_env())

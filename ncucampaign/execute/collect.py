@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ncucampaign.execute.attempts import now_iso
 from ncucampaign.execute.manifest import Manifest, SharedRunRecord, TargetRecord
+from ncucampaign.execute.process import kill_orphaned_group
 from ncucampaign.execute.slurm_files import SlurmFiles
 from ncucampaign.execute.slurm_submit import active_jobs
 from ncucampaign.execute.status import Status
@@ -54,7 +55,7 @@ def collect(store: RunStore, manifest: Manifest, save: bool = True) -> Collected
             result.problems.append(f"{record.name}: {task}")
         merged = found if found is not None else record
         if merged.status in UNFINISHED and str(claim.get("array_job_id")) not in result.active:
-            merged = _died(merged, claim)
+            merged = _died(merged, claim, str(store.run.root))
         manifest.targets[position] = merged
     manifest.shared_runs = list(shared.values())
     if manifest.state in ("submitted", "running") and result.done and result.queue_known:
@@ -69,14 +70,19 @@ def _find(task: Manifest, name: str) -> TargetRecord | None:
     return next((r for r in task.targets if r.name == name), None)
 
 
-def _died(record: TargetRecord, claim: dict[str, object]) -> TargetRecord:
+def _died(record: TargetRecord, claim: dict[str, object], run_root: str) -> TargetRecord:
     record = record.model_copy(deep=True)
     task = f"job {claim.get('array_job_id', '?')}, task {claim.get('array_task_id', '?')} on {claim.get('node', '?')}"
     for attempt in record.attempts:
         if attempt.ended_at is None:
+            # ncu runs in a session of its own and can outlive its dead runner where Slurm tracks
+            # processes by parent (proctrack/linuxproc): kill it when it is here and this run's.
+            killed = kill_orphaned_group(attempt.process_group, run_root) if attempt.process_group else 0
             attempt.ended_at = now_iso()
             attempt.status = Status.INTERRUPTED
-            attempt.message = "its Slurm task ended during this attempt"
+            attempt.message = "its Slurm task ended during this attempt" + (
+                f"; {killed} process(es) it left were killed" if killed else ""
+            )
     record.status = Status.INTERRUPTED
     record.message = (
         f"its Slurm task ({task}) ended without finishing it: node failure, scancel without -b, or the time "

@@ -79,8 +79,8 @@ def main() -> int:
             if args.stubborn:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            while True:
-                time.sleep(1)
+            while args.hang_file is None or os.path.exists(args.hang_file):
+                time.sleep(0.2)
         emit("push decode_step")
         for _layer in range(args.layers):
             emit("push layer")
