@@ -9,6 +9,7 @@ from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.slurm_common import collect_run, describe
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.execute.status import Status
+from ncucampaign.results.runs import load_run
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -20,7 +21,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store, collected = collect_run(args.run)
+    store, collected = collect_run(load_run(args.run))
     if not collected.manifest.slurm_arrays:
         raise UsageError(f"{store.run.root}: no Slurm array was submitted for this run (run --slurm)")
     console = out_console()

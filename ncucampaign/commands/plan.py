@@ -8,13 +8,14 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, print_warnings, runs_root
-from ncucampaign.errors import EXIT_OK, UsageError, plural
+from ncucampaign.commands.run_slurm import checked_slurm_args
+from ncucampaign.errors import EXIT_OK, plural
 from ncucampaign.execute.schedule import units_in_plan_order
 from ncucampaign.execute.slurm_submit import array_tasks
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share import share_plan
 from ncucampaign.plan.share_text import group_data, share_lines
-from ncucampaign.plan.slurm import batch_script, check_slurm_args
+from ncucampaign.plan.slurm import batch_script
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -48,9 +49,7 @@ def run(args: argparse.Namespace) -> int:
     argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir) for inv in plan.invocations}
     shares = share_plan(plan.invocations, not args.no_share)
     if args.slurm:
-        problem = check_slurm_args(args.slurm_arg)
-        if problem:
-            raise UsageError(problem)
+        slurm_args = checked_slurm_args(args.slurm_arg)
         tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
         run_dir = report_dir.parent
         print(
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
                 array=1,
                 tasks=tasks,
                 python=sys.executable,
-                slurm_args=args.slurm_arg,
+                slurm_args=slurm_args,
             ),
             end="",
         )

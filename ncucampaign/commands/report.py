@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ncucampaign.commands.slurm_common import refresh_if_slurm
+from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.html import write_report
-from ncucampaign.results.runs import load_run
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -20,8 +19,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     output = checked_output(Path(args.output)) if args.output else None
-    refresh_if_slurm(args.run)
-    print(write_report(load_run(args.run), output))
+    print(write_report(load_collected(args.run), output))
     return EXIT_OK
 
 

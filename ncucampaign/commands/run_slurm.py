@@ -42,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def checked_slurm_args(slurm_args: list[str]) -> list[str]:
+    problem = check_slurm_args(slurm_args)
+    if problem:
+        raise UsageError(problem)
+    return slurm_args
+
+
 def check(args: argparse.Namespace) -> None:
     if not args.slurm:
         if args.slurm_arg or args.wait:
@@ -49,18 +56,17 @@ def check(args: argparse.Namespace) -> None:
         return
     if args.gpus or args.jobs_per_gpu != 1 or args.show_output:
         raise UsageError("--slurm gives each task the GPUs Slurm allocates: drop --gpus, --jobs-per-gpu, --show-output")
-    problem = check_slurm_args(args.slurm_arg)
-    if problem:
-        raise UsageError(problem)
+    checked_slurm_args(args.slurm_arg)
     for command in ("sbatch", "squeue"):  # before a run directory is created for nothing
         slurm_command(command)
 
 
 def before_resume(run_dir: Path) -> None:
     """A run submitted to Slurm: nothing may run while its arrays do, and their records come first."""
-    if not load_run(run_dir).manifest.slurm_arrays:
+    loaded = load_run(run_dir)
+    if not loaded.manifest.slurm_arrays:
         return
-    store, collected = collect_run(run_dir)
+    store, collected = collect_run(loaded)
     refuse_while_active(sorted(collected.active), f"--resume {store.run.root}")
 
 
@@ -90,7 +96,7 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argp
 
 def wait(root: Path, stop: StopRequest, console: Console) -> int:
     while True:
-        store, collected = collect_run(root)
+        store, collected = collect_run(load_run(root))
         if collected.done or stop.level:
             break
         stop.sleep(POLL_S)

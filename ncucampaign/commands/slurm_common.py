@@ -8,30 +8,29 @@ from pathlib import Path
 from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.collect import Collected, collect
 from ncucampaign.execute.store import RunStore
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.runs import LoadedRun, load_run
 
 
-def collect_run(path: str | Path) -> tuple[RunStore, Collected]:
-    """Merge the Slurm tasks' records into the run's manifest.json (under the run's lock)."""
-    loaded = load_run(path)
+def collect_run(loaded: LoadedRun) -> tuple[RunStore, Collected]:
+    """Merge the Slurm tasks' records into the run's manifest.json, under the run's lock (the manifest
+    is read again under it: a submission may have written it since)."""
     store = RunStore.open(loaded.root)
     with store.lock():
-        return store, collect(store, loaded.manifest)
+        return store, collect(store, load_run(loaded.root).manifest)
 
 
-def refresh_if_slurm(path: str | Path) -> None:
-    """Before summarize or report: a run submitted to Slurm is collected first. Best effort: a run
+def load_collected(path: str | Path) -> LoadedRun:
+    """A run for summarize or report: one submitted to Slurm is collected first. Best effort: a run
     directory that cannot be written (or is busy) is read as it is, with a note."""
-    try:
-        loaded = load_run(path)
-    except UsageError:
-        return  # the command itself says what is wrong with it
+    loaded = load_run(path)
     if not loaded.manifest.slurm_arrays:
-        return
+        return loaded
     try:
-        collect_run(loaded.root)
+        _, collected = collect_run(loaded)
     except (EnvironmentProblem, UsageError) as exc:
         print(f"ncucampaign: note: the Slurm tasks' records were not collected ({exc})", file=sys.stderr)
+        return loaded
+    return LoadedRun(loaded.root, collected.manifest)
 
 
 def describe(collected: Collected) -> list[str]:

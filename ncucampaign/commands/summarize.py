@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands.common import out_console
-from ncucampaign.commands.slurm_common import refresh_if_slurm
+from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
 from ncucampaign.execute.classify import ConsoleSummary
 from ncucampaign.execute.manifest import TargetRecord
 from ncucampaign.execute.status import Status
 from ncucampaign.results.records import result_records
-from ncucampaign.results.runs import load_run, run_rows, tidy_rows
+from ncucampaign.results.runs import run_rows, tidy_rows
 from ncucampaign.results.tables import target_table, tidy_csv, tidy_json
 
 
@@ -41,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
             if args.format == "text":
                 console.print(target_table(path.name, record, args.wide))
             continue
-        refresh_if_slurm(path)
-        loaded = load_run(path)
+        loaded = load_collected(path)
         rows += run_rows(loaded)
         if args.format == "text":
             for record in loaded.manifest.targets:

@@ -15,7 +15,7 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
 from ncucampaign.execute.diagnose import diagnose
 from ncucampaign.execute.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
-from ncucampaign.execute.ncu_checks import checks_for
+from ncucampaign.execute.ncu_checks import InstalledNcuChecks
 from ncucampaign.execute.process import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.signals import StopRequest
 from ncucampaign.execute.stall import stall_watch
@@ -198,7 +198,7 @@ class TargetAttempts:
         message = judged.verdict.message
         if outcome.leftovers_killed:
             message += f"; killed {outcome.leftovers_killed} leftover process(es)"
-        hints = diagnose(self.inv.options, judged.console, judged.verdict.status, checks_for(self.argv[0]))
+        hints = diagnose(self.inv.options, judged.console, judged.verdict.status, InstalledNcuChecks(self.argv[0]))
 
         def finished() -> None:
             attempt.ended_at = now_iso()

@@ -33,7 +33,7 @@ class Collected:
         return not self.active
 
 
-def collect(store: RunStore, manifest: Manifest, save: bool = True) -> Collected:
+def collect(store: RunStore, manifest: Manifest) -> Collected:
     files = SlurmFiles(store)
     jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
     active = active_jobs(jobs)
@@ -61,8 +61,7 @@ def collect(store: RunStore, manifest: Manifest, save: bool = True) -> Collected
     if manifest.state in ("submitted", "running") and result.done and result.queue_known:
         manifest.state = "finished"
         manifest.ended_at = manifest.ended_at or now_iso()
-    if save:
-        store.save_manifest(manifest.model_dump(mode="json"))
+    store.save_manifest(manifest.model_dump(mode="json"))
     return result
 
 

@@ -6,38 +6,40 @@ from __future__ import annotations
 import functools
 import re
 import shutil
+from dataclasses import dataclass
 
 from ncucampaign.execute.process import probe, run_captured
 
 CHECK_TIMEOUT_S = 120.0
 
 
+@dataclass(frozen=True)
 class InstalledNcuChecks:
-    def __init__(self, ncu: str) -> None:
-        self.ncu = ncu
+    ncu: str
 
-    @functools.cache  # noqa: B019 (one object per ncu path, kept for the run: see checks_for)
     def accepts_kernel_name(self, expression: str) -> bool | None:
-        """Runs `ncu --kernel-name EXPR true`: ncu parses the filter, finds no CUDA work and exits 0;
-        a filter it refuses ends with ==ERROR== and a non-zero code (docs/ncu-behaviour.md)."""
-        program = shutil.which("true")
-        if program is None:
-            return None
-        code, output = run_captured(
-            [self.ncu, "--kernel-name", expression, "--launch-count", "1", program], CHECK_TIMEOUT_S
-        )
-        if code is None:
-            return None
-        return code == 0 and "==ERROR==" not in output
+        return _accepts_kernel_name(self.ncu, expression)
 
-    @functools.cache  # noqa: B019
     def lists_option(self, flag: str) -> bool | None:
-        text = probe([self.ncu, "--help"])
-        if text is None:
-            return None
-        return re.search(rf"(^|[\s,]){re.escape(flag)}\b", text, re.MULTILINE) is not None
+        return _lists_option(self.ncu, flag)
 
 
 @functools.cache
-def checks_for(ncu: str) -> InstalledNcuChecks:
-    return InstalledNcuChecks(ncu)
+def _accepts_kernel_name(ncu: str, expression: str) -> bool | None:
+    """Runs `ncu --kernel-name EXPR true`: ncu parses the filter, finds no CUDA work and exits 0; a
+    filter it refuses ends with ==ERROR== and a non-zero code (docs/ncu-behaviour.md, "Multi-rank jobs")."""
+    program = shutil.which("true")
+    if program is None:
+        return None
+    code, output = run_captured([ncu, "--kernel-name", expression, "--launch-count", "1", program], CHECK_TIMEOUT_S)
+    if code is None:
+        return None
+    return code == 0 and "==ERROR==" not in output
+
+
+@functools.cache
+def _lists_option(ncu: str, flag: str) -> bool | None:
+    text = probe([ncu, "--help"])
+    if text is None:
+        return None
+    return re.search(rf"(^|[\s,]){re.escape(flag)}\b", text, re.MULTILINE) is not None

@@ -157,8 +157,9 @@ class CampaignRun:
             )
         self.records = {record.name: record for record in self.manifest.targets}
         if old is not None and old.slurm_arrays:  # run here now: an old Slurm task's record is history
+            files, why = SlurmFiles(self.store), f"resume-{len(self.manifest.resumed)}"
             for inv in self.to_run:
-                SlurmFiles(self.store).retire_claim(inv.name, f"resume-{len(self.manifest.resumed)}")
+                files.retire_claim(inv.name, why)
         self.save()
         self.store.point_latest()
 
@@ -231,7 +232,7 @@ class CampaignRun:
         self, union: Invocation, members: Sequence[Invocation], window: str, gpus: tuple[str, ...] | None
     ) -> SharedRunRecord:
         """A shared run (or trace) entered in the manifest before it starts; names are unique in the run."""
-        name = union.name if union.name.startswith("shared/") else self.shared_name(union)
+        name = union.name if union.name.startswith("shared/") else self.shared_name()
         self.store.make_folders("shared")
         argv = ncu_argv(dataclasses.replace(union, name=name), self.settings.ncu_path, self.store.run.reports)
         record = SharedRunRecord(
@@ -243,7 +244,8 @@ class CampaignRun:
         self.commit(lambda: self.manifest.shared_runs.append(record))
         return record
 
-    def shared_name(self, union: Invocation) -> str:
+    def shared_name(self) -> str:
+        """The next union's name: shared/1, shared/2, ..."""
         unions = sum(1 for r in self.manifest.shared_runs if not r.name.startswith("shared/trace-"))
         return f"shared/{unions + 1}"
 

@@ -43,9 +43,6 @@ class SlurmFiles:
             with writing(path):
                 path.mkdir(exist_ok=True)
 
-    def exists(self) -> bool:
-        return self.folder.is_dir()
-
     def claim_path(self, target: str) -> Path:
         return self.run.inside(SLURM, "claims", _safe(target) + ".claim")
 

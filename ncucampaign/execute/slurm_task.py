@@ -58,6 +58,7 @@ class TaskRun(CampaignRun):
     """A campaign run over one task's targets whose manifest is the task's record file."""
 
     record_path: str  # the task's record file, relative to the run directory
+    tag: str  # <array job>_<task>: names its shared runs
 
     def start(self, main: Manifest, claimed: Sequence[Invocation], where: SlurmPlacement) -> None:
         """The task's manifest: the run's, holding only the claimed targets (with their earlier attempts)."""
@@ -88,12 +89,9 @@ class TaskRun(CampaignRun):
         with self._lock:
             self.store.write_json(self.record_path, self.manifest.model_dump(mode="json"))
 
-    def shared_name(self, union: Invocation) -> str:
-        """Shared runs are numbered per task: several tasks write into one reports/shared/."""
-        slurm = next(iter(self.records.values())).slurm if self.records else None
-        tag = f"{slurm.array_job_id}_{slurm.array_task_id}" if slurm else "task"
-        unions = sum(1 for r in self.manifest.shared_runs if not r.name.startswith("shared/trace-"))
-        return f"shared/{tag}-{unions + 1}"
+    def shared_name(self) -> str:
+        """Numbered per task: the tasks of an array write into one reports/shared/."""
+        return f"shared/{self.tag}-{super().shared_name().removeprefix('shared/')}"
 
 
 def run_task(
@@ -117,6 +115,6 @@ def run_task(
     plan = dataclasses.replace(plan, invocations=tuple(claimed))
     # No lock: the tasks of an array write into the run directory side by side, each its own files.
     run = TaskRun(loaded, plan, settings, reporter, store, contextlib.ExitStack(), stop)
-    run.record_path = where.record
+    run.record_path, run.tag = where.record, f"{where.array_job_id}_{where.array_task_id}"
     run.start(main, claimed, where)
     return run.execute()

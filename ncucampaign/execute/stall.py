@@ -10,13 +10,16 @@ jobs"); waiting out the timeout costs minutes and ends in a plain `timed_out`. n
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.store import open_regular
 from ncucampaign.plan.collectives import REPLAY_WARNING, is_collective
 
@@ -80,23 +83,23 @@ class StallState:
         return None
 
 
-def stall_watch(log_path: Path, offset: int, stall_s: float) -> Callable[[], str | None]:
-    """A check for the supervisor's loop: reads what the attempt appended to its log since the last call."""
+def stall_watch(log_path: Path, offset: int, stall_s: float) -> Callable[[], str | None] | None:
+    """A check for the supervisor's loop, reading what the attempt appended to its log since the last
+    call (one handle, kept open while the check lives); None when there is nothing to watch for."""
+    if stall_s <= 0:
+        return None
+    try:
+        handle = os.fdopen(open_regular(log_path, os.O_RDONLY), "rb")
+    except (OSError, EnvironmentProblem):
+        return None
+    handle.seek(offset)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character split across reads
     state = StallState(stall_s, time.monotonic())
-    position = offset
 
     def check() -> str | None:
-        nonlocal position
-        try:
-            fd = open_regular(log_path, os.O_RDONLY)
-        except OSError:
-            return None
-        with open(fd, "rb", closefd=True) as handle:
-            handle.seek(position)
-            chunk = handle.read(1 << 20)
-        position += len(chunk)
         now = time.monotonic()
-        state.feed(chunk.decode(errors="replace"), now)
+        state.feed(decoder.decode(handle.read(1 << 20)), now)
         return state.reason(now)
 
+    weakref.finalize(check, handle.close)
     return check
