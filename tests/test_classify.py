@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.classify import classify_attempt, parse_console
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.attempt.classify import classify_attempt, parse_console
+from ncucampaign.execute.rundir.status import Status
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 with open(FIXTURES / "cases.tsv") as _cases:

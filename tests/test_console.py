@@ -8,9 +8,9 @@ from pathlib import Path
 from rich.console import Console
 
 from ncucampaign.commands.progress import ConsoleReporter, final_table, finished_line
-from ncucampaign.execute.manifest import TargetRecord
-from ncucampaign.execute.status import Status
-from ncucampaign.execute.store import RunDir
+from ncucampaign.execute.rundir.manifest import TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.spec.loader import parse_campaign
 from tests.test_results_helpers import manifest_with, target_record

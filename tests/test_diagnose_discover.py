@@ -16,9 +16,9 @@ from ncucampaign.discover.analysis import (
     summarize_kernels,
     target_name,
 )
-from ncucampaign.execute.classify import parse_console
-from ncucampaign.execute.diagnose import closest_kernels, diagnose, suggest_filter
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.attempt.classify import parse_console
+from ncucampaign.execute.attempt.diagnose import closest_kernels, diagnose, suggest_filter
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.reader import Launch
 from ncucampaign.spec.loader import parse_campaign

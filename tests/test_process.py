@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.process import run_in_group
-from ncucampaign.execute.signals import StopRequest
+from ncucampaign.execute.process.groups import run_in_group
+from ncucampaign.execute.process.signals import StopRequest
 from tests.conftest import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.classify import classify_attempt, parse_console
-from ncucampaign.execute.process import group_members
-from ncucampaign.execute.replay_hang import replay_hang_hints
-from ncucampaign.execute.stall import StallState
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.attempt.classify import classify_attempt, parse_console
+from ncucampaign.execute.attempt.replay_hang import replay_hang_hints
+from ncucampaign.execute.attempt.stall import StallState
+from ncucampaign.execute.process.groups import group_members
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.collectives import (
     SAMPLE_COLLECTIVES,
     can_match_collective,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.manifest import MetricValue, ResultRecord, TargetRecord
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.compare import compare_runs
 from ncucampaign.results.records import parse_process_columns
 from ncucampaign.results.runs import load_run

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ncucampaign.execute.manifest import CampaignInfo, GpuInfo, HostInfo, Manifest, NcuInfo, TargetRecord, ToolInfo
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.rundir.manifest import (
+    CampaignInfo,
+    GpuInfo,
+    HostInfo,
+    Manifest,
+    NcuInfo,
+    TargetRecord,
+    ToolInfo,
+)
+from ncucampaign.execute.rundir.status import Status
 
 
 def manifest_with(targets: list[TargetRecord], gpu: str = "NVIDIA H200", ncu: str = "2025.3.1.0") -> Manifest:

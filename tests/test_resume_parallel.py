@@ -143,6 +143,9 @@ def test_second_ctrl_c_kills_at_once(tmp_path: Path, write_campaign) -> None:
     # The fake ncu ignores SIGINT from before it prints "Connected": until then, SIGINT would end it
     # at once and there would be no second Ctrl-C to test (issue 9.13: 4 of 4 failures on a loaded machine).
     wait_for_log(tmp_path, "stuck", "==PROF== Connected to process")
+    # ...and the application has written its pid (on a loaded machine it may not have yet, and the
+    # last check would find no file to read).
+    wait_for_log(tmp_path, "stuck", "hanging")
     runner.send_signal(signal.SIGINT)
     wait_for_signals(tmp_path, "stuck", ["SIGINT"])  # the runner passed it on to the process group
     runner.send_signal(signal.SIGINT)
@@ -300,7 +303,7 @@ def test_a_missing_working_directory_exits_2_before_any_run_directory(tmp_path: 
 
 
 def test_orphans_of_a_killed_runner_are_found_by_their_marker(tmp_path: Path) -> None:
-    from ncucampaign.execute.process import RUN_MARKER, kill_orphaned_group
+    from ncucampaign.execute.process.groups import RUN_MARKER, kill_orphaned_group
 
     child = subprocess.Popen(["sleep", "60"], start_new_session=True, env={**os.environ, RUN_MARKER: "/runs/x"})
     try:

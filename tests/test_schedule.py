@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ncucampaign.execute.schedule import longest_first, previous_seconds, units_in_plan_order
+from ncucampaign.execute.prepare import previous_seconds
 from ncucampaign.plan.share import SharedGroup
+from ncucampaign.plan.units import longest_first, units_in_plan_order
 from tests.test_share_plan import planned
 
 

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 import yaml
 
-from ncucampaign.execute.manifest import manifest_schema
+from ncucampaign.execute.rundir.manifest import manifest_schema
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.spec.loader import load_campaign
 from ncucampaign.spec.schema import campaign_schema, render

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ncucampaign.execute.process import group_members
+from ncucampaign.execute.process.groups import group_members
 from tests.conftest import campaign_text, fake_env, run_cli
 from tests.slurm import cluster
 

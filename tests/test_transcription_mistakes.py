@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.classify import parse_console
-from ncucampaign.execute.diagnose import diagnose
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.attempt.classify import parse_console
+from ncucampaign.execute.attempt.diagnose import diagnose
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.metrics import DURATION
 from ncucampaign.spec.model import TargetOptions
 from tests.conftest import FIXTURES, campaign_text, fake_env, load_manifest, run_cli, target

@@ -8,7 +8,7 @@ from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.slurm_common import collect_run, describe
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.runs import load_run
 
 

@@ -8,9 +8,10 @@ import sys
 from rich.markup import escape
 
 from ncucampaign.commands.common import out_console
+from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural
 from ncucampaign.results.compare import Comparison, compare_runs
-from ncucampaign.results.runs import LoadedRun, load_run
+from ncucampaign.results.runs import LoadedRun
 from ncucampaign.results.tables import comparison_json, comparison_table
 
 
@@ -43,7 +44,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.threshold < 0:
         raise UsageError("--threshold must not be negative")
-    run_a, run_b = load_run(args.run_a), load_run(args.run_b)
+    run_a, run_b = load_collected(args.run_a), load_collected(args.run_b)  # Slurm runs: collected first
     threshold = args.threshold / 100
     comparison = compare_runs(run_a.manifest, run_b.manifest, threshold, args.metric)
     if args.format == "json":

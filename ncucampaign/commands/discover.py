@@ -14,9 +14,8 @@ from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.discover.session import Discovery, DiscoveryRequest, bare_command_campaign, run_discovery
 from ncucampaign.discover.tables import kernel_table, target_table
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
-from ncucampaign.execute.runner import RunSettings
-from ncucampaign.execute.setup import resolve_ncu
-from ncucampaign.execute.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.prepare import RunSettings, resolve_ncu
+from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.records import NcuReportReader
 

@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, UsageError
-from ncucampaign.results.findings import findings_of, group_data, group_text, rank, top
+from ncucampaign.results.findings import findings_of, group_data, group_text, is_report_path, rank, top
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -26,7 +27,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         raise UsageError("--top must be at least 1")
-    findings, unreadable = findings_of(Path(args.path), args.ncu)
+    path = Path(args.path)
+    run = None if is_report_path(path) else load_collected(path)  # a Slurm run: its tasks' records first
+    findings, unreadable = findings_of(path, args.ncu, run)
     groups = top(rank(findings, include_ok=args.all), args.top)
     for problem in unreadable:
         print(f"ncucampaign: warning: {problem}", file=sys.stderr)

@@ -10,12 +10,11 @@ from pathlib import Path
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, print_warnings, runs_root
 from ncucampaign.commands.run_slurm import checked_slurm_args
 from ncucampaign.errors import EXIT_OK, plural
-from ncucampaign.execute.schedule import units_in_plan_order
-from ncucampaign.execute.slurm_submit import array_tasks
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share import share_plan
 from ncucampaign.plan.share_text import group_data, share_lines
-from ncucampaign.plan.slurm import batch_script
+from ncucampaign.plan.slurm import array_tasks, batch_script
+from ncucampaign.plan.units import units_in_plan_order
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

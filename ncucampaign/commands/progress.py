@@ -20,9 +20,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ncucampaign.execute.manifest import AttemptRecord, Manifest, TargetRecord
-from ncucampaign.execute.status import Status
-from ncucampaign.execute.store import RunDir
+from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.plan.expand import Invocation, Plan
 
 STATUS_STYLE = {

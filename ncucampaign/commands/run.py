@@ -11,11 +11,11 @@ from ncucampaign.commands import run_slurm
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, print_warnings, runs_root
 from ncucampaign.commands.progress import ConsoleReporter, final_table
 from ncucampaign.errors import EXIT_OK, UsageError, plural
+from ncucampaign.execute.prepare import RunSettings, resolve_ncu
+from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.provenance import installed_ncu, usable_gpus
-from ncucampaign.execute.runner import RunSettings, start_run
-from ncucampaign.execute.setup import resolve_ncu
-from ncucampaign.execute.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.store import latest_run
+from ncucampaign.execute.rundir.store import latest_run
+from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
@@ -117,7 +117,13 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
     reporter = ConsoleReporter(console, live=False if settings.show_output else None)
     with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
         with reporter:
-            result = start_run(loaded, plan, settings, reporter, stop).execute()
+            local = start_run(loaded, plan, settings, reporter, stop)
+            try:
+                run_slurm.retire_rerun_claims(local.opened)
+            except BaseException:
+                local.opened.close()
+                raise
+            result = local.execute()
         console.print(final_table(result.manifest, str(result.run.root)))
         console.print(f"manifest: {result.run.manifest}", highlight=False)
     return result.exit_code

@@ -11,13 +11,16 @@ from pathlib import Path
 from rich.console import Console
 
 from ncucampaign.commands.common import out_console
-from ncucampaign.commands.progress import ConsoleReporter, final_table
+from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.slurm_common import collect_run, describe
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError
-from ncucampaign.execute.runner import RunSettings, start_run
-from ncucampaign.execute.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.slurm_submit import refuse_while_active, slurm_command, submit_array
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.open_run import OpenRun, open_run
+from ncucampaign.execute.prepare import RunSettings
+from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.slurm.files import SlurmFiles
+from ncucampaign.execute.slurm.queue import refuse_while_active, slurm_command
+from ncucampaign.execute.slurm.submit import submit_array
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.slurm import check_slurm_args
 from ncucampaign.results.runs import load_run
@@ -70,12 +73,22 @@ def before_resume(run_dir: Path) -> None:
     refuse_while_active(sorted(collected.active), f"--resume {store.run.root}")
 
 
+def retire_rerun_claims(opened: OpenRun) -> None:
+    """A local --resume of a run submitted to Slurm: the targets it reruns here must never again be
+    collected from their old tasks' records."""
+    if opened.settings.resume is None or not opened.manifest.slurm_arrays:
+        return
+    files, why = SlurmFiles(opened.store), f"resume-{len(opened.manifest.resumed)}"
+    for inv in opened.to_run:
+        files.retire_claim(inv.name, why)
+
+
 def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argparse.Namespace) -> int:
     stop = StopRequest()
     console = out_console()
     # From here a Ctrl-C only sets a flag: a submission is finished and recorded, then waiting stops.
     with stop_on_signals(stop, lambda _level: None):
-        run = start_run(loaded, plan, settings, ConsoleReporter(console, live=False), stop)
+        run = open_run(loaded, plan, settings)
         try:
             if not run.to_run:
                 console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)

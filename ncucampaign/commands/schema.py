@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ncucampaign.errors import EXIT_OK
-from ncucampaign.execute.manifest import manifest_schema
+from ncucampaign.execute.rundir.manifest import manifest_schema
 from ncucampaign.spec.schema import campaign_schema, render
 
 

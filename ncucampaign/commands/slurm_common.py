@@ -6,27 +6,29 @@ import sys
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
-from ncucampaign.execute.collect import Collected, collect
-from ncucampaign.execute.store import RunStore
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.slurm.collect import Collected, collect
 from ncucampaign.results.runs import LoadedRun, load_run
 
 
-def collect_run(loaded: LoadedRun) -> tuple[RunStore, Collected]:
+def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Collected]:
     """Merge the Slurm tasks' records into the run's manifest.json, under the run's lock (the manifest
-    is read again under it: a submission may have written it since)."""
+    is read again under it: a submission may have written it since). `clean_up`: also kill what dead
+    tasks left running here (collect, --resume, --wait; never a command that only reads)."""
     store = RunStore.open(loaded.root)
     with store.lock():
-        return store, collect(store, load_run(loaded.root).manifest)
+        return store, collect(store, load_run(loaded.root).manifest, clean_up)
 
 
 def load_collected(path: str | Path) -> LoadedRun:
-    """A run for summarize or report: one submitted to Slurm is collected first. Best effort: a run
-    directory that cannot be written (or is busy) is read as it is, with a note."""
+    """A run for a command that reads it (summarize, report, compare, findings): one submitted to Slurm
+    is collected first, touching no process. Best effort: a run directory that cannot be written (or
+    is busy) is read as it is, with a note."""
     loaded = load_run(path)
     if not loaded.manifest.slurm_arrays:
         return loaded
     try:
-        _, collected = collect_run(loaded)
+        _, collected = collect_run(loaded, clean_up=False)
     except (EnvironmentProblem, UsageError) as exc:
         print(f"ncucampaign: note: the Slurm tasks' records were not collected ({exc})", file=sys.stderr)
         return loaded

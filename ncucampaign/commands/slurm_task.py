@@ -11,12 +11,11 @@ from pathlib import Path
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.errors import EXIT_OK, UsageError, first_line
-from ncucampaign.execute.runner import RunSettings
-from ncucampaign.execute.setup import resolve_ncu
-from ncucampaign.execute.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.slurm_files import SLURM
-from ncucampaign.execute.slurm_task import run_task
-from ncucampaign.execute.store import RunStore
+from ncucampaign.execute.prepare import RunSettings, resolve_ncu
+from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.slurm.files import SLURM
+from ncucampaign.execute.slurm.task import run_task
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
@@ -50,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     console = out_console()
     reporter = ConsoleReporter(console, live=False)
     with stop_on_signals(stop, reporter.stopping), reporter:
-        result = run_task(RunStore.open(root), loaded, plan, settings, reporter, stop, main, names)
+        result = run_task(RunStore.open(root), plan, settings, reporter, stop, main, names)
     if result is None:
         console.print(f"slurm-task: {', '.join(names)}: claimed by another task already; nothing to do")
         return EXIT_OK

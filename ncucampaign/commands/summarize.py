@@ -9,9 +9,9 @@ from pathlib import Path
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
-from ncucampaign.execute.classify import ConsoleSummary
-from ncucampaign.execute.manifest import TargetRecord
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.rundir.manifest import TargetRecord
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.records import result_records
 from ncucampaign.results.runs import run_rows, tidy_rows
 from ncucampaign.results.tables import target_table, tidy_csv, tidy_json

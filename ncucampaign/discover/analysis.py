@@ -22,38 +22,15 @@ from ncucampaign.results.metrics import DURATION
 from ncucampaign.results.reader import Launch
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_grammar import escape_regex, nvtx_scope
+from ncucampaign.spec.roles import KERNEL_KEYS, SCOPE_KEYS
 
 Mode = Literal["all", "scope", "target"]
 DEFAULT_LAUNCH_LIMIT = 300
 SUGGEST_TOP = 5
 
-# What a target's "scope" is: where and in which process its kernels run, not which kernel.
-SCOPE_KEYS = (
-    "nvtx_include",
-    "nvtx_exclude",
-    "nvtx_push_pop_scope",
-    "range_filter",
-    "profile_from_start",
-    "disable_profiler_start_stop",
-    "call_stack_type",
-    "python_include",
-    "python_exclude",
-    "native_include",
-    "native_exclude",
-    "target_processes",
-    "target_processes_filter",
-    "devices",
-    "graph_profiling",
-    "cache_control",
-    "clock_control",
-    "args",
-    "env",
-    "timeout",
-    "stop_grace",
-    "stall_timeout",
-)
-# --target also keeps the kernel filters, so ncu itself counts the launches launch_skip counts.
-FILTER_KEYS = (*SCOPE_KEYS, "kernel_name", "kernel_name_base", "kernel_id", "launch_skip_before_match", "filter_mode")
+# What a target's "scope" is: where and in which process its kernels run, not which kernel; --target
+# also keeps the kernel filters, so ncu itself counts the launches launch_skip counts (spec/roles.py).
+FILTER_KEYS = (*SCOPE_KEYS, *KERNEL_KEYS)
 
 
 def discovery_invocation(base: Invocation, mode: Mode, launch_limit: int) -> Invocation:

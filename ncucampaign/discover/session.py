@@ -26,10 +26,13 @@ from ncucampaign.discover.analysis import (
     summarize_kernels,
 )
 from ncucampaign.errors import UsageError
-from ncucampaign.execute.runner import Reporter, RunResult, RunSettings, start_run
-from ncucampaign.execute.signals import StopRequest
-from ncucampaign.execute.status import Status
-from ncucampaign.execute.store import RunStore
+from ncucampaign.execute.context import Reporter
+from ncucampaign.execute.prepare import RunSettings
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.runner import start_run
+from ncucampaign.execute.units import RunResult
 from ncucampaign.plan.expand import Invocation, Plan, build_plan
 from ncucampaign.results.isolated import nvtx_selected_each, read_launches
 from ncucampaign.results.reader import Launch

@@ -1,3 +1,12 @@
-"""Stage 3, execution: processes, attempts and their classification and diagnosis, the run directory
-(one store for every write), the manifest, provenance, and the executors that run a batch of
-invocations (one after another, or in GPU lanes)."""
+"""Stage 3, execution, in rooms (docs/architecture.md):
+
+    rundir/   the run directory: one store for every write, the manifest's records, the record book
+    process/  processes: spawning in a group, signals and stop requests, log tails (the only subprocess user)
+    attempt/  one invocation's attempts: running ncu, classifying, diagnosing, replay hangs, stall watch
+    shared/   shared runs: the trace and its cache, windows, the union run, splits on import
+    slurm/    the Slurm backend: submitting an array, a task's run, claims and records, collecting
+
+and at the top: the run context handed down (context.py), opening a run directory (open_run.py,
+prepare.py, provenance.py, resume.py), running a unit (units.py), the executors, and the local
+backend (runner.py).
+"""

@@ -1,10 +1,11 @@
-"""Executors: the seam between the runner and how invocations are run.
+"""Executors: the seam between a backend and how its units are run.
 
-The runner hands an executor a batch of units (one invocation, or a group sharing one application
-run) and a `Session`; the executor decides when and where each one runs and calls `session.run_unit`
-for it; records come back in the order they finished. Today: one after another, or side by side in
-GPU lanes. A new executor implements `Executor.run` and is chosen in `runner.executor_for` (Slurm
-arrays need none: each array task runs its unit with the sequential one, README "Architecture").
+A backend hands an executor a batch of units (one invocation, or a group sharing one application
+run) and a `Session` (execute/units.py's UnitRunner); the executor decides when and where each one
+runs and calls `session.run_unit` for it; records come back in the order they finished. Today: one
+after another, or side by side in GPU lanes. A new executor implements `Executor.run` and is chosen
+in `runner.executor_for` (Slurm arrays need none: each array task runs its unit with the sequential
+one, README "Architecture").
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Protocol
 
-from ncucampaign.execute.manifest import TargetRecord
-from ncucampaign.execute.schedule import Unit, gpus_needed, invocations_of
-from ncucampaign.execute.signals import StopRequest
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.manifest import TargetRecord
+from ncucampaign.plan.units import Unit, gpus_needed, invocations_of
 
 
 class Session(Protocol):

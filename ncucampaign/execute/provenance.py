@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.execute.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
-from ncucampaign.execute.process import probe
+from ncucampaign.execute.process.groups import probe
+from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
 from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_listing
 

@@ -3,21 +3,13 @@ from, and the processes a crashed runner left behind. Pure apart from the cleanu
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from enum import StrEnum
 
-from ncucampaign.execute.manifest import CampaignInfo, Manifest, TargetRecord
-from ncucampaign.execute.process import kill_orphaned_group
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.process.groups import kill_orphaned_group
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.expand import Invocation
-
-
-def fingerprint(argv: Sequence[str], invocation: Invocation) -> str:
-    """What makes a result reusable: the exact command, environment additions and working directory."""
-    data = {"argv": list(argv), "env": dict(invocation.env), "cwd": str(invocation.cwd)}
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 class Decision(StrEnum):

@@ -26,6 +26,7 @@ from ncucampaign.spec.model import NAME_PATTERN, OPTION_KEYS, Target, TargetOpti
 DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
 DEFAULT_RETRY_DELAY_S = 10.0
+MAX_RETRY_WAIT_S = 300.0  # one wait before a retry (the delay doubles each time) is at most this
 DEFAULT_STOP_GRACE_S = 20.0
 DEFAULT_STALL_TIMEOUT_S = 30.0
 

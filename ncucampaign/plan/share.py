@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import IMPORT_FILTERS, SET_ORDER, collects_default_set, renamed, union_options, with_options
+from ncucampaign.plan.union import SET_ORDER, collects_default_set, renamed, union_options, with_options
 from ncucampaign.spec.model import TargetOptions, option_value
+from ncucampaign.spec.roles import GROUP_KEY_OPTIONS, MEMBER_FILTERS
 
 Window = Literal["targets", "trace"]
 
@@ -30,32 +31,10 @@ EXTRA_SECTION_S = 0.1
 METRICS_ONLY_S = 0.02
 TRACE_S = APP_START_S + 5.0
 
-# Options that must be identical between members (all but the import-capable filters, the window and
-# the collection; `set` is compared only outside basic < detailed < full).
-_KEY_KEYS = (
-    "nvtx_push_pop_scope",
-    "range_filter",
-    "profile_from_start",
-    "disable_profiler_start_stop",
-    "kernel_name_base",
-    "filter_mode",
-    "target_processes",
-    "target_processes_filter",
-    "devices",
-    "graph_profiling",
-    "replay_mode",
-    "app_replay_mode",
-    "app_replay_match",
-    "cache_control",
-    "clock_control",
-    "page",
-    "call_stack_type",
-    "python_include",
-    "python_exclude",
-    "native_include",
-    "native_exclude",
-)
-_FILTER_KEYS = tuple(key for key in IMPORT_FILTERS if key != "kernel_name_base")
+# Options identical between members (spec/roles.py: all but the import-capable filters, the window and
+# the collection; `set` is compared only outside basic < detailed < full), and the filters that may differ.
+_KEY_KEYS = GROUP_KEY_OPTIONS
+_FILTER_KEYS = MEMBER_FILTERS
 
 
 @dataclass(frozen=True)

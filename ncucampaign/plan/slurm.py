@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation
+from ncucampaign.plan.units import Unit, invocations_of
 
 MARGIN_S = 300.0  # start-up, report reading, claims and records, per task
-MAX_RETRY_WAIT_S = 300.0  # as execute.attempts: one wait before a retry is at most this
 # Directives ncucampaign writes itself: passing them through would break the array or its records.
 OWN_OPTIONS = ("--array", "--output", "--error", "--signal", "--wrap", "--parsable", "--open-mode", "-a", "-o", "-e")
 
@@ -29,6 +29,11 @@ class ArrayTask:
 
     names: tuple[str, ...]
     invocations: tuple[Invocation, ...]
+
+
+def array_tasks(units: Sequence[Unit]) -> list[ArrayTask]:
+    """One array task per unit: an invocation, or a group sharing one application run."""
+    return [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
 
 
 def check_slurm_args(args: Sequence[str]) -> str | None:

@@ -15,11 +15,12 @@ from ncucampaign.plan.expand import Invocation
 from ncucampaign.spec.model import TargetOptions, field_name, option_value
 from ncucampaign.spec.ncu_catalog import OPTION_SPECS
 from ncucampaign.spec.ncu_grammar import escape_regex, split_regex
+from ncucampaign.spec.roles import IMPORT_FILTERS
 
-# Filters ncu re-applies when it imports a report (docs/ncu-behaviour.md, "Shared runs"). Call-stack
-# filters are not among them: on the H200 an import with --python-include selected a launch outside
-# the function, so targets share a run only with identical call-stack filters, applied by the run.
-IMPORT_FILTERS = ("kernel_name_base", "kernel_name", "nvtx_include", "nvtx_exclude")
+# Filters ncu re-applies when it imports a report: spec/roles.py's IMPORT_FILTERS (docs/ncu-behaviour.md,
+# "Shared runs"). Call-stack filters are not among them: on the H200 an import with --python-include
+# selected a launch outside the function, so targets share a run only with identical call-stack
+# filters, applied by the run.
 _INCLUDES = ("nvtx_include", "python_include", "native_include")
 _EXCLUDES = ("nvtx_exclude", "python_exclude", "native_exclude")
 # `--set` names whose sections contain the previous one's (ncu --list-sets: basic < detailed < full).

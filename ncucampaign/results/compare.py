@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.manifest import Manifest, TargetRecord
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.metrics import DURATION, STANDARD_METRICS
 
 

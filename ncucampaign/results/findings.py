@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable, UsageError
-from ncucampaign.execute.manifest import Manifest
+from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.isolated import read_rule_results
 from ncucampaign.results.rules import RuleResult
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.runs import LoadedRun, load_run
 
 # Messages that are findings (something to act on); OK and NONE messages are informative.
 ACTIONABLE = ("ERROR", "WARNING", "OPT")
@@ -93,14 +93,20 @@ def recorded_findings(manifest: Manifest) -> list[Finding]:
     ]
 
 
-def findings_of(path: Path, ncu: str | None = None) -> tuple[list[Finding], list[str]]:
-    """The findings of a report, or of every target's report in a run; and the reports that could not
-    be read (one damaged report does not hide the others)."""
-    if path.suffix == ".ncu-rep" or (path.is_file() and path.name != "manifest.json"):
+def is_report_path(path: Path) -> bool:
+    """A report file (findings of one report), not a run directory or its campaign's folder."""
+    return path.suffix == ".ncu-rep" or (path.is_file() and path.name != "manifest.json")
+
+
+def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None) -> tuple[list[Finding], list[str]]:
+    """The findings of a report, or of every target's report in a run (`run`: already loaded, e.g.
+    with a Slurm array's records collected); and the reports that could not be read (one damaged
+    report does not hide the others)."""
+    if is_report_path(path):
         if not path.is_file():
             raise UsageError(f"{path}: no such report")
         return [Finding("", rule) for rule in read_rule_results(path, ncu)], []
-    run = load_run(path)
+    run = run if run is not None else load_run(path)
     found: list[Finding] = []
     unreadable: list[str] = []
     for record in run.manifest.targets:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
-from ncucampaign.execute.manifest import Manifest, ResultRecord, TargetRecord
-from ncucampaign.execute.store import RunDir, RunStore, write_text_atomic
+from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
 from ncucampaign.results.findings import rank, recorded_findings
 from ncucampaign.results.metrics import COLUMNS, DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT
 from ncucampaign.results.runs import LoadedRun

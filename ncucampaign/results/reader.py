@@ -21,7 +21,7 @@ from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
-from ncucampaign.results.rules import rule_fields
+from ncucampaign.results.rules import RuleResult, rule_fields
 from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
 
 
@@ -224,3 +224,13 @@ def _int_metric(action: Any, name: str) -> int | None:
 def _dims(action: Any, what: str) -> tuple[int, int, int] | None:
     values = [_int_metric(action, f"launch__{what}_dim_{axis}") for axis in "xyz"]
     return None if None in values else (values[0], values[1], values[2])  # type: ignore[return-value]
+
+
+def read_rule_results(report: Path, ncu: str | None = None) -> list[RuleResult]:
+    context = load(report, ncu)
+    found: list[RuleResult] = []
+    with reading(report):
+        for ordinal, (_, _, action) in enumerate(actions(context)):
+            kernel = name_of(action)
+            found.extend(RuleResult(ordinal, kernel, **rule_fields(rule)) for rule in action.rule_results_as_dicts())
+    return found

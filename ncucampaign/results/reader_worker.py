@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.results.reader import nvtx_selected, read_launches, read_results
-from ncucampaign.results.rules import read_rule_results
+from ncucampaign.results.reader import nvtx_selected, read_launches, read_results, read_rule_results
 
 
 def answer(request: dict[str, Any]) -> Any:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader
-from ncucampaign.execute.classify import ConsoleSummary
-from ncucampaign.execute.manifest import FindingRecord, MetricValue, ProcessInfo, ResultRecord
-from ncucampaign.execute.process import probe
+from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.process.groups import probe
+from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, ProcessInfo, ResultRecord
 from ncucampaign.results.isolated import read_results
 
 

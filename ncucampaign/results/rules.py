@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 # Message types and speedup types of ncu_report (MsgType, SpeedupType); the words are the details page's.
@@ -41,18 +40,6 @@ def plain(text: str) -> str:
     for pattern, group in _LINKS:
         text = pattern.sub(lambda m, g=group: m.group(g), text)
     return text
-
-
-def read_rule_results(report: Path, ncu: str | None = None) -> list[RuleResult]:
-    from ncucampaign.results.reader import actions, load, name_of, reading  # reader imports this module
-
-    context = load(report, ncu)
-    found: list[RuleResult] = []
-    with reading(report):
-        for ordinal, (_, _, action) in enumerate(actions(context)):
-            kernel = name_of(action)
-            found.extend(RuleResult(ordinal, kernel, **rule_fields(rule)) for rule in action.rule_results_as_dicts())
-    return found
 
 
 def rule_fields(rule: dict[str, Any]) -> dict[str, Any]:

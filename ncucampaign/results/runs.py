@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
-from ncucampaign.execute.manifest import MANIFEST_VERSION, Manifest, ResultRecord, TargetRecord
-from ncucampaign.execute.store import LATEST, MANIFEST
+from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.store import LATEST, MANIFEST
 
 TIDY_COLUMNS = (
     "run_id",

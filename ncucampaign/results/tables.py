@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncucampaign.errors import printable
-from ncucampaign.execute.manifest import TargetRecord
+from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.results.compare import Comparison
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS
 from ncucampaign.results.runs import TIDY_COLUMNS

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ncucampaign.spec.ncu_catalog import check_extra_args
 from ncucampaign.spec.ncu_grammar import split_regex
+from ncucampaign.spec.roles import NCU_TEXT_FIELDS
 from ncucampaign.spec.values import (
     CommaList,
     Command,
@@ -36,24 +37,6 @@ RANGE_FILTER_PATTERN = r"^(yes|no|on|off)?:[^:]*:[^:]*$"
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# Values that become ncu arguments as they are (the application's args and env are the application's).
-_NCU_TEXT_FIELDS = (
-    "section_set",
-    "sections",
-    "metrics",
-    "nvtx_include",
-    "nvtx_exclude",
-    "range_filter",
-    "kernel_name",
-    "kernel_id",
-    "python_include",
-    "python_exclude",
-    "native_include",
-    "native_exclude",
-    "target_processes_filter",
-)
 
 
 class TargetOptions(Frozen):
@@ -184,7 +167,7 @@ class TargetOptions(Frozen):
             raise ValueError("'regex:' needs an expression after it")
         return value
 
-    @field_validator(*_NCU_TEXT_FIELDS)
+    @field_validator(*NCU_TEXT_FIELDS)
     @classmethod
     def _no_shell_quotes(cls, value: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
         for item in (value,) if isinstance(value, str) else value or ():

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.store import open_regular
+from ncucampaign.execute.rundir.store import open_regular
 from ncucampaign.plan.collectives import REPLAY_WARNING, is_collective
 
 _PROFILING = re.compile(r'==PROF== Profiling "([^"]*)"')

@@ -1,5 +1,5 @@
-"""Before a run directory is written: the ncu to use, what can be checked up front, and the manifest
-a resumed run continues from."""
+"""Before a run directory is written: the run's settings, the ncu to use, what can be checked up
+front, the manifest a new run starts with and the one a resumed run continues from."""
 
 from __future__ import annotations
 
@@ -7,21 +7,35 @@ import json
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ncucampaign import __version__
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
-from ncucampaign.execute.attempts import now_iso
-from ncucampaign.execute.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo
+from ncucampaign.execute.context import ReportReader
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
-from ncucampaign.execute.store import RunStore
+from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo
+from ncucampaign.execute.rundir.store import MANIFEST, RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
 from ncucampaign.spec.loader import LoadedCampaign
 
-if TYPE_CHECKING:
-    from ncucampaign.execute.runner import RunSettings
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run, from the command line: the same for a local run and a Slurm task."""
+
+    runs_root: Path
+    ncu_path: str
+    reader: ReportReader
+    show_output: bool = False
+    command_line: tuple[str, ...] = ()
+    gpus: tuple[str, ...] | None = None  # run --gpus: one lane per GPU
+    jobs_per_gpu: int = 1
+    resume: Path | None = None
+    rerun_failed: bool = False
+    share: bool = True  # run --no-share: every target in its own application run
 
 
 def resolve_ncu(ncu: str) -> str:
@@ -87,3 +101,21 @@ def new_manifest(
         workload_git=git.result(),
         targets=targets,
     )
+
+
+def previous_seconds(latest: Path) -> dict[str, float]:
+    """Seconds each target took when it ran alone in the campaign's latest run ({} when unreadable)."""
+    try:
+        data = json.loads((latest / MANIFEST).read_bytes())
+        return {
+            str(t["name"]): float(t["seconds"])
+            for t in data.get("targets", [])
+            if t.get("status") == "ok" and float(t.get("seconds") or 0) > 0 and _ran_alone(t)
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return {}
+
+
+def _ran_alone(target: dict[str, object]) -> bool:
+    obtained = target.get("obtained")
+    return not isinstance(obtained, dict) or obtained.get("how") != "shared"

@@ -8,9 +8,9 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from ncucampaign.execute.classify import ConsoleSummary
-from ncucampaign.execute.replay_hang import NcuChecks, replay_hang_hints
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.attempt.replay_hang import NcuChecks, replay_hang_hints
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import known_options, known_sections
 from ncucampaign.spec.ncu_grammar import compile_regex, escape_regex, split_regex

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.log_tail import LogTail
-from ncucampaign.execute.signals import StopRequest
-from ncucampaign.execute.store import open_regular
+from ncucampaign.execute.process.log_tail import LogTail
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.store import open_regular
 
 POLL_S = 0.05
 

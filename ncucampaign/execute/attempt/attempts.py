@@ -1,55 +1,26 @@
 """One invocation's attempts: run ncu, judge the attempt, retry with tenacity when it can help, and
-keep the invocation's manifest record current (every change saved at once)."""
+keep the invocation's record current through the run context's book (every change saved at once).
+Hands back the record; calls nothing above it."""
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
 
 from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from ncucampaign.errors import ReportUnreadable
-from ncucampaign.execute.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
-from ncucampaign.execute.diagnose import diagnose
-from ncucampaign.execute.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
-from ncucampaign.execute.ncu_checks import InstalledNcuChecks
-from ncucampaign.execute.process import RUN_MARKER, ProcessOutcome, run_in_group
-from ncucampaign.execute.signals import StopRequest
-from ncucampaign.execute.stall import stall_watch
-from ncucampaign.execute.status import Status
-from ncucampaign.execute.store import RunStore, sha256_of
+from ncucampaign.execute.attempt.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
+from ncucampaign.execute.attempt.diagnose import diagnose
+from ncucampaign.execute.attempt.ncu_checks import InstalledNcuChecks
+from ncucampaign.execute.attempt.stall import stall_watch
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
+from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.plan.argv import shell_command
-from ncucampaign.plan.expand import Invocation
-
-MAX_RETRY_WAIT_S = 300.0
-
-
-def now_iso() -> str:
-    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-
-
-class ReportReader(Protocol):
-    """Reads what a report holds; the results stage provides it (execution does not read reports itself)."""
-
-    def read(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord] | None:
-        """Every result; None when there is no reader; ReportUnreadable when the report is damaged."""
-        ...
-
-
-class AttemptHost(Protocol):
-    """What the attempts need from the campaign run."""
-
-    store: RunStore
-    reader: ReportReader
-    show_output: bool
-
-    def commit(self, change: Callable[[], None]) -> None: ...
-    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None: ...
-    def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None: ...
-    def echo(self, text: str) -> None: ...
+from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation
 
 
 @dataclass(frozen=True)
@@ -65,28 +36,41 @@ class Judged:
     read: list[ResultRecord] | None = None  # what the report holds (None: no reader, or no report)
 
 
-class TargetAttempts:
+def run_attempts(
+    ctx: RunContext,
+    inv: Invocation,
+    argv: list[str],
+    record: TargetRecord,
+    lane: str | None = None,
+    read_results: bool = True,
+) -> TargetRecord:
+    """Run `inv` until it is ok, fails for good or is stopped; `record` (in the context's book) holds
+    every attempt. `read_results` False: count results from ncu's console (a shared run or trace,
+    whose report is only imported again)."""
+    _TargetAttempts(ctx, inv, argv, record, lane, read_results).run()
+    return record
+
+
+class _TargetAttempts:
     def __init__(
         self,
-        host: AttemptHost,
+        ctx: RunContext,
         inv: Invocation,
         argv: list[str],
         record: TargetRecord,
-        stop: StopRequest,
-        lane: str | None = None,
-        read_results: bool = True,
+        lane: str | None,
+        read_results: bool,
     ) -> None:
-        """`read_results` False: count results from ncu's console (a shared run or trace, whose report
-        is only imported again)."""
-        self.host, self.inv, self.argv, self.record, self.stop, self.lane = host, inv, argv, record, stop, lane
+        self.ctx, self.inv, self.argv, self.record, self.lane = ctx, inv, argv, record, lane
+        self.stop, self.commit = ctx.stop, ctx.book.commit
         self.read_results = read_results
-        self.run_dir = host.store.run
+        self.run_dir = ctx.store.run
         self.report = self.run_dir.report(inv.name)
         self.last: Judged | None = None
         self.first_attempt = len(record.attempts)  # attempts of earlier runs (resume) keep their numbers
 
     def run(self) -> None:
-        self.host.commit(lambda: setattr(self.record, "status", Status.RUNNING))
+        self.commit(lambda: setattr(self.record, "status", Status.RUNNING))
         retrying = Retrying(
             stop=stop_after_attempt(self.inv.retries + 1),
             wait=wait_exponential(multiplier=self.inv.retry_delay, max=MAX_RETRY_WAIT_S),
@@ -104,11 +88,11 @@ class TargetAttempts:
             self.record.report = report
             self.record.results = results
 
-        self.host.commit(finish)
+        self.commit(finish)
 
     def _before_sleep(self, state: object) -> None:
         wait = getattr(getattr(state, "next_action", None), "sleep", 0.0)
-        self.host.attempt_finished(self.inv, self.record.attempts[-1], float(wait))
+        self.ctx.reporter.attempt_finished(self.inv, self.record.attempts[-1], float(wait))
 
     def attempt(self) -> Verdict:
         number = len(self.record.attempts) + 1
@@ -116,19 +100,19 @@ class TargetAttempts:
         if self.stop.level:  # a stop during the wait before a retry: start nothing new
             return self._not_started(number)
         self._keep_previous_report()
-        self.host.attempt_started(self.inv, number, of, self.lane)
-        offset = self.host.store.append_log(
+        self.ctx.reporter.attempt_started(self.inv, number, of, self.lane)
+        offset = self.ctx.store.append_log(
             self.inv.name,
             f"# ncucampaign: attempt {number} of {of}, {now_iso()}\n"
             f"# {shell_command(self.argv, self.inv.env, self.inv.cwd)}\n",
         )
         attempt = AttemptRecord(number=number, started_at=now_iso(), status=Status.RUNNING)
-        self.host.commit(lambda: self.record.attempts.append(attempt))
+        self.commit(lambda: self.record.attempts.append(attempt))
         outcome = self._run_ncu(attempt, offset)
         judged = self.last = self._judge(outcome, offset)
         self._record(attempt, outcome, judged)
         if not judged.verdict.retryable or self.stop.level or number >= of:
-            self.host.attempt_finished(self.inv, attempt, None)
+            self.ctx.reporter.attempt_finished(self.inv, attempt, None)
         return judged.verdict
 
     def _not_started(self, number: int) -> Verdict:
@@ -139,15 +123,15 @@ class TargetAttempts:
             self.record.status = Status.INTERRUPTED
             self.record.message = verdict.message + (f" (attempt {number - 1}: {earlier})" if earlier else "")
 
-        self.host.commit(stopped)
+        self.commit(stopped)
         return verdict
 
     def _run_ncu(self, attempt: AttemptRecord, log_offset: int) -> ProcessOutcome:
         def started(pid: int) -> None:
-            self.host.commit(lambda: setattr(attempt, "process_group", pid))
+            self.commit(lambda: setattr(attempt, "process_group", pid))
 
         def signalled(name: str) -> None:  # recorded as sent: a crash mid-escalation still shows it
-            self.host.commit(lambda: attempt.signals_sent.append(name))
+            self.commit(lambda: attempt.signals_sent.append(name))
 
         log = self.run_dir.log(self.inv.name)
         return run_in_group(
@@ -158,19 +142,19 @@ class TargetAttempts:
             timeout=self.inv.timeout,
             stop=self.stop,
             grace=self.inv.stop_grace,
-            echo=self.host.echo if self.host.show_output else None,
+            echo=self.ctx.reporter.echo if self.ctx.show_output else None,
             on_start=started,
             on_signal=signalled,
             watch=stall_watch(log, log_offset, self.inv.stall_timeout),
         )
 
     def _judge(self, outcome: ProcessOutcome, log_offset: int) -> Judged:
-        console = parse_console(self.host.store.read_log(self.inv.name, log_offset))
+        console = parse_console(self.ctx.store.read_log(self.inv.name, log_offset))
         exists = self.report.is_file()
         unreadable, read = None, None
         try:  # read once per attempt: the count decides the verdict, the results go to the manifest
             wanted = tuple(self.inv.options.metrics or ())
-            read = self.host.reader.read(self.report, wanted, console) if exists and self.read_results else None
+            read = self.ctx.reader.read(self.report, wanted, console) if exists and self.read_results else None
         except ReportUnreadable as exc:
             unreadable = str(exc)
         counted = len(read) if read is not None else None
@@ -213,14 +197,14 @@ class TargetAttempts:
             self.record.message = message
             self.record.diagnosis = hints
 
-        self.host.commit(finished)
+        self.commit(finished)
 
     def _keep_previous_report(self) -> None:
         """A new attempt overwrites reports/<name>.ncu-rep: move the one already there aside first."""
         previous = self.record.attempts[-1] if self.record.attempts else None
-        kept = self.host.store.keep_report(self.inv.name, previous.number if previous else 0)
+        kept = self.ctx.store.keep_report(self.inv.name, previous.number if previous else 0)
         if kept is not None and previous is not None:
-            self.host.commit(lambda: setattr(previous, "report", kept))
+            self.commit(lambda: setattr(previous, "report", kept))
 
     def _report_info(self) -> ReportInfo | None:
         # only the last attempt's report can be here: earlier ones were moved

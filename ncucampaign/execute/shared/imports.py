@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.process import run_captured
+from ncucampaign.execute.process.groups import run_captured
 
 IMPORT_TIMEOUT_S = 300.0
 _NVTX_COLUMN = "thread Domain:Push/Pop_Range"

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncucampaign.execute.manifest import GitInfo
+from ncucampaign.execute.rundir.manifest import GitInfo
 
 CACHE_FOLDER = Path(".cache") / "traces"
 

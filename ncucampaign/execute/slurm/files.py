@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.manifest import Manifest
-from ncucampaign.execute.store import RunStore, open_regular, writing
+from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.store import RunStore, open_regular, writing
 
 SLURM = "slurm"
 MAX_RECORD_BYTES = 256 << 20

@@ -1,4 +1,4 @@
-"""What the executors schedule: units of work (one invocation, or a shared group), in which order.
+"""What the executors schedule (pure): units of work (one invocation, or a shared group), in which order.
 
 With several GPU lanes the longest units go first, timed by the previous run of the same campaign
 where it has one (an estimate otherwise), so that no lane is left with one long target at the end.
@@ -6,11 +6,8 @@ where it has one (an estimate otherwise), so that no lane is left with one long 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 
-from ncucampaign.execute.store import MANIFEST
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import named_gpus
 from ncucampaign.plan.share import SharedGroup, SharePlan, alone_s, group_s
@@ -49,21 +46,3 @@ def estimated_s(unit: Unit, previous: dict[str, float]) -> float:
 def longest_first(units: Sequence[Unit], previous: dict[str, float]) -> list[Unit]:
     """Sorted by estimated seconds, longest first; ties keep plan order."""
     return sorted(units, key=lambda unit: -estimated_s(unit, previous))
-
-
-def previous_seconds(latest: Path) -> dict[str, float]:
-    """Seconds each target took when it ran alone in the campaign's latest run ({} when unreadable)."""
-    try:
-        data = json.loads((latest / MANIFEST).read_bytes())
-        return {
-            str(t["name"]): float(t["seconds"])
-            for t in data.get("targets", [])
-            if t.get("status") == "ok" and float(t.get("seconds") or 0) > 0 and _ran_alone(t)
-        }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return {}
-
-
-def _ran_alone(target: dict[str, object]) -> bool:
-    obtained = target.get("obtained")
-    return not isinstance(obtained, dict) or obtained.get("how") != "shared"

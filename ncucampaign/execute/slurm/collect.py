@@ -4,19 +4,21 @@ A target's record comes from the task that holds its claim: the task copied the 
 attempts when it started, so a record replaces the manifest's one (never adds to it) and nothing is
 counted twice. A claim whose task is no longer queued or running, with no finished record, is a task
 that died (node failure, `scancel` without `-b`, the time limit): reported as such; `--resume` reruns it.
+Reading a run collects without touching processes; `collect` and `--resume` also clean up after the
+dead tasks (`clean_up`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ncucampaign.execute.attempts import now_iso
-from ncucampaign.execute.manifest import Manifest, SharedRunRecord, TargetRecord
-from ncucampaign.execute.process import kill_orphaned_group
-from ncucampaign.execute.slurm_files import SlurmFiles
-from ncucampaign.execute.slurm_submit import active_jobs
-from ncucampaign.execute.status import Status
-from ncucampaign.execute.store import RunStore
+from ncucampaign.execute.process.groups import kill_orphaned_group
+from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.slurm.files import SlurmFiles
+from ncucampaign.execute.slurm.queue import active_jobs
 
 UNFINISHED = (Status.PENDING, Status.RUNNING)
 
@@ -33,7 +35,9 @@ class Collected:
         return not self.active
 
 
-def collect(store: RunStore, manifest: Manifest) -> Collected:
+def collect(store: RunStore, manifest: Manifest, clean_up: bool) -> Collected:
+    """Merge the tasks' records into `manifest` and save it. `clean_up`: also kill the ncu process
+    groups that dead tasks left on this machine (never when the run is only being read)."""
     files = SlurmFiles(store)
     jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
     active = active_jobs(jobs)
@@ -55,7 +59,7 @@ def collect(store: RunStore, manifest: Manifest) -> Collected:
             result.problems.append(f"{record.name}: {task}")
         merged = found if found is not None else record
         if merged.status in UNFINISHED and str(claim.get("array_job_id")) not in result.active:
-            merged = _died(merged, claim, str(store.run.root))
+            merged = _died(merged, claim, str(store.run.root) if clean_up else None)
         manifest.targets[position] = merged
     manifest.shared_runs = list(shared.values())
     if manifest.state in ("submitted", "running") and result.done and result.queue_known:
@@ -69,14 +73,15 @@ def _find(task: Manifest, name: str) -> TargetRecord | None:
     return next((r for r in task.targets if r.name == name), None)
 
 
-def _died(record: TargetRecord, claim: dict[str, object], run_root: str) -> TargetRecord:
+def _died(record: TargetRecord, claim: dict[str, object], run_root: str | None) -> TargetRecord:
+    """`run_root`: where to look for processes the task left (None: leave processes alone)."""
     record = record.model_copy(deep=True)
     task = f"job {claim.get('array_job_id', '?')}, task {claim.get('array_task_id', '?')} on {claim.get('node', '?')}"
     for attempt in record.attempts:
         if attempt.ended_at is None:
             # ncu runs in a session of its own and can outlive its dead runner where Slurm tracks
             # processes by parent (proctrack/linuxproc): kill it when it is here and this run's.
-            killed = kill_orphaned_group(attempt.process_group, run_root) if attempt.process_group else 0
+            killed = kill_orphaned_group(attempt.process_group, run_root) if attempt.process_group and run_root else 0
             attempt.ended_at = now_iso()
             attempt.status = Status.INTERRUPTED
             attempt.message = "its Slurm task ended during this attempt" + (

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.spec.schema import json_schema
 
 MANIFEST_VERSION = 1

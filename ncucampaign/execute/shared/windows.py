@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.imports import Launch
+from ncucampaign.execute.shared.imports import Launch
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ncucampaign.execute.classify import ConsoleSummary
+from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.plan.collectives import excluding_collectives, is_collective
 from ncucampaign.spec.model import TargetOptions
 

@@ -12,7 +12,7 @@ import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ncucampaign.execute.status import Status
+from ncucampaign.execute.rundir.status import Status
 
 # ==ERROR== texts that mean ncu refused its command line (docs/ncu-behaviour.md).
 _USAGE_PATTERNS = (

@@ -6,31 +6,25 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from ncucampaign.errors import ReportUnreadable
-from ncucampaign.execute.attempts import AttemptHost, now_iso
-from ncucampaign.execute.classify import ConsoleSummary
-from ncucampaign.execute.imports import ImportFailed, export
-from ncucampaign.execute.manifest import (
+from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.manifest import (
     AttemptRecord,
     Obtained,
     ReportInfo,
     ResultRecord,
     SharedRunRecord,
-    TargetRecord,
 )
-from ncucampaign.execute.status import Status
-from ncucampaign.execute.store import sha256_of
-from ncucampaign.execute.windows import MemberWindow, verified_text
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import sha256_of
+from ncucampaign.execute.shared.imports import ImportFailed, export
+from ncucampaign.execute.shared.windows import MemberWindow, verified_text
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.union import collection_words, filter_words, split_argv
-
-
-class SplitHost(AttemptHost, Protocol):
-    records: dict[str, TargetRecord]
-    ncu_path: str
 
 
 @dataclass(frozen=True)
@@ -41,7 +35,7 @@ class Split:
 
 
 def split_member(
-    host: SplitHost,
+    ctx: RunContext,
     member: Invocation,
     shared: SharedRunRecord,
     union: Invocation,
@@ -54,47 +48,47 @@ def split_member(
     `problem`: why the union run does not match the trace for this member (then nothing is exported)."""
     if problem is not None:
         return Split(member, False, problem)
-    if host.stop.level:
+    if ctx.stop.level:
         return Split(member, False, "interrupted before its split")
-    return _MemberSplit(host, member, shared, union, window).run(union_report, console)
+    return _MemberSplit(ctx, member, shared, union, window).run(union_report, console)
 
 
 class _MemberSplit:
     def __init__(
         self,
-        host: SplitHost,
+        ctx: RunContext,
         member: Invocation,
         shared: SharedRunRecord,
         union: Invocation,
         window: int | MemberWindow,
     ) -> None:
-        self.host, self.member, self.shared, self.union, self.window = host, member, shared, union, window
+        self.ctx, self.member, self.shared, self.union, self.window = ctx, member, shared, union, window
         self.count = member.options.launch_count or 1
         self.skip = window.skip_in_union if isinstance(window, MemberWindow) else window
-        self.record = host.records[member.name]
-        self.report = host.store.run.report(member.name)
+        self.record = ctx.record(member.name)
+        self.report = ctx.run.report(member.name)
 
     def run(self, union_report: Path, console: ConsoleSummary) -> Split:
         previous = self.record.attempts[-1].number if self.record.attempts else 0
-        kept = self.host.store.keep_report(self.member.name, previous)
+        kept = self.ctx.store.keep_report(self.member.name, previous)
         if kept is not None and self.record.attempts:
-            self.host.commit(lambda: setattr(self.record.attempts[-1], "report", kept))
+            self.ctx.book.commit(lambda: setattr(self.record.attempts[-1], "report", kept))
         # Same filters ("targets" window): the union holds only matching launches, the window selects.
         filters = filter_words(self.member.options) if isinstance(self.window, MemberWindow) else []
-        argv = split_argv(self.host.ncu_path, union_report, filters, self.skip, self.count, self.report)
+        argv = split_argv(self.ctx.ncu_path, union_report, filters, self.skip, self.count, self.report)
         command = shell_command(argv)
         started, clock = now_iso(), time.monotonic()
-        self.host.store.append_log(
+        self.ctx.store.append_log(
             self.member.name, f"# ncucampaign: split out of {self.shared.name}, {started}\n# {command}\n"
         )
         try:
             exported, output = export(argv)
         except ImportFailed as exc:
-            self.host.store.append_log(self.member.name, f"# {exc}\n")
+            self.ctx.store.append_log(self.member.name, f"# {exc}\n")
             return Split(self.member, False, f"ncu --import: {exc}")
-        self.host.store.append_log(self.member.name, output)
+        self.ctx.store.append_log(self.member.name, output)
         try:
-            read = self.host.reader.read(self.report, tuple(self.member.options.metrics or ()), console)
+            read = self.ctx.reader.read(self.report, tuple(self.member.options.metrics or ()), console)
         except ReportUnreadable as exc:
             return Split(self.member, False, f"its split report cannot be read: {exc}")
         results = len(read) if read is not None else exported
@@ -108,9 +102,9 @@ class _MemberSplit:
             exit_code=0,
             status=Status.OK,
             message=f"split out of {self.shared.name}",
-            report=self.host.store.run.relative(self.report),
+            report=self.ctx.run.relative(self.report),
         )
-        self.host.commit(lambda: self._record(attempt, read, results, command))
+        self.ctx.book.commit(lambda: self._record(attempt, read, results, command))
         return Split(self.member, True)
 
     def _verification(self) -> str:
@@ -121,7 +115,7 @@ class _MemberSplit:
         return f"exact by construction: the same filters as {self.shared.name}, of whose launches it holds {where}"
 
     def _record(self, attempt: AttemptRecord, read: list[ResultRecord] | None, results: int, command: str) -> None:
-        record, run = self.record, self.host.store.run
+        record, run = self.record, self.ctx.run
         record.attempts.append(attempt)
         record.status, record.message, record.diagnosis = Status.OK, attempt.message, []
         record.seconds = attempt.seconds

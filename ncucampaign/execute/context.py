@@ -1,0 +1,82 @@
+"""What every piece of execution is handed: the run context (the way tox hands `run_one` an
+environment). Attempts, shared runs, splits and traces take a `RunContext` and hand back records or
+outcomes; none of them knows which backend (a local run, a Slurm task) runs it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.book import RecordBook
+from ncucampaign.execute.rundir.manifest import AttemptRecord, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.store import RunDir, RunStore
+from ncucampaign.plan.expand import Invocation, Plan
+
+
+class ReportReader(Protocol):
+    """Reads what a report holds; the results stage provides it (execution does not read reports itself)."""
+
+    def read(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> list[ResultRecord] | None:
+        """Every result; None when there is no reader; ReportUnreadable when the report is damaged."""
+        ...
+
+
+class Reporter(Protocol):
+    """What a run tells the person watching it (commands/progress.py draws it)."""
+
+    def started(self, run: RunDir, plan: Plan, skipped: int) -> None: ...
+    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None: ...
+    def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None: ...
+    def target_finished(self, position: int, total: int, record: TargetRecord) -> None: ...
+    def echo(self, text: str) -> None: ...
+
+
+class SerialReporter:
+    """A reporter that several GPU lanes may call at once: one call at a time reaches the display."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self._reporter, self._lock = reporter, threading.Lock()
+
+    def started(self, run: RunDir, plan: Plan, skipped: int) -> None:
+        with self._lock:
+            self._reporter.started(run, plan, skipped)
+
+    def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None:
+        with self._lock:
+            self._reporter.attempt_started(invocation, number, of, lane)
+
+    def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None:
+        with self._lock:
+            self._reporter.attempt_finished(invocation, attempt, retry_in)
+
+    def target_finished(self, position: int, total: int, record: TargetRecord) -> None:
+        with self._lock:
+            self._reporter.target_finished(position, total, record)
+
+    def echo(self, text: str) -> None:
+        self._reporter.echo(text)  # live output of one process: a line at a time already
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One run's (or one Slurm task's) surroundings, handed down to everything that executes."""
+
+    store: RunStore
+    book: RecordBook  # where records go
+    reader: ReportReader
+    reporter: Reporter  # a SerialReporter
+    stop: StopRequest
+    ncu_path: str
+    show_output: bool = False
+
+    @property
+    def run(self) -> RunDir:
+        return self.store.run
+
+    def record(self, name: str) -> TargetRecord:
+        return self.book.records[name]

@@ -1,0 +1,90 @@
+"""Opening a run directory for a local run or a Slurm submission: check, create (or reopen) it, take
+its lock, and write the campaign, the plan and the starting manifest. What runs next, and where, is
+the backend's business (execute/runner.py runs it here; execute/slurm/submit.py submits it)."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from ncucampaign.execute.prepare import (
+    RunSettings,
+    new_manifest,
+    preflight,
+    previous_seconds,
+    resumable_manifest,
+)
+from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest
+from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest
+from ncucampaign.execute.rundir.store import RunStore, latest_run
+from ncucampaign.plan.argv import ncu_argv, plan_json
+from ncucampaign.plan.expand import Invocation, Plan
+from ncucampaign.spec.loader import LoadedCampaign
+
+
+@dataclass
+class OpenRun:
+    """A run directory, locked while this lives, with its manifest in `book`."""
+
+    loaded: LoadedCampaign
+    plan: Plan
+    settings: RunSettings
+    store: RunStore
+    book: RecordBook
+    to_run: list[Invocation]  # what is left to run (all of the plan, unless resumed)
+    previous: dict[str, float]  # seconds each target took alone in the campaign's latest run
+    held: contextlib.ExitStack
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.book.manifest
+
+    def close(self) -> None:
+        """Let go of the run directory's lock."""
+        self.held.close()
+
+
+def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenRun:
+    """Check, then create (or reopen) the run directory, take its lock and write the starting manifest."""
+    preflight(plan, settings)
+    previous = previous_seconds(settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign))
+    store = RunStore.open(settings.resume) if settings.resume else RunStore.create(settings.runs_root, plan.campaign)
+    held = contextlib.ExitStack()
+    held.enter_context(store.lock())
+    try:
+        old = resumable_manifest(store, plan) if settings.resume else None
+        store.check_contents()
+        book, to_run = _begin(store, loaded, plan, settings, old)
+    except BaseException:
+        held.close()
+        raise
+    return OpenRun(loaded, plan, settings, store, book, to_run, previous, held)
+
+
+def _begin(
+    store: RunStore, loaded: LoadedCampaign, plan: Plan, settings: RunSettings, old: Manifest | None
+) -> tuple[RecordBook, list[Invocation]]:
+    run = store.run
+    if old is not None:
+        clean_up_after_a_crash(old, str(run.root), now_iso())
+    store.make_folders()
+    argvs = {inv.name: ncu_argv(inv, settings.ncu_path, run.reports) for inv in plan.invocations}
+    copy = store.write_text("campaign.yaml", loaded.text)
+    store.write_json("plan.json", plan_json(plan, argvs))
+    fresh = {inv.name: pending_record(inv, argvs[inv.name], run) for inv in plan.invocations}
+    info = CampaignInfo(
+        name=plan.campaign,
+        source=str(loaded.path.absolute()) if loaded.path.is_file() else None,
+        copy_path=run.relative(copy),
+        sha256=loaded.sha256,
+    )
+    if old is not None:
+        manifest, to_run = resumed_manifest(old, plan.invocations, fresh, info, settings.rerun_failed, now_iso())
+    else:
+        manifest = new_manifest(store, plan, loaded, settings, list(fresh.values()), info)
+        to_run = list(plan.invocations)
+    book = RecordBook(manifest, store.save_manifest)
+    book.save()
+    store.point_latest()
+    return book, to_run

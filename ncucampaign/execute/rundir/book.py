@@ -1,0 +1,87 @@
+"""Where a run's records go: the manifest in memory, written out after every change.
+
+A local run writes manifest.json; a Slurm array task writes its own record file (execute/slurm/). The
+book does not know which: it is handed the function that writes. Attempts, shared runs, splits and
+traces change records only through `commit`, so a crash loses nothing already recorded.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunDir
+from ncucampaign.plan.argv import shell_command
+from ncucampaign.plan.expand import Invocation
+
+TRACE_PREFIX = "shared/trace-"
+
+
+def now_iso() -> str:
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def fingerprint(argv: Sequence[str], invocation: Invocation) -> str:
+    """What makes a result reusable: the exact command, environment additions and working directory."""
+    data = {"argv": list(argv), "env": dict(invocation.env), "cwd": str(invocation.cwd)}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecord:
+    """An invocation's record before it runs."""
+    return TargetRecord(
+        name=inv.name,
+        target=inv.target,
+        matrix=dict(inv.matrix),
+        argv=argv,
+        shell_command=shell_command(argv, inv.env, inv.cwd),
+        env=dict(inv.env),
+        cwd=str(inv.cwd),
+        timeout_s=inv.timeout,
+        retries=inv.retries,
+        expected_results=inv.expected_results,
+        fingerprint=fingerprint(argv, inv),
+        status=Status.PENDING,
+        log=run.relative(run.log(inv.name)),
+    )
+
+
+class RecordBook:
+    """The manifest of one run (or one Slurm task) and the lock every change to it takes.
+
+    `write`: saves the manifest's JSON (to manifest.json, or to a task's record file);
+    `shared_prefix`: how this book's shared runs are named ("shared/", or "shared/<job>_<task>-" in a
+    Slurm task, whose siblings write into the same reports/shared/).
+    """
+
+    def __init__(self, manifest: Manifest, write: Callable[[Any], None], shared_prefix: str = "shared/") -> None:
+        self.manifest = manifest
+        self.records: dict[str, TargetRecord] = {record.name: record for record in manifest.targets}
+        self._write, self.shared_prefix = write, shared_prefix
+        self._lock = threading.RLock()
+
+    def commit(self, change: Callable[[], None]) -> None:
+        with self._lock:
+            change()
+            self.save()
+
+    def save(self) -> None:
+        with self._lock:
+            self._write(self.manifest.model_dump(mode="json"))
+
+    def new_shared_run(self, name: str | None, build: Callable[[str], SharedRunRecord]) -> SharedRunRecord:
+        """Enter a shared run (or trace) built under its name: `name`, or the next union's
+        (shared/1, shared/2, ...), taken and entered at once so that two GPU lanes never share one."""
+        with self._lock:
+            if name is None:
+                unions = sum(1 for r in self.manifest.shared_runs if not r.name.startswith(TRACE_PREFIX))
+                name = f"{self.shared_prefix}{unions + 1}"
+            record = build(name)
+            self.commit(lambda: self.manifest.shared_runs.append(record))
+            return record

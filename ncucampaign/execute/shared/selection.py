@@ -1,0 +1,91 @@
+"""What a discovery trace says about a group's members: per member, the launches its own filters
+select in the trace and the ones it wants (ncu re-applies the filters on import; docs/ncu-behaviour.md,
+"Shared runs"), and which members the trace cannot place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.rundir.manifest import TraceInfo
+from ncucampaign.execute.shared.imports import ImportFailed, Launch, list_launches
+from ncucampaign.execute.shared.trace_run import trace_for
+from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.shared.windows import member_wanted
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.union import filter_words, import_csv_argv
+
+# ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
+IMPORT_WORKERS = max(2, min(16, os.cpu_count() or 2))
+
+Selection = tuple[list[Launch], tuple[Launch, ...]]  # what a member's filters select, and what it wants
+
+
+@dataclass(frozen=True)
+class TraceSelections:
+    info: TraceInfo
+    every: list[Launch]  # every launch of the trace
+    selected: dict[str, Selection]  # the members the trace places
+    beyond: list[Invocation]  # their launches lie beyond the trace: it stopped before them
+    never: list[tuple[Invocation, str]]  # the application ended first: their launches do not exist
+
+
+def trace_selections(
+    ctx: RunContext,
+    cache: TraceCache,
+    members: Sequence[Invocation],
+    gpus: tuple[str, ...] | None,
+    lane: str | None,
+    launches: int,
+) -> TraceSelections | str:
+    """The group's trace up to `launches` launches and what it says of each member; or why there is
+    none. A cached trace that cannot be listed is dropped and traced again, once."""
+    for _ in range(2):
+        trace = trace_for(ctx, cache, members, gpus, lane, launches)
+        if isinstance(trace, str):
+            return trace
+        report, info = trace
+        selections = select_launches(ctx.ncu_path, report, members)
+        if not (isinstance(selections, str) and info.reused):
+            break
+        cache.forget(info.key)  # a damaged cache entry
+    if isinstance(selections, str):
+        return selections
+    every = selections.pop("")
+    if isinstance(every, str):  # never: listing every launch has no window that can miss
+        return every
+    missed = [(m, why) for m in members if isinstance(why := selections[m.name], str)]
+    ended = len(every[0]) < launches
+    return TraceSelections(
+        info=info,
+        every=every[0],
+        selected={name: s for name, s in selections.items() if not isinstance(s, str)},
+        beyond=[] if ended else [m for m, _ in missed],
+        never=missed if ended else [],
+    )
+
+
+def select_launches(ncu: str, report: Path, members: Sequence[Invocation]) -> dict[str, Selection | str] | str:
+    """Per member, the launches its filters select in the trace and the ones it wants (or why the
+    trace cannot say); under "" every launch of the trace. A string: the trace cannot be listed."""
+
+    def selection(member: Invocation | None) -> Selection | str:
+        if member is None:
+            every = list_launches(import_csv_argv(ncu, report))
+            return every, tuple(every)
+        o = member.options
+        skip, count = o.launch_skip or 0, o.launch_count or 1
+        picked = list_launches(import_csv_argv(ncu, report, filter_words(o), skip + count))
+        wanted = member_wanted(picked, skip, count)
+        return wanted if isinstance(wanted, str) else (picked, wanted)
+
+    names = ["", *(m.name for m in members)]
+    try:
+        with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
+            return dict(zip(names, pool.map(selection, [None, *members]), strict=True))
+    except ImportFailed as exc:
+        return f"the discovery trace cannot be listed: {exc}"

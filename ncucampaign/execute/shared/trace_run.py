@@ -1,0 +1,56 @@
+"""Getting a discovery trace for a shared run: from this run, from the cache, or by running it (with
+the usual attempts, so timeouts, interruption and crash cleanup apply to it too)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from ncucampaign.execute.attempt.attempts import run_attempts
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.rundir.book import TRACE_PREFIX
+from ncucampaign.execute.rundir.manifest import Manifest, TraceInfo
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.shared.records import new_shared_record
+from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key
+from ncucampaign.plan.argv import ncu_options
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.gpus import VISIBLE
+from ncucampaign.plan.union import trace_invocation
+
+
+def key_of(trace: Invocation, manifest: Manifest, gpus: tuple[str, ...] | None) -> TraceKey:
+    """What the trace depends on: its command, environment, the workload, ncu and the GPU model."""
+    env = {k: v for k, v in trace.env if k != VISIBLE}  # the GPU model counts, not which one
+    known = {str(g.index): g.name for g in manifest.gpus or ()}
+    gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
+    argv = [*ncu_options(trace), *trace.app_argv]
+    return trace_key(argv, env, str(trace.cwd), manifest.workload_git, manifest.ncu.version, gpu)
+
+
+def trace_for(
+    ctx: RunContext,
+    cache: TraceCache,
+    members: Sequence[Invocation],
+    gpus: tuple[str, ...] | None,
+    lane: str | None,
+    launches: int,
+) -> tuple[Path, TraceInfo] | str:
+    """The trace report (its first `launches` matching launches) and how it was obtained, or why
+    there is none."""
+    trace = trace_invocation(members, launches)
+    key = key_of(trace, ctx.book.manifest, gpus)
+    with cache.key_lock(key):
+        found = cache.find(key)
+        if found is not None:
+            path, reused = found
+            return path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused)
+        trace = dataclasses.replace(trace, name=f"{TRACE_PREFIX}{key.short}", target=f"trace-{key.short}")
+        record = new_shared_record(ctx, trace, members, "trace", gpus)
+        run_attempts(ctx, trace, record.argv, record, lane, read_results=False)
+        if record.status != Status.OK or record.report is None:
+            return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"
+        report = ctx.run.root / record.report.path
+        cache.remember(key, report)
+        return report, TraceInfo(report=record.report.path, key=key.digest, launches=launches, reused=False)

@@ -1,0 +1,63 @@
+"""The Slurm backend's submitting side: an open run directory's pending units as a Slurm job array.
+
+Slurm's own commands are the interface (sbatch --parsable), so nothing must match the cluster's Slurm
+version.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.execute.open_run import OpenRun
+from ncucampaign.execute.process.groups import run_captured
+from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.manifest import SlurmArray
+from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
+from ncucampaign.execute.slurm.queue import SLURM_TIMEOUT_S, slurm_command
+from ncucampaign.plan.share import share_plan
+from ncucampaign.plan.slurm import array_tasks, batch_script
+from ncucampaign.plan.units import units_in_plan_order
+
+
+def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> SlurmArray:
+    """Write the array's script and task list into the run directory and submit it with sbatch: one
+    task per unit of what is left to run."""
+    files = SlurmFiles(run.store)
+    files.make_folders()
+    number = len(run.manifest.slurm_arrays) + 1
+    tasks = array_tasks(units_in_plan_order(run.to_run, share_plan(run.to_run, run.settings.share)))
+    for task in tasks:  # a target rerun by this array may be claimed again
+        for name in task.names:
+            files.retire_claim(name, f"array-{number}")
+    if any(ch.isspace() for ch in str(run.store.run.root)):
+        raise UsageError(f"{run.store.run.root}: a run directory for --slurm must have no spaces in its path")
+    script = batch_script(
+        campaign=run.plan.campaign,
+        run_dir=run.store.run.root,
+        array=number,
+        tasks=tasks,
+        python=sys.executable,
+        slurm_args=slurm_args,
+    )
+    listing = {"tasks": [list(t.names) for t in tasks], "share": run.settings.share}
+    run.store.write_json(f"{SLURM}/array-{number}.json", listing)
+    path = run.store.write_text(f"{SLURM}/array-{number}.sbatch", script)
+    run.store.write_text(f"{SLURM}/array.sbatch", script)
+    record = SlurmArray(
+        number=number,
+        job_id=None,
+        submitted_at=now_iso(),
+        script=run.store.run.relative(path),
+        tasks=[list(t.names) for t in tasks],
+    )
+    code, out = run_captured([slurm_command("sbatch"), "--parsable", str(path)], SLURM_TIMEOUT_S)
+    if code == 0 and out.strip():
+        record.job_id = out.strip().splitlines()[-1].split(";")[0]
+    run.book.commit(lambda: run.manifest.slurm_arrays.append(record))
+    if record.job_id is None:
+        detail = out.strip().splitlines()[-1] if out.strip() else f"exit code {code}"
+        raise EnvironmentProblem(f"sbatch refused {path}: {detail}")
+    run.book.commit(lambda: setattr(run.manifest, "state", "submitted"))
+    return record

@@ -1,0 +1,109 @@
+"""The Slurm backend's task side: one array task claims its targets and runs them as units, with the
+same attempts as a local run (execute/units.py), into its own record file (execute/slurm/files.py);
+`collect` merges that into the run's manifest.
+
+The task never takes the run directory's lock (other tasks run beside it) and never sets
+CUDA_VISIBLE_DEVICES: the GPUs are the ones Slurm gave it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+from collections.abc import Sequence
+
+from ncucampaign.errors import UsageError
+from ncucampaign.execute.context import Reporter, RunContext, SerialReporter
+from ncucampaign.execute.executors import SequentialExecutor
+from ncucampaign.execute.prepare import RunSettings
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.provenance import gpu_info
+from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
+from ncucampaign.execute.rundir.manifest import Manifest, SlurmPlacement, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.slurm.files import SlurmFiles
+from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
+from ncucampaign.plan.argv import ncu_argv
+from ncucampaign.plan.expand import Invocation, Plan
+from ncucampaign.plan.gpus import VISIBLE
+from ncucampaign.plan.share import share_plan
+from ncucampaign.plan.units import units_in_plan_order
+
+
+def placement(files: SlurmFiles) -> SlurmPlacement:
+    """Where this task runs, from the environment Slurm gives it."""
+    env = os.environ
+    if not env.get("SLURM_ARRAY_TASK_ID", "").isdigit():
+        raise UsageError("slurm-task runs inside a Slurm array task (SLURM_ARRAY_TASK_ID is not set)")
+    array_job, task = env.get("SLURM_ARRAY_JOB_ID", env.get("SLURM_JOB_ID", "?")), int(env["SLURM_ARRAY_TASK_ID"])
+    visible = env.get(VISIBLE)
+    # SLURM_JOB_GPUS holds the node's GPU indices; CUDA_VISIBLE_DEVICES may be renumbered from 0
+    # where Slurm constrains devices with cgroups.
+    indices = (env.get("SLURM_JOB_GPUS") or visible or "").split(",")
+    known = {str(gpu.index): gpu.uuid for gpu in gpu_info() or ()}
+    return SlurmPlacement(
+        job_id=env.get("SLURM_JOB_ID", "?"),
+        array_job_id=array_job,
+        array_task_id=task,
+        node=env.get("SLURMD_NODENAME") or socket.gethostname(),
+        cuda_visible_devices=visible,
+        gpu_uuids=[known[i] for i in indices if i in known],
+        record=files.record_path(array_job, task),
+    )
+
+
+def slurm_gpus_kept(inv: Invocation) -> Invocation:
+    """The invocation without a CUDA_VISIBLE_DEVICES of its own: Slurm's stands."""
+    return dataclasses.replace(inv, env=tuple((k, v) for k, v in inv.env if k != VISIBLE))
+
+
+def task_manifest(
+    main: Manifest, claimed: Sequence[Invocation], where: SlurmPlacement, store: RunStore, ncu_path: str
+) -> Manifest:
+    """The task's manifest: the run's, holding only the claimed targets (with their earlier attempts)."""
+    previous = {record.name: record for record in main.targets}
+    records: list[TargetRecord] = []
+    for inv in claimed:
+        fresh = pending_record(inv, ncu_argv(inv, ncu_path, store.run.reports), store.run)
+        record = previous[inv.name].model_copy(deep=True) if inv.name in previous else fresh.model_copy()
+        record.argv, record.env, record.shell_command = fresh.argv, fresh.env, fresh.shell_command
+        record.status, record.slurm = Status.PENDING, where
+        records.append(record)
+    update = {"state": "running", "started_at": now_iso(), "ended_at": None, "targets": records}
+    return main.model_copy(update={**update, "shared_runs": [], "slurm_arrays": []})
+
+
+def run_task(
+    store: RunStore,
+    plan: Plan,
+    settings: RunSettings,
+    reporter: Reporter,
+    stop: StopRequest,
+    main: Manifest,
+    names: Sequence[str],
+) -> RunResult | None:
+    """Claim and run `names`; None when every one of them was claimed by another task already."""
+    files = SlurmFiles(store)
+    where = placement(files)
+    by_name = {inv.name: slurm_gpus_kept(inv) for inv in plan.invocations}
+    claim = {**where.model_dump(), "pid": os.getpid(), "claimed_at": now_iso()}
+    claimed = [by_name[name] for name in names if name in by_name and files.claim(name, claim)]
+    if not claimed:
+        return None
+    store.make_folders()
+    # No lock: the tasks of an array write into the run directory side by side, each its own files.
+    book = RecordBook(
+        task_manifest(main, claimed, where, store, settings.ncu_path),
+        lambda data: store.write_json(where.record, data),
+        shared_prefix=f"shared/{where.array_job_id}_{where.array_task_id}-",
+    )
+    book.save()
+    ctx = RunContext(store, book, settings.reader, SerialReporter(reporter), stop, settings.ncu_path)
+    shares = share_plan(claimed, settings.share)
+    runner = UnitRunner(ctx, TraceCache(settings.runs_root.absolute()), {i.name: why for i, why in shares.alone})
+    units = units_in_plan_order(claimed, shares)
+    task_plan = dataclasses.replace(plan, invocations=tuple(claimed))
+    return execute_units(ctx, task_plan, units, SequentialExecutor(), runner, 0)

@@ -1,0 +1,125 @@
+"""Running one unit (an invocation, or a group sharing one application run) into the context's book:
+what every backend does with a unit, wherever its records go (execute/runner.py for a local run,
+execute/slurm/task.py for a Slurm array task). The executors call `run_unit`; it hands records back.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem
+from ncucampaign.execute.attempt.attempts import run_attempts
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.executors import Executor
+from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.manifest import Manifest, Obtained, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunDir
+from ncucampaign.execute.shared.run import Alone, run_shared
+from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.plan.argv import ncu_argv, shell_command
+from ncucampaign.plan.expand import Invocation, Plan
+from ncucampaign.plan.gpus import pin
+from ncucampaign.plan.share import SharedGroup
+from ncucampaign.plan.units import Unit
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run: RunDir
+    manifest: Manifest
+    exit_code: int
+
+
+def execute_units(
+    ctx: RunContext, plan: Plan, units: Sequence[Unit], executor: Executor, runner: UnitRunner, skipped: int
+) -> RunResult:
+    """Run `units` with `executor` and end the book's manifest as finished or interrupted (saved
+    however it ends). `skipped`: the plan's invocations a resumed run does not run again."""
+    manifest = ctx.book.manifest
+    try:
+        ctx.reporter.started(ctx.run, plan, skipped)
+        executor.run(units, runner)
+        manifest.state = "interrupted" if ctx.stop.level else "finished"
+    except BaseException:
+        ctx.stop.request(1)
+        manifest.state = "interrupted"
+        raise
+    finally:
+        manifest.ended_at = now_iso()
+        try:
+            ctx.book.save()
+        except EnvironmentProblem:
+            if sys.exc_info()[0] is None:
+                raise  # the run itself went well: this failure is the news
+            # else: the failure already on its way is the news; the last saved manifest says
+            # `running`, which --resume completes
+    return RunResult(ctx.run, manifest, _exit_code(plan, manifest, ctx.stop.level))
+
+
+def _exit_code(plan: Plan, manifest: Manifest, stopped: int) -> int:
+    planned = {inv.name for inv in plan.invocations}
+    if stopped:
+        return EXIT_INTERRUPTED
+    if all(t.status == Status.OK for t in manifest.targets if t.name in planned):
+        return EXIT_OK
+    return EXIT_TARGETS_FAILED
+
+
+class UnitRunner:
+    """The executors' session: runs units and reports each finished target.
+
+    `alone_reasons`: why the share plan runs an invocation alone (recorded as how it was obtained).
+    """
+
+    def __init__(self, ctx: RunContext, traces: TraceCache, alone_reasons: dict[str, str]) -> None:
+        self.ctx, self.traces, self.alone_reasons = ctx, traces, alone_reasons
+        self.stop = ctx.stop
+
+    def target_finished(self, record: TargetRecord, position: int, total: int) -> None:
+        self.ctx.reporter.target_finished(position, total, record)
+
+    def run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]:
+        if isinstance(unit, SharedGroup):
+            outcome = run_shared(self.ctx, self.traces, unit, gpus, lane)
+            return [*outcome.done, *(self._alone(alone, gpus, lane) for alone in outcome.alone)]
+        why = self.alone_reasons.get(unit.name)
+        if why is not None:
+            self._obtained(unit.name, Obtained(how="alone", reason=why))
+        return [self.run_target(unit, gpus, lane)]
+
+    def run_target(self, inv: Invocation, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord:
+        ctx, record = self.ctx, self.ctx.record(inv.name)
+        if gpus is not None:
+            inv = pin(inv, gpus)
+        argv = ncu_argv(inv, ctx.ncu_path, ctx.run.reports)
+        if gpus is not None:
+
+            def pinned() -> None:
+                record.gpus = list(gpus)
+                record.argv = argv
+                record.env = dict(inv.env)
+                record.shell_command = shell_command(argv, inv.env, inv.cwd)
+
+            ctx.book.commit(pinned)
+        return run_attempts(ctx, inv, argv, record, lane)
+
+    def _alone(self, alone: Alone, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord:
+        """A member its shared run handed back: its own run, unless the run is stopping."""
+        record = self.ctx.record(alone.member.name)
+        if self.stop.level:
+
+            def stopped() -> None:
+                record.status = Status.INTERRUPTED
+                record.message = f"interrupted before its own run ({alone.reason})"
+
+            self.ctx.book.commit(stopped)
+            return record
+        self._obtained(alone.member.name, Obtained(how="alone", reason=alone.reason, shared_run=alone.shared_run))
+        return self.run_target(alone.member, gpus, lane)
+
+    def _obtained(self, name: str, obtained: Obtained) -> None:
+        record = self.ctx.record(name)
+        self.ctx.book.commit(lambda: setattr(record, "obtained", obtained))
