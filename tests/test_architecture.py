@@ -48,21 +48,136 @@ def test_every_module_belongs_to_a_stage_or_the_base() -> None:
         assert stage_of(module_name(path)) in (*STAGES, "base"), path
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
-def test_imports_point_only_to_earlier_stages(path: Path) -> None:
-    own = stage_of(module_name(path))
-    for name in imported(path):
+def stage_problems(module: str, imports: set[str]) -> list[str]:
+    """Imports of `module` that point to a later stage (or from a base module into a stage)."""
+    own, problems = stage_of(module), []
+    for name in sorted(imports):
         other = stage_of(name)
         if name == "ncucampaign" or other == "base":
-            assert own != "base" or name in ("ncucampaign", "ncucampaign.errors"), f"{path} imports {name}"
+            if own == "base" and name not in ("ncucampaign", "ncucampaign.errors"):
+                problems.append(f"{module} imports {name}")
+        elif own == "base":
+            problems.append(f"base module {module} imports the stage module {name}")
+        elif STAGES.index(other) > STAGES.index(own):
+            problems.append(f"{module} ({own}) imports {name} ({other})")
+    return problems
+
+
+EXECUTE = "ncucampaign.execute."
+# execute/'s rooms (docs/architecture.md): what each may import of execute/ besides itself. The top of
+# execute/ (context, units, open_run, runner, ...) is "top"; a room missing here may import any.
+ROOM_MAY_IMPORT = {
+    "rundir": set(),
+    "process": {"rundir"},
+    "attempt": {"rundir", "process", "top"},
+    "shared": {"rundir", "process", "attempt", "top"},
+}
+ROOMS = {path.name for path in (PACKAGE / "execute").iterdir() if (path / "__init__.py").is_file()}
+# Modules of the top of execute/ that run units for any backend: never a Slurm branch in them.
+GENERIC = {"runner", "units", "executors", "open_run", "prepare", "context", "resume", "provenance"}
+
+
+def room_of(module: str) -> str | None:
+    """'ncucampaign.execute.shared.run' -> 'shared'; 'ncucampaign.execute.runner' -> 'top'; else None."""
+    if not module.startswith(EXECUTE):
+        return None
+    first = module[len(EXECUTE) :].split(".")[0]
+    return first if first in ROOMS else "top"
+
+
+def room_problems(module: str, imports: set[str]) -> list[str]:
+    """execute/'s room rules: one attempt never imports shared runs or Slurm, no generic module
+    imports Slurm, nothing in execute/ imports the local runner, each room only the rooms below it."""
+    own, problems = room_of(module), []
+    if own is None:
+        return []
+    for name in sorted(imports):
+        other = room_of(name)
+        if other is None or (other == own and own != "top"):
             continue
-        assert own != "base", f"base module {path} imports the stage module {name}"
-        assert STAGES.index(other) <= STAGES.index(own), f"{module_name(path)} ({own}) imports {name} ({other})"
+        if name == EXECUTE + "runner" and module != name:
+            problems.append(f"{module} imports the local runner")
+        if own == "top" and module[len(EXECUTE) :] in GENERIC and other == "slurm":
+            problems.append(f"{module} runs units for any backend but imports the Slurm backend {name}")
+        allowed = ROOM_MAY_IMPORT.get(own)
+        if allowed is not None and other not in allowed:
+            problems.append(f"{module} ({own}) imports {name} ({other})")
+    return problems
 
 
-def test_the_stage_check_can_fail() -> None:
-    assert STAGES.index(stage_of("ncucampaign.results.runs")) > STAGES.index(stage_of("ncucampaign.execute.runner"))
-    assert stage_of("ncucampaign.errors") == "base"
+def raw_imports(path: Path) -> set[str]:
+    """Every module the file imports, anywhere in it (subprocess included)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def process_problems(module: str, imports: set[str]) -> list[str]:
+    """Only execute/process/ starts processes."""
+    if module.startswith(EXECUTE + "process."):
+        return []
+    return [f"{module} imports {name}" for name in sorted(imports) if name in ("subprocess", "multiprocessing")]
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_imports_point_only_to_earlier_stages(path: Path) -> None:
+    assert stage_problems(module_name(path), imported(path)) == []
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_execute_rooms_import_only_what_they_may(path: Path) -> None:
+    assert room_problems(module_name(path), imported(path)) == []
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_only_the_process_room_starts_processes(path: Path) -> None:
+    assert process_problems(module_name(path), raw_imports(path)) == []
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    graph = {module_name(path): {n for n in imported(path) if n != "ncucampaign"} for path in MODULES}
+    assert import_cycle(graph) is None
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the import graph, or None (function-local imports count: they hide a cycle)."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        for following in sorted(graph.get(node, ())):
+            found = visit(following, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    return next((c for c in (visit(node, []) for node in sorted(graph)) if c), None)
+
+
+def test_the_checks_can_fail() -> None:
+    """Each checker fed an import it must refuse (and one it must accept)."""
+    assert stage_problems("ncucampaign.plan.share", {"ncucampaign.execute.runner"})
+    assert stage_problems("ncucampaign.errors", {"ncucampaign.plan.share"})
+    assert not stage_problems("ncucampaign.execute.runner", {"ncucampaign.plan.share", "ncucampaign.errors"})
+    assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.shared.run"})
+    assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.slurm.files"})
+    assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.shared"})
+    assert room_problems("ncucampaign.execute.runner", {"ncucampaign.execute.slurm.task"})
+    assert room_problems("ncucampaign.execute.shared.run", {"ncucampaign.execute.runner"})
+    assert room_problems("ncucampaign.execute.rundir.book", {"ncucampaign.execute.process.groups"})
+    assert not room_problems("ncucampaign.execute.shared.run", {"ncucampaign.execute.attempt.attempts"})
+    assert process_problems("ncucampaign.execute.attempt.ncu_checks", {"subprocess"})
+    assert not process_problems("ncucampaign.execute.process.groups", {"subprocess"})
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))

@@ -187,6 +187,7 @@ pytestmark_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reas
 ncu_report = pytest.importorskip("ncu_report", reason="discover reads reports")
 
 
+@pytest.mark.slow
 @pytestmark_linux
 def test_discover_lists_kernels_and_writes_targets(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: norm\n  kernel_name: rmsnorm_kernel\n  launch_skip: 2\n")
@@ -203,6 +204,7 @@ def test_discover_lists_kernels_and_writes_targets(tmp_path: Path, write_campaig
     assert "rmsnorm_kernel" in done.stdout and "launch_skip: 3" in done.stdout
 
 
+@pytest.mark.slow
 @pytestmark_linux
 def test_discover_target_uses_the_target_filters_and_marks_its_launch(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: norm\n  kernel_name: rmsnorm_kernel\n  launch_skip: 2\n")
@@ -218,6 +220,7 @@ def test_discover_target_uses_the_target_filters_and_marks_its_launch(tmp_path: 
     assert "profile #2" in done.stdout
 
 
+@pytest.mark.slow
 @pytestmark_linux
 def test_discover_a_bare_command(tmp_path: Path) -> None:
     env = fake_env(FAKE_NCU_FIXTURE="name_exact")
@@ -237,11 +240,13 @@ def test_discover_a_bare_command(tmp_path: Path) -> None:
     assert (tmp_path / "runs" / "discover" / "latest" / "kernels.json").is_file()
 
 
+@pytest.mark.slow
 def test_discover_needs_a_campaign_for_target(tmp_path: Path) -> None:
     done = run_cli("discover", "--target", "x", "--", "python3", "x.py", cwd=tmp_path)
     assert done.returncode == 2 and "need a campaign file" in done.stderr
 
 
+@pytest.mark.slow
 def test_no_kernels_diagnosis_reaches_the_manifest_and_console(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: typo\n  kernel_name: rmsnrom_kernel\n")
     done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
@@ -251,6 +256,7 @@ def test_no_kernels_diagnosis_reaches_the_manifest_and_console(tmp_path: Path, w
     assert "hint: kernel_name: rmsnorm_kernel" in done.stdout
 
 
+@pytest.mark.slow
 def test_validate_strict_fails_on_warnings(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text("application:\n  command: x\ntargets:\n  - name: a\n    nvtx_include: step\n")
     loose = run_cli("validate", "camp.yaml", cwd=tmp_path)

@@ -14,6 +14,8 @@ from ncucampaign.results.findings import Finding, rank
 from ncucampaign.results.rules import RuleResult, plain
 from tests.conftest import FIXTURES, run_cli
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
 
 # ncu --import R --page details --csv of these reports (tests/fixtures/csv, from the H200).

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import campaign_text, fake_env, run_cli
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 ESC = "\x1b"
 
 

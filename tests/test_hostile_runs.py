@@ -16,7 +16,10 @@ import pytest
 
 from tests.conftest import ROOT, fake_env, load_manifest, run_cli, target
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc"),
+    pytest.mark.slow,
+]  # slow: runs the CLI end to end
 
 
 def no_crash(done: subprocess.CompletedProcess[str]) -> None:

@@ -32,6 +32,8 @@ from ncucampaign.cli import main
 from ncucampaign.spec.model import OPTION_KEYS
 from tests.conftest import FAKE_APP, FIXTURES, ROOT, fake_env, run_cli
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 CASES: Counter[str] = Counter()  # reported at the end of the run (conftest.py)
 EXAMPLES = int(os.environ.get("HOSTILE_EXAMPLES", "150"))
 CASE_SECONDS = 20.0  # a guard against runaway cases, far above what any case takes

@@ -11,6 +11,8 @@ import pytest
 import ncucampaign
 from tests.conftest import load_manifest, run_cli
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 
 def same_cell(a: str, b: str) -> bool:
     try:

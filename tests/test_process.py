@@ -31,6 +31,7 @@ def test_leftover_processes_of_the_group_are_killed(tmp_path: Path) -> None:
     assert not alive(int(pid_file.read_text()))
 
 
+@pytest.mark.slow
 def test_timeout_escalates_to_sigkill(tmp_path: Path) -> None:
     script = "trap '' INT TERM; echo started; while :; do sleep 0.1; done"
     outcome = run_in_group(

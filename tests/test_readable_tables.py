@@ -35,6 +35,7 @@ def test_every_number_is_whole_at_a_narrow_width(width: int) -> None:
     assert "…" not in "".join(n for n in numbers if n)
 
 
+@pytest.mark.slow
 def test_long_kernel_names_are_shortened_in_the_middle_and_shown_whole_with_wide(tmp_path: Path) -> None:
     name = report_record(CUDNN).results[0].kernel
     short = middle(name)
@@ -46,6 +47,7 @@ def test_long_kernel_names_are_shortened_in_the_middle_and_shown_whole_with_wide
     assert name in run_cli("summarize", str(CUDNN), "--format", "csv", cwd=tmp_path).stdout
 
 
+@pytest.mark.slow
 def test_piped_output_has_no_trailing_padding_and_no_wrapped_prose(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign(
         "- name: rms\n  kernel_name: rmsnorm_kernel\n- name: typo\n  kernel_name: no_such_kernel\n"
@@ -58,4 +60,5 @@ def test_piped_output_has_no_trailing_padding_and_no_wrapped_prose(tmp_path: Pat
     assert max(len(line) for line in lines) < 400
     # a target without results is one line, not an empty table, and its message is not wrapped
     (typo,) = [line for line in lines if line.startswith("typo: no_kernels")]
-    assert "No kernels were profiled" in typo or "profiled nothing" in typo or len(typo) > 40
+    message = next(t for t in load_manifest(tmp_path / "runs")[1]["targets"] if t["name"] == "typo")["message"]
+    assert len(message) > 40 and message in typo  # long enough that a wrapping table would have cut it

@@ -208,6 +208,7 @@ def _hang_run(tmp_path: Path, campaign: str, **env: str) -> tuple[Path, dict]:
     return load_manifest(tmp_path / "runs")
 
 
+@pytest.mark.slow
 def test_a_collective_target_stops_at_the_warning_with_a_hint_and_leaves_nothing(tmp_path: Path) -> None:
     run_dir, manifest = _hang_run(tmp_path, MULTI_RANK)
     hung = target(manifest, "first_kernels_of_step")
@@ -225,6 +226,7 @@ def test_a_collective_target_stops_at_the_warning_with_a_hint_and_leaves_nothing
     assert "replay_hang" in shown.stdout
 
 
+@pytest.mark.slow
 def test_the_suggested_exclusion_pasted_into_the_campaign_runs_ok(tmp_path: Path) -> None:
     _, manifest = _hang_run(tmp_path, MULTI_RANK)
     hint = next(h for h in target(manifest, "first_kernels_of_step")["diagnosis"] if "kernel_name: '" in h)
@@ -238,6 +240,7 @@ def test_the_suggested_exclusion_pasted_into_the_campaign_runs_ok(tmp_path: Path
     assert target(fixed_manifest, "first_kernels_of_step")["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_a_collective_that_stalls_without_a_warning_stops_after_the_stall_time(tmp_path: Path) -> None:
     campaign = MULTI_RANK.replace("  stop_grace: 5\n", "  stop_grace: 5\n  stall_timeout: 1\n")
     _, manifest = _hang_run(tmp_path, campaign, FAKE_NCU_HANG_WARN_S="never")
@@ -246,6 +249,7 @@ def test_a_collective_that_stalls_without_a_warning_stops_after_the_stall_time(t
     assert "no progress for" in hung["message"] and NCCL in hung["message"]
 
 
+@pytest.mark.slow
 def test_the_lint_warns_before_anything_runs(tmp_path: Path) -> None:
     path = tmp_path / "camp.yaml"
     path.write_text(MULTI_RANK)

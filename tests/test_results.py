@@ -22,6 +22,8 @@ from ncucampaign.results.runs import load_run
 from tests.conftest import FIXTURES, fake_env, load_manifest, run_cli, target
 from tests.test_results_helpers import manifest_with, target_record
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 pytest.importorskip("ncu_report", reason="results are read with ncu_report")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
 

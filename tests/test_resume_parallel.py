@@ -16,7 +16,10 @@ import pytest
 
 from tests.conftest import alive, fake_env, load_manifest, run_cli, target
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc"),
+    pytest.mark.slow,
+]  # slow: runs the CLI end to end
 
 SLOW = {"FAKE_NCU_SECONDS_PER_KERNEL": "0.4"}  # each target takes about a second
 

@@ -20,7 +20,10 @@ import pytest
 
 from tests.conftest import ROOT, alive, fake_env, load_manifest, run_cli, target
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc"),
+    pytest.mark.slow,
+]  # slow: runs the CLI end to end
 
 
 def test_successful_campaign_fills_the_run_directory(tmp_path: Path, write_campaign) -> None:

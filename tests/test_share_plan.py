@@ -213,6 +213,7 @@ def test_union_filters_are_a_superset_of_every_member() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_plan_json_lists_the_shared_runs_with_their_commands(tmp_path: Path) -> None:
     from tests.conftest import run_cli
 

@@ -17,6 +17,8 @@ import pytest
 
 from tests.conftest import alive, campaign_text, fake_env, load_manifest, run_cli, target
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 # Five targets whose windows need the discovery trace (different kernels and an NVTX range); the
 # union profiles 8 launches of the fake application (see fake_app.py).
 TRACE_TARGETS = """

@@ -20,7 +20,11 @@ from tests.conftest import campaign_text, fake_env, run_cli
 from tests.slurm import cluster
 
 WHY_NOT = cluster.why_not()
-pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+pytestmark = [
+    pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or ""),
+    pytest.mark.slurm,
+    pytest.mark.slow,
+]  # slow: runs the CLI end to end
 
 
 @pytest.fixture(scope="module", autouse=True)

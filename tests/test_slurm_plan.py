@@ -17,6 +17,8 @@ import pytest
 from ncucampaign.plan.slurm import check_slurm_args, slurm_time
 from tests.conftest import campaign_text, fake_env, run_cli
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 
 def directives(script: str) -> dict[str, str]:
     found = {}

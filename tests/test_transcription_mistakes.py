@@ -18,6 +18,8 @@ from ncucampaign.spec.model import TargetOptions
 from tests.conftest import FIXTURES, campaign_text, fake_env, load_manifest, run_cli, target
 from tests.test_results_helpers import manifest_with, target_record
 
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
 
 def cli(tmp_path: Path, *args: str, text: str | None = None, cwd: Path | None = None):
     if text is not None:

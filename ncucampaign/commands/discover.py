@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, runs_root
 from ncucampaign.commands.progress import ConsoleReporter
+from ncucampaign.discover.analysis import Mode
 from ncucampaign.discover.session import Discovery, DiscoveryRequest, bare_command_campaign, run_discovery
 from ncucampaign.discover.tables import kernel_table, target_table
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         loaded = bare_command_campaign(what, Path.cwd())
         plan = build_plan(loaded, ncu_choice(args))
-    mode = "target" if args.target else "scope" if args.scope else "all"
+    mode: Mode = "target" if args.target else "scope" if args.scope else "all"
     request = DiscoveryRequest(mode, args.target or args.scope, args.launch_limit, args.top, args.nth)
     if args.launch_limit is not None and args.launch_limit < 1:
         raise UsageError("--launch-limit must be at least 1")

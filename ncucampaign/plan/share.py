@@ -178,7 +178,7 @@ def share_plan(invocations: Sequence[Invocation], enabled: bool = True) -> Share
     for pool in pools.values():
         window: Window = "targets" if len({filter_signature(m) for m in pool}) == 1 else "trace"
         found.extend((members, window) for members in _by_cost(pool, window))
-    groups = []
+    groups: list[SharedGroup] = []
     for members, window in found:
         if len(members) < 2 or (window == "trace" and not _trace_pays(members)):
             alone.update({m.name: _single_reason(pool_sizes, m) for m in members})

@@ -38,7 +38,11 @@ class RuleResult:
 def plain(text: str) -> str:
     """A rule message with its link markup replaced by the link's text."""
     for pattern, group in _LINKS:
-        text = pattern.sub(lambda m, g=group: m.group(g), text)
+
+        def link_text(match: re.Match[str], group: int = group) -> str:
+            return match.group(group)
+
+        text = pattern.sub(link_text, text)
     return text
 
 

@@ -80,7 +80,8 @@ def parse_campaign(text: str, file: Path, sha256: str = "") -> LoadedCampaign:
         raise CampaignError(str(file), [Problem((), "the file is empty; a campaign needs application and targets")])
     if not isinstance(data, dict):
         raise CampaignError(str(file), [Problem((), "the top level must be a mapping (key: value)", 1)])
-    name = data.get("name") if isinstance(data.get("name"), str) else file.stem
+    given = data.get("name")
+    name = given if isinstance(given, str) else file.stem
     naming = [] if re.match(NAME_PATTERN, name) or "name" in data else [_bad_file_name(file)]
     try:
         campaign = Campaign.model_validate(data)
@@ -100,7 +101,8 @@ def _bad_file_name(file: Path) -> Problem:
 def _same_names(data: dict[str, Any], lines: dict[KeyPath, int]) -> list[Problem]:
     """Targets named alike, found even when some of them are invalid (the planner checks expanded
     names of valid campaigns; its message is the same, so a name is never reported twice)."""
-    raw = data.get("targets") if isinstance(data.get("targets"), list) else []
+    given = data.get("targets")
+    raw = given if isinstance(given, list) else []
     first: dict[str, int] = {}
     problems = []
     for index, target in enumerate(raw):
@@ -132,12 +134,14 @@ def _partial(
         application = Application.model_validate(data.get("application"))
     except ValidationError:
         return None
-    raw_defaults = data.get("defaults") if isinstance(data.get("defaults"), dict) else {}
+    given_defaults = data.get("defaults")
+    raw_defaults = given_defaults if isinstance(given_defaults, dict) else {}
     try:
         defaults = TargetOptions.model_validate(raw_defaults)
     except ValidationError:  # keep the keys that are valid on their own (lint_ignore, say)
         defaults = TargetOptions.model_validate({k: v for k, v in raw_defaults.items() if _valid_option(k, v)})
-    raw_targets = data.get("targets") if isinstance(data.get("targets"), list) else []
+    given_targets = data.get("targets")
+    raw_targets = given_targets if isinstance(given_targets, list) else []
     valid: list[tuple[int, Target]] = []
     for index, raw in enumerate(raw_targets):
         try:

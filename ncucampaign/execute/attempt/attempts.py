@@ -5,6 +5,7 @@ Hands back the record; calls nothing above it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
@@ -31,7 +32,7 @@ class Judged:
     console: ConsoleSummary
     report_exists: bool
     results: int | None
-    results_from: str
+    results_from: Literal["report", "console"]
     readable: bool = True  # False: the report exists but is damaged
     read: list[ResultRecord] | None = None  # what the report holds (None: no reader, or no report)
 
@@ -160,7 +161,8 @@ class _TargetAttempts:
         counted = len(read) if read is not None else None
         if counted == 0:  # ncu writes no report when it profiled nothing: an empty one is damaged
             counted, unreadable = None, f"{self.report.name} holds no results"
-        results, source = (counted, "report") if counted is not None else (console.profiled, "console")
+        source: Literal["report", "console"] = "report" if counted is not None else "console"
+        results = counted if counted is not None else console.profiled
         verdict = classify_attempt(
             exit_code=outcome.exit_code,
             console=console,
@@ -216,5 +218,5 @@ class _TargetAttempts:
             bytes=self.report.stat().st_size,
             sha256=sha256_of(self.report),
             results=judged.results if judged and judged.report_exists else None,
-            results_from=judged.results_from if judged and judged.report_exists else None,  # type: ignore[arg-type]
+            results_from=judged.results_from if judged and judged.report_exists else None,
         )

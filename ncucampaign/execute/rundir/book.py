@@ -60,7 +60,7 @@ class RecordBook:
     Slurm task, whose siblings write into the same reports/shared/).
     """
 
-    def __init__(self, manifest: Manifest, write: Callable[[Any], None], shared_prefix: str = "shared/") -> None:
+    def __init__(self, manifest: Manifest, write: Callable[[Any], object], shared_prefix: str = "shared/") -> None:
         self.manifest = manifest
         self.records: dict[str, TargetRecord] = {record.name: record for record in manifest.targets}
         self._write, self.shared_prefix = write, shared_prefix

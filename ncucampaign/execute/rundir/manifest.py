@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.spec.schema import json_schema
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION: Literal[1] = 1
 
 
 class Record(BaseModel):

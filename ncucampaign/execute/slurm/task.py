@@ -12,6 +12,7 @@ import dataclasses
 import os
 import socket
 from collections.abc import Sequence
+from typing import Any
 
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.context import Reporter, RunContext, SerialReporter
@@ -95,9 +96,13 @@ def run_task(
         return None
     store.make_folders()
     # No lock: the tasks of an array write into the run directory side by side, each its own files.
+
+    def write_record(data: Any) -> None:
+        store.write_json(where.record, data)
+
     book = RecordBook(
         task_manifest(main, claimed, where, store, settings.ncu_path),
-        lambda data: store.write_json(where.record, data),
+        write_record,
         shared_prefix=f"shared/{where.array_job_id}_{where.array_task_id}-",
     )
     book.save()
