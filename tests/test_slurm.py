@@ -133,8 +133,11 @@ def test_a_killed_task_is_reported_and_resume_reruns_only_it(tmp_path: Path) -> 
     stuck = by_name(manifest(tmp_path))["stuck"]
     assert stuck["status"] == "interrupted" and "its Slurm task" in stuck["message"]
     attempt = stuck["attempts"][0]
-    assert attempt["status"] == "interrupted" and "process(es) it left were killed" in attempt["message"]
-    assert group_members(attempt["process_group"]) == []  # ncu outlived its runner; collect stopped it
+    assert attempt["status"] == "interrupted" and "its Slurm task ended during this attempt" in attempt["message"]
+    # ncu usually outlives its runner here (proctrack/linuxproc tracks by parent) and collect kills it,
+    # saying so; now and then slurmstepd catches it first. Either way nothing is left (collect's kill
+    # is checked without that race in test_slurm_plan.py).
+    assert group_members(attempt["process_group"]) == []
 
     hang.unlink()
     again = run_cli("run", "--resume", str(run_dir), "--slurm", "--wait", cwd=tmp_path, env=fake_env())

@@ -184,3 +184,37 @@ def test_ctrl_c_while_waiting_leaves_the_array_running_and_says_how_to_collect(t
     assert waiting.returncode == 130, out + err
     assert "stopped waiting; the array goes on" in err
     assert "Slurm array job 4242 still running" in out
+
+
+def test_reading_a_run_never_kills_what_a_dead_task_left_and_collect_does(tmp_path: Path) -> None:
+    run_dir, env = _submitted_with_a_dead_task(tmp_path)
+    # What the dead task left: its record says attempt 1 runs in a process group that still lives.
+    left = subprocess.Popen(
+        ["sleep", "300"], start_new_session=True, env={**os.environ, "NCUCAMPAIGN_RUN_DIR": str(run_dir)}
+    )
+    try:
+        record = json.loads((run_dir / "manifest.json").read_text())
+        target = record["targets"][0]
+        target["status"] = "running"
+        target["attempts"] = [{"number": 1, "started_at": "then", "status": "running", "process_group": left.pid}]
+        (run_dir / "slurm" / "tasks" / "4242_0.json").write_text(json.dumps(record))
+        before = (run_dir / "manifest.json").read_text()
+        for command in (
+            ["summarize", str(run_dir)],
+            ["findings", str(run_dir)],
+            ["compare", str(run_dir), str(run_dir)],
+        ):
+            (run_dir / "manifest.json").write_text(before)
+            done = run_cli(*command, cwd=tmp_path, env=env)
+            assert done.returncode in (0, 1), done.stdout + done.stderr
+            assert left.poll() is None, f"{command[0]} killed a process"
+            # ...but it saw the task's record collected: the target is reported as its dead task's
+            seen = json.loads((run_dir / "manifest.json").read_text())["targets"][0]
+            assert seen["status"] == "interrupted" and "its Slurm task" in seen["message"], command[0]
+        assert run_cli("collect", str(run_dir), cwd=tmp_path, env=env).returncode == 1
+        assert left.wait(timeout=30) == -signal.SIGKILL
+        attempt = json.loads((run_dir / "manifest.json").read_text())["targets"][0]["attempts"][0]
+        assert "process(es) it left were killed" in attempt["message"]
+    finally:
+        if left.poll() is None:
+            left.kill()
