@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs-per-gpu needs --gpus")
     gpus = gpu_list(args.gpus)
     ncu_path = resolve_ncu(plan.ncu)
-    print_warnings(loaded, plan, installed_ncu(ncu_path), sys.stderr)
+    installed = installed_ncu(ncu_path)
+    print_warnings(loaded, plan, installed, sys.stderr)
     if args.jobs_per_gpu > 1:
         print(
             f"ncucampaign: warning: {args.jobs_per_gpu} ncu processes per GPU; profiling at the same time on one "
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         resume=resume_dir,
         rerun_failed=args.rerun_failed,
         share=not args.no_share,
+        installed=installed,
     )
     if args.slurm:
         return run_slurm.submit(loaded, plan, settings, args)

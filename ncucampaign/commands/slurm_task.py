@@ -13,6 +13,7 @@ from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.errors import EXIT_OK, UsageError, first_line
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.provenance import installed_ncu
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.slurm.files import SLURM
 from ncucampaign.execute.slurm.task import run_task
@@ -38,12 +39,14 @@ def run(args: argparse.Namespace) -> int:
     source = Path(main.campaign.source) if main.campaign.source else root / main.campaign.copy_path
     loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
     plan = build_plan(loaded, main.ncu.path or None)
+    ncu_path = resolve_ncu(plan.ncu)
     settings = RunSettings(
         runs_root=root.parent.parent,
-        ncu_path=resolve_ncu(plan.ncu),
-        reader=NcuReportReader(resolve_ncu(plan.ncu)),
+        ncu_path=ncu_path,
+        reader=NcuReportReader(ncu_path),
         command_line=tuple(sys.argv),
         share=bool(listing.get("share", True)),
+        installed=installed_ncu(ncu_path),  # as at submission: the same targets share
     )
     stop = StopRequest()
     console = out_console()

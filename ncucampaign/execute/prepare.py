@@ -20,6 +20,7 @@ from ncucampaign.execute.rundir.store import MANIFEST, RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
 from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.ncu_catalog import InstalledNcu
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class RunSettings:
     resume: Path | None = None
     rerun_failed: bool = False
     share: bool = True  # run --no-share: every target in its own application run
+    installed: InstalledNcu | None = None  # what the ncu lists: a target asking for more never shares
 
 
 def resolve_ncu(ncu: str) -> str:

@@ -29,7 +29,7 @@ def executor_for(settings: RunSettings) -> Executor:
 def planned_units(opened: OpenRun) -> tuple[list[Unit], dict[str, str]]:
     """What is left to run as units (longest first with GPU lanes), and why each lone invocation
     runs alone."""
-    shares = share_plan(opened.to_run, opened.settings.share)
+    shares = share_plan(opened.to_run, opened.settings.share, opened.settings.installed)
     units = units_in_plan_order(opened.to_run, shares)
     if opened.settings.gpus:
         units = longest_first(units, opened.previous)

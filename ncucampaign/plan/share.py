@@ -17,6 +17,7 @@ from typing import Literal
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.union import SET_ORDER, collects_default_set, renamed, union_options, with_options
 from ncucampaign.spec.model import TargetOptions, option_value
+from ncucampaign.spec.ncu_catalog import InstalledNcu
 from ncucampaign.spec.roles import GROUP_KEY_OPTIONS, MEMBER_FILTERS
 
 Window = Literal["targets", "trace"]
@@ -61,9 +62,21 @@ class SharePlan:
     alone: tuple[tuple[Invocation, str], ...]  # with the reason it runs alone
 
 
-def alone_reason(inv: Invocation) -> str | None:
-    """Why an invocation can never share a run (None: it may)."""
+def unlisted_collection(options: TargetOptions, installed: InstalledNcu) -> str | None:
+    """A section or set the installed ncu does not list: a union asking for it is refused whole."""
+    sections = [s for s in options.sections or () if not s.startswith("regex:") and s not in installed.sections]
+    if sections:
+        return f"section {sections[0]!r} is not one the installed ncu lists: it runs alone, so it fails alone"
+    if options.section_set is not None and options.section_set not in installed.sets:
+        return f"set {options.section_set!r} is not one the installed ncu lists: it runs alone, so it fails alone"
+    return None
+
+
+def alone_reason(inv: Invocation, installed: InstalledNcu | None = None) -> str | None:
+    """Why an invocation can never share a run (None: it may). `installed`: what the ncu that will
+    run lists (None: not known, e.g. for `plan`)."""
     o = inv.options
+    unlisted = unlisted_collection(o, installed) if installed is not None else None
     reasons = [
         (o.share == "off", "share: off"),
         (o.launch_count is None, "no launch_count: its window has no end"),
@@ -76,6 +89,7 @@ def alone_reason(inv: Invocation) -> str | None:
         (o.filter_mode not in (None, "global"), f"filter_mode {o.filter_mode} counts launches per group"),
         (o.replay_mode not in (None, "kernel"), f"replay_mode {o.replay_mode} profiles ranges, not launches"),
         (o.graph_profiling == "graph", "graph_profiling graph profiles whole graphs"),
+        (unlisted is not None, unlisted or ""),
     ]
     return next((why for bad, why in reasons if bad), None)
 
@@ -158,14 +172,19 @@ def pays(members: Sequence[Invocation], window: Window, launches: int | None = N
 # --- grouping -----------------------------------------------------------------------------------------
 
 
-def share_plan(invocations: Sequence[Invocation], enabled: bool = True) -> SharePlan:
-    """Groups of invocations that share a run, and the rest with the reason each runs alone."""
+def share_plan(
+    invocations: Sequence[Invocation], enabled: bool = True, installed: InstalledNcu | None = None
+) -> SharePlan:
+    """Groups of invocations that share a run, and the rest with the reason each runs alone.
+
+    Targets whose filters differ form one group per pool of identical run settings, with one
+    discovery trace; the run partitions it by cost on the trace (execute/shared/partition.py)."""
     if not enabled:
         return SharePlan((), tuple((inv, "sharing is off for this run (--no-share)") for inv in invocations))
     alone: dict[str, str] = {}
     pools: dict[tuple[object, ...], list[Invocation]] = {}
     for inv in invocations:
-        why = alone_reason(inv)
+        why = alone_reason(inv, installed)
         if why:
             alone[inv.name] = why
             continue
@@ -176,8 +195,10 @@ def share_plan(invocations: Sequence[Invocation], enabled: bool = True) -> Share
     pool_sizes = {inv.name: len(pool) for pool in pools.values() for inv in pool}
     found: list[tuple[list[Invocation], Window]] = []
     for pool in pools.values():
-        window: Window = "targets" if len({filter_signature(m) for m in pool}) == 1 else "trace"
-        found.extend((members, window) for members in _by_cost(pool, window))
+        if len({filter_signature(m) for m in pool}) == 1:
+            found.extend((members, "targets") for members in _by_cost(pool, "targets"))
+        else:
+            found.append((pool, "trace"))
     groups: list[SharedGroup] = []
     for members, window in found:
         if len(members) < 2 or (window == "trace" and not _trace_pays(members)):
@@ -189,7 +210,12 @@ def share_plan(invocations: Sequence[Invocation], enabled: bool = True) -> Share
 
 
 def _trace_pays(members: Sequence[Invocation]) -> bool:
-    return group_s(members, "trace") + TRACE_S < sum(alone_s(m) for m in members)
+    """Whether a trace can pay at best: its cost and one start for all the wanted launches, against
+    every member's own run (the run's partition decides what actually shares)."""
+    best = (
+        TRACE_S + APP_START_S + sum((m.options.launch_count or 1) * per_launch_s(m.options) + SPLIT_S for m in members)
+    )
+    return best < sum(alone_s(m) for m in members)
 
 
 def _single_reason(pool_sizes: dict[str, int], inv: Invocation) -> str:
@@ -248,9 +274,15 @@ class _Tally:
         return APP_START_S + launches * _per_launch(chosen, len(tally.sections), tally.metrics) + SPLIT_S * members
 
 
-def _group(number: int, members: list[Invocation], window: Window) -> SharedGroup:
+def union_for(members: Sequence[Invocation], window: Window) -> Invocation:
+    """What one application run of `members` profiles: their union filter and collection; for a
+    "targets" window also the window (a "trace" window is set from the trace at run time)."""
     union = dataclasses.replace(members[0], options=union_options(members, with_nvtx=window == "trace"))
     if window == "targets":
         skip = min(m.options.launch_skip or 0 for m in members)
         union = with_options(union, launch_skip=skip or None, launch_count=union_launches(members, window))
-    return SharedGroup(number, tuple(members), renamed(union, f"shared-{number}"), window)
+    return union
+
+
+def _group(number: int, members: list[Invocation], window: Window) -> SharedGroup:
+    return SharedGroup(number, tuple(members), renamed(union_for(members, window), f"shared-{number}"), window)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.share import SharedGroup, SharePlan
-from ncucampaign.plan.union import filter_words, split_argv, trace_invocation, trace_launches, with_options
+from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, split_argv, trace_invocation, with_options
 
 FROM_TRACE = "<from-the-trace>"
 
@@ -33,7 +33,7 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path) -> dict[str, Any]
         "splits": splits,
     }
     if by_trace:
-        trace = trace_invocation(group.members, trace_launches(group.members))
+        trace = trace_invocation(group.members, TRACE_LAUNCHES)
         data["trace"] = shell_command(ncu_argv(trace, ncu, shared), trace.env, trace.cwd)
     return data
 
@@ -42,9 +42,14 @@ def share_lines(shares: SharePlan, ncu: str, report_dir: Path) -> list[str]:
     lines = []
     for group in shares.groups:
         data = group_data(group, ncu, report_dir)
-        origin = "the discovery trace" if group.window == "trace" else "the targets"
         members = ", ".join(data["members"])
-        lines.append(f"# {group.name}: one application run for {members} (window from {origin})")
+        if group.window == "trace":
+            lines.append(
+                f"# {group.name}: one discovery trace for {members}; the run groups them by cost on it (shared "
+                "runs of launches close together, the rest alone) and takes each window from it"
+            )
+        else:
+            lines.append(f"# {group.name}: one application run for {members} (window from the targets)")
         if "trace" in data:
             lines.append("# discovery trace (cached per command, workload commit, ncu and GPU):")
             lines.append(str(data["trace"]))

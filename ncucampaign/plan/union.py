@@ -26,7 +26,10 @@ _EXCLUDES = ("nvtx_exclude", "python_exclude", "native_exclude")
 # `--set` names whose sections contain the previous one's (ncu --list-sets: basic < detailed < full).
 SET_ORDER = ("basic", "detailed", "full")
 TRACE_METRIC = "gpu__time_duration.sum"
-TRACE_LAUNCHES = 2000  # at ~0.02 s a launch (docs/ncu-behaviour.md, "Cost"): at most ~40 s of replay
+# One trace pass, as far as the application goes up to this many matching launches (at ~0.02 s a
+# launch, docs/ncu-behaviour.md "Cost": at most ~40 s of replay); a trace that ends before it is
+# complete, and what it does not hold never happened.
+TRACE_LAUNCHES = 2000
 
 
 def collects_default_set(options: TargetOptions) -> bool:
@@ -153,10 +156,3 @@ def trace_invocation(members: Sequence[Invocation], launches: int) -> Invocation
 def renamed(inv: Invocation, name: str) -> Invocation:
     """A shared run's invocation under its own name (its reports and logs are its own)."""
     return dataclasses.replace(inv, name=name, target=name, matrix=())
-
-
-def trace_launches(members: Sequence[Invocation]) -> int:
-    """How far a first trace goes: enough when the targets' windows lie early, as they usually do
-    (a target beyond it makes the trace run once more, up to TRACE_LAUNCHES)."""
-    wanted = sum((m.options.launch_skip or 0) + (m.options.launch_count or 1) for m in members)
-    return min(TRACE_LAUNCHES, wanted + 20)

@@ -125,9 +125,10 @@ class ResultRecord(Record):
 
 
 class Obtained(Record):
-    """How a target's results were obtained: its own run, or split out of a shared run."""
+    """How a target's results were obtained: its own run, split out of a shared run, or (for a target
+    that would profile nothing) decided on the discovery trace without a run of its own."""
 
-    how: Literal["alone", "shared"]
+    how: Literal["alone", "shared", "trace"]
     reason: str = Field("", description="why it ran alone, or why its split was not used")
     shared_run: str | None = Field(
         None, description="the shared run (shared_runs[].name) it came from or fell back from"

@@ -5,16 +5,18 @@ handed back with the reason, and whoever runs units runs them alone (execute/uni
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ncucampaign.execute.attempt.attempts import run_attempts
-from ncucampaign.execute.attempt.classify import parse_console
+from ncucampaign.execute.attempt.classify import ConsoleSummary, parse_console
+from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.context import RunContext
-from ncucampaign.execute.rundir.manifest import TargetRecord, TraceInfo
+from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, Launch, list_launches
+from ncucampaign.execute.shared.partition import Placed, partition
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.selection import IMPORT_WORKERS, TraceSelections, trace_selections
 from ncucampaign.execute.shared.split import Split, split_member
@@ -29,8 +31,8 @@ from ncucampaign.execute.shared.windows import (
 )
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share import SharedGroup, pays
-from ncucampaign.plan.union import TRACE_LAUNCHES, import_csv_argv, renamed, trace_launches, with_options
+from ncucampaign.plan.share import SharedGroup, pays, union_for
+from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, import_csv_argv, renamed, with_options
 
 
 @dataclass(frozen=True)
@@ -72,45 +74,98 @@ class _SharedRun:
         if self.group.window == "trace":
             self._run_from_trace()
         else:
-            union = pin(self.group.union, self.gpus) if self.gpus else self.group.union
-            windows = {m.name: (m.options.launch_skip or 0) - (union.options.launch_skip or 0) for m in self.members}
-            self._profile(union, self.members, windows, None, None)
+            self._run_targets_window(self.members)
         return self.outcome
+
+    def _run_targets_window(self, members: list[Invocation]) -> None:
+        """Identical filters: the window comes from the targets (exact by construction)."""
+        union = union_for(members, "targets")
+        union = pin(union, self.gpus) if self.gpus else union
+        windows = {m.name: (m.options.launch_skip or 0) - (union.options.launch_skip or 0) for m in members}
+        if self._profile(union, members, windows, None, None):
+            self._halve(members, lambda part: self._run_targets_window(part))
 
     # --- the window ------------------------------------------------------------------------------------
 
     def _run_from_trace(self) -> None:
-        first = trace_launches(self.members)
-        found = self._trace(first)
-        if isinstance(found, TraceSelections) and found.beyond and first < TRACE_LAUNCHES:
-            found = self._trace(TRACE_LAUNCHES)  # a target lies beyond the first trace
+        """One trace for the whole pool; then its misses decided, and the rest partitioned by cost."""
+        found = trace_selections(self.ctx, self.cache, self.members, self.gpus, self.lane, TRACE_LAUNCHES)
         if isinstance(found, str):
             return self._give_up(self.members, found)
+        for short in found.never:  # the application ran to its end without these launches
+            if short.nothing_to_profile:
+                self._missed(short.member, found)
+            else:
+                self._alone([short.member], short.reason)
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
-        members = [m for m in self.members if m.name in found.selected and m not in found.beyond]
-        if len(members) < 2:
-            return self._alone(members, "fewer than two targets left to share a run")
+        placed = [
+            Placed(m, tuple(x.id for x in found.selected[m.name][0]), tuple(x.id for x in found.selected[m.name][1]))
+            for m in self.members
+            if m.name in found.selected
+        ]
+        for part in partition(placed):
+            members = [p.member for p in part]
+            if len(members) < 2:
+                self._alone(
+                    members, "sharing would cost more than its own run (its launches lie apart from the others')"
+                )
+            else:
+                self._run_trace_group(members, found)
+
+    def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
+        union_inv = union_for(members, "trace")
+        try:
+            selected = (
+                found.every
+                if filter_words(union_inv.options) == filter_words(union_for(self.members, "trace").options)
+                else list_launches(import_csv_argv(self.ctx.ncu_path, found.report, filter_words(union_inv.options)))
+            )
+        except ImportFailed as exc:
+            return self._alone(members, f"the discovery trace cannot be listed: {exc}")
         wanted = {m.name: found.selected[m.name][1] for m in members}
-        union = union_window(found.every, list(wanted.values()))
+        union = union_window(selected, list(wanted.values()))
         if any(uncovered(wanted[m.name], union) for m in members):
             return self._alone(members, "the shared filter does not cover every target's launches")
         if not pays(members, "trace", len(union.launches)):
             return self._alone(members, f"sharing would profile {len(union.launches)} launches: dearer than own runs")
-        # The trace holds exactly the launches the group's filter matches: the union skips to the first wanted.
-        union_inv = with_options(self.group.union, launch_skip=union.skip or None, launch_count=len(union.launches))
+        union_inv = with_options(union_inv, launch_skip=union.skip or None, launch_count=len(union.launches))
         union_inv = pin(union_inv, self.gpus) if self.gpus else union_inv
         windows = {
             m.name: member_window(found.selected[m.name][0], m.options.launch_skip or 0, wanted[m.name], union)
             for m in members
         }
-        self._profile(union_inv, members, windows, union, found.info)
+        if self._profile(union_inv, members, windows, union, found.info):
+            self._halve(members, lambda part: self._run_trace_group(part, found))
 
-    def _trace(self, launches: int) -> TraceSelections | str:
-        found = trace_selections(self.ctx, self.cache, self.members, self.gpus, self.lane, launches)
-        if not isinstance(found, str):
-            for member, why in found.never:  # the application never made their launches
-                self._alone([member], why)
-        return found
+    def _halve(self, members: list[Invocation], again: Callable[[list[Invocation]], None]) -> None:
+        """ncu refused the union's command line (a section, set or option one member asks for): each
+        half shares on its own, so that the member at fault ends up alone and fails alone."""
+        half = len(members) // 2
+        for part in (members[:half], members[half:]):
+            if len(part) < 2 or self.ctx.stop.level:
+                self._alone(part, "ncu refused the shared run's command line")
+            else:
+                again(part)
+
+    def _missed(self, member: Invocation, found: TraceSelections) -> None:
+        """Decided on the trace: its own run would profile nothing (no application start of its own)."""
+        record = self.ctx.record(member.name)
+        kernels = tuple(dict.fromkeys(launch.kernel for launch in found.every))
+        hints = diagnose(member.options, ConsoleSummary(no_kernels=True, available_kernels=kernels), Status.NO_KERNELS)
+        trace = found.info.report
+
+        def missed() -> None:
+            record.status = Status.NO_KERNELS
+            record.message = "no kernels were profiled: the filters matched nothing in the discovery trace"
+            record.diagnosis = hints
+            record.obtained = Obtained(
+                how="trace",
+                reason=f"the discovery trace ({trace}) ran the application to its end and its filters select "
+                "no launch it would profile (--no-share runs it on its own)",
+            )
+
+        self.ctx.book.commit(missed)
+        self.outcome.done.append(record)
 
     # --- the union run and its splits --------------------------------------------------------------------
 
@@ -121,7 +176,8 @@ class _SharedRun:
         windows: dict[str, int] | dict[str, MemberWindow],
         trace_window: UnionWindow | None,
         trace: TraceInfo | None,
-    ) -> None:
+    ) -> bool:
+        """Profile the union and split it; True when ncu refused its command line (nothing ran)."""
         ctx = self.ctx
         record = new_shared_record(ctx, union, members, self.group.window, self.gpus)
         if trace is not None:
@@ -129,16 +185,20 @@ class _SharedRun:
         union = renamed(union, record.name)
         self._mark(members, Status.RUNNING, f"in shared run {record.name}")
         run_attempts(ctx, union, record.argv, record, self.lane, read_results=False)
+        if record.status == Status.USAGE_ERROR and len(members) > 1 and not ctx.stop.level:
+            return True  # refused as a whole: the caller halves the group
         if record.status != Status.OK or record.report is None:
             why = f"its shared run {record.name} ended {record.status.value}: {record.message}"
-            return self._give_up(members, why, record.name)
+            self._give_up(members, why, record.name)
+            return False
         report = ctx.run.root / record.report.path
         profiled: list[Launch] | None = None
         if trace_window is not None:
             try:
                 profiled = list_launches(import_csv_argv(ctx.ncu_path, report))
             except ImportFailed as exc:
-                return self._alone(members, f"the shared report cannot be listed: {exc}", record.name)
+                self._alone(members, f"the shared report cannot be listed: {exc}", record.name)
+                return False
         console = parse_console(ctx.store.read_log(union.name, 0))
 
         def split(member: Invocation) -> Split:
@@ -154,6 +214,7 @@ class _SharedRun:
         for s in splits:
             if not s.ok:
                 self._alone([s.member], f"its split of {record.name} was not used: {s.problem}", record.name)
+        return False
 
     # --- handing members back -----------------------------------------------------------------------------
 

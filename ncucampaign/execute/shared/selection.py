@@ -26,12 +26,32 @@ Selection = tuple[list[Launch], tuple[Launch, ...]]  # what a member's filters s
 
 
 @dataclass(frozen=True)
+class Short:
+    """A member whose filters select fewer launches in the trace than its skip and count reach."""
+
+    member: Invocation
+    reason: str
+    selected: int  # how many they select
+
+    @property
+    def nothing_to_profile(self) -> bool:
+        """Even its own run would profile nothing: every launch it selects is skipped."""
+        return self.selected <= (self.member.options.launch_skip or 0)
+
+
+@dataclass(frozen=True)
 class TraceSelections:
     info: TraceInfo
+    report: Path
     every: list[Launch]  # every launch of the trace
     selected: dict[str, Selection]  # the members the trace places
     beyond: list[Invocation]  # their launches lie beyond the trace: it stopped before them
-    never: list[tuple[Invocation, str]]  # the application ended first: their launches do not exist
+    never: list[Short]  # the application ended first: their launches do not exist
+
+    @property
+    def complete(self) -> bool:
+        """The application ran to its end under the trace: what it does not hold never happened."""
+        return len(self.every) < self.info.launches
 
 
 def trace_selections(
@@ -56,32 +76,33 @@ def trace_selections(
     if isinstance(selections, str):
         return selections
     every = selections.pop("")
-    if isinstance(every, str):  # never: listing every launch has no window that can miss
-        return every
-    missed = [(m, why) for m in members if isinstance(why := selections[m.name], str)]
+    if isinstance(every, Short):  # never: listing every launch has no window that can miss
+        return every.reason
+    missed = [short for m in members if isinstance(short := selections[m.name], Short)]
     ended = len(every[0]) < launches
     return TraceSelections(
         info=info,
+        report=report,
         every=every[0],
-        selected={name: s for name, s in selections.items() if not isinstance(s, str)},
-        beyond=[] if ended else [m for m, _ in missed],
+        selected={name: s for name, s in selections.items() if not isinstance(s, Short)},
+        beyond=[] if ended else [short.member for short in missed],
         never=missed if ended else [],
     )
 
 
-def select_launches(ncu: str, report: Path, members: Sequence[Invocation]) -> dict[str, Selection | str] | str:
-    """Per member, the launches its filters select in the trace and the ones it wants (or why the
+def select_launches(ncu: str, report: Path, members: Sequence[Invocation]) -> dict[str, Selection | Short] | str:
+    """Per member, every launch its filters select in the trace and the ones it wants (or why the
     trace cannot say); under "" every launch of the trace. A string: the trace cannot be listed."""
 
-    def selection(member: Invocation | None) -> Selection | str:
+    def selection(member: Invocation | None) -> Selection | Short:
         if member is None:
             every = list_launches(import_csv_argv(ncu, report))
             return every, tuple(every)
         o = member.options
         skip, count = o.launch_skip or 0, o.launch_count or 1
-        picked = list_launches(import_csv_argv(ncu, report, filter_words(o), skip + count))
+        picked = list_launches(import_csv_argv(ncu, report, filter_words(o)))  # all: partition prices them
         wanted = member_wanted(picked, skip, count)
-        return wanted if isinstance(wanted, str) else (picked, wanted)
+        return Short(member, wanted, len(picked)) if isinstance(wanted, str) else (picked, wanted)
 
     names = ["", *(m.name for m in members)]
     try:

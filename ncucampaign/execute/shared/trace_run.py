@@ -13,7 +13,7 @@ from ncucampaign.execute.rundir.book import TRACE_PREFIX
 from ncucampaign.execute.rundir.manifest import Manifest, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key
+from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key, workload_digest
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
@@ -26,7 +26,8 @@ def key_of(trace: Invocation, manifest: Manifest, gpus: tuple[str, ...] | None) 
     known = {str(g.index): g.name for g in manifest.gpus or ()}
     gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
     argv = [*ncu_options(trace), *trace.app_argv]
-    return trace_key(argv, env, str(trace.cwd), manifest.workload_git, manifest.ncu.version, gpu)
+    workload = workload_digest(trace.cwd, trace.app_argv, manifest.workload_git)
+    return trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
 
 
 def trace_for(

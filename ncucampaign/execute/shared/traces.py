@@ -1,9 +1,10 @@
 """The discovery trace of a shared run (every launch, one metric, NVTX stacks) and its cache.
 
 A trace is reused across runs only when it describes the same launches: the same application
-command, environment and working directory, the same workload commit with a clean tree, the same
-ncu and the same GPU model. A stale trace cannot produce a wrong result anyway: every split is
-verified against the union run itself, and a mismatch makes the target run alone.
+command, environment and working directory, the same workload (its commit and the tracked changes
+of its working tree, and the files the command names, by content), the same ncu and the same GPU
+model. A stale trace cannot produce a wrong result anyway: every split is verified against the union
+run itself, and a mismatch makes the target run alone.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncucampaign.execute.process.groups import probe
 from ncucampaign.execute.rundir.manifest import GitInfo
 
 CACHE_FOLDER = Path(".cache") / "traces"
@@ -26,7 +28,7 @@ CACHE_FOLDER = Path(".cache") / "traces"
 @dataclass(frozen=True)
 class TraceKey:
     digest: str
-    reusable: bool  # False: the workload is not a clean git checkout, so only this run may use it
+    reusable: bool  # False: the workload cannot be identified, so only this run may use it
 
     @property
     def short(self) -> str:
@@ -34,12 +36,37 @@ class TraceKey:
 
 
 def trace_key(
-    argv: list[str], env: dict[str, str], cwd: str, git: GitInfo | None, ncu_version: str | None, gpu: str | None
+    argv: list[str], env: dict[str, str], cwd: str, workload: str | None, ncu_version: str | None, gpu: str | None
 ) -> TraceKey:
-    data = {"argv": argv, "env": env, "cwd": cwd, "ncu": ncu_version, "gpu": gpu}
-    data["commit"] = git.commit if git else None
+    """`workload`: workload_digest's (None: the workload cannot be identified; only this run uses it)."""
+    data = {"argv": argv, "env": env, "cwd": cwd, "ncu": ncu_version, "gpu": gpu, "workload": workload}
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
-    return TraceKey(digest, reusable=git is not None and not git.dirty)
+    return TraceKey(digest, reusable=workload is not None)
+
+
+MAX_HASHED_BYTES = 64 << 20  # a file the command names is hashed only up to this size
+
+
+def workload_digest(cwd: Path, app_argv: tuple[str, ...], git: GitInfo | None) -> str | None:
+    """What the application command runs, by content: the workload's commit and the diff of its
+    tracked files against it, and every file the command names (the script, a config); None when
+    there is neither a git checkout nor a named file to go by."""
+    files = {}
+    for word in app_argv:
+        path = Path(word) if Path(word).is_absolute() else cwd / word
+        with contextlib.suppress(OSError, ValueError):
+            if path.is_file() and path.stat().st_size <= MAX_HASHED_BYTES:
+                files[word] = hashlib.sha256(path.read_bytes()).hexdigest()
+    changes = None
+    if git is not None:
+        diff = probe(["git", "-C", str(cwd), "diff", "HEAD", "--no-ext-diff", "--binary"], timeout=60)
+        if diff is None:
+            return None  # a checkout whose changes cannot be read cannot be identified
+        changes = hashlib.sha256(diff.encode()).hexdigest()
+    if git is None and not files:
+        return None
+    data = {"commit": git.commit if git else None, "changes": changes, "files": files}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 class TraceCache:

@@ -24,8 +24,9 @@ class MemberWindow:
 
 @dataclass(frozen=True)
 class UnionWindow:
-    skip: int  # --launch-skip of the union run: matches before the earliest wanted launch
+    skip: int  # --launch-skip of the union run: its filter's matches before the earliest wanted launch
     launches: tuple[Launch, ...]  # what the union run will profile, as the trace lists them
+    first_id: int = 0  # the trace ID of the earliest wanted launch
 
 
 def member_wanted(selected: Sequence[Launch], skip: int, count: int) -> tuple[Launch, ...] | str:
@@ -40,16 +41,19 @@ def member_wanted(selected: Sequence[Launch], skip: int, count: int) -> tuple[La
 
 
 def union_window(union_selected: Sequence[Launch], wanted: Sequence[Sequence[Launch]]) -> UnionWindow:
+    """`union_selected`: what the union's filter selects in the trace (the trace's own filter, or a
+    narrower group's), in trace order."""
     first = min(launches[0].id for launches in wanted)
     last = max(launches[-1].id for launches in wanted)
     inside = tuple(launch for launch in union_selected if first <= launch.id <= last)
-    return UnionWindow(first, inside)
+    before = sum(1 for launch in union_selected if launch.id < first)
+    return UnionWindow(before, inside, first)
 
 
 def member_window(
     selected: Sequence[Launch], skip: int, wanted: tuple[Launch, ...], union: UnionWindow
 ) -> MemberWindow:
-    before = sum(1 for launch in selected[:skip] if launch.id >= union.skip)
+    before = sum(1 for launch in selected[:skip] if launch.id >= union.first_id)
     return MemberWindow(wanted, before)
 
 

@@ -27,7 +27,8 @@ def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> SlurmArray:
     files = SlurmFiles(run.store)
     files.make_folders()
     number = len(run.manifest.slurm_arrays) + 1
-    tasks = array_tasks(units_in_plan_order(run.to_run, share_plan(run.to_run, run.settings.share)))
+    shares = share_plan(run.to_run, run.settings.share, run.settings.installed)
+    tasks = array_tasks(units_in_plan_order(run.to_run, shares))
     for task in tasks:  # a target rerun by this array may be claimed again
         for name in task.names:
             files.retire_claim(name, f"array-{number}")

@@ -107,7 +107,7 @@ def run_task(
     )
     book.save()
     ctx = RunContext(store, book, settings.reader, SerialReporter(reporter), stop, settings.ncu_path)
-    shares = share_plan(claimed, settings.share)
+    shares = share_plan(claimed, settings.share, settings.installed)
     runner = UnitRunner(ctx, TraceCache(settings.runs_root.absolute()), {i.name: why for i, why in shares.alone})
     units = units_in_plan_order(claimed, shares)
     task_plan = dataclasses.replace(plan, invocations=tuple(claimed))

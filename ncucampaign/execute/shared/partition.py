@@ -1,0 +1,159 @@
+"""Which members of a trace pool profile together: the partition of least estimated cost. Pure.
+
+A group costs one application start, every launch its union profiles (its filter's matches from its
+first wanted launch to its last) at the price of the union's collection, and a split per member; a
+member on its own costs its own run. Several small dense groups beat one wide one, and a member
+joins a group only when the launches it adds cost less than the start it saves.
+
+The window of a candidate group is estimated from the launches each member's own filters select in
+the trace (the union can select more where it must drop an NVTX include some member lacks; the
+group's exact window is then taken from ncu, execute/shared/run.py). Exact for up to
+EXACT_MEMBERS members (every set partition, by dynamic programming over subsets); beyond that, the
+best partition into runs of members contiguous in launch order, improved by moving single members
+between groups and merging groups while that lowers the cost (a `set: full` member amid cheap ones).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share import APP_START_S, SPLIT_S, alone_s, per_launch_s
+from ncucampaign.plan.union import union_options
+
+EXACT_MEMBERS = 10
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A member and what the trace says of it (launch IDs in the trace)."""
+
+    member: Invocation
+    selected: tuple[int, ...]  # every launch its own filters select, ascending
+    wanted: tuple[int, ...]  # the ones it profiles, ascending
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Seconds: an application start, and one split on import."""
+
+    start_s: float = APP_START_S
+    split_s: float = SPLIT_S
+
+
+def group_cost(members: Sequence[Placed], costs: Costs = Costs()) -> float:
+    """Estimated seconds of `members` profiled together (one member: its own run)."""
+    if len(members) == 1:
+        return alone_s(members[0].member) - APP_START_S + costs.start_s
+    first = min(p.wanted[0] for p in members)
+    last = max(p.wanted[-1] for p in members)
+    inside: set[int] = set()
+    for placed in members:
+        ids = placed.selected
+        inside.update(ids[bisect.bisect_left(ids, first) : bisect.bisect_right(ids, last)])
+    per_launch = per_launch_s(union_options([p.member for p in members], with_nvtx=True))
+    return costs.start_s + len(inside) * per_launch + costs.split_s * len(members)
+
+
+def partition(placed: Sequence[Placed], costs: Costs = Costs()) -> list[list[Placed]]:
+    """The groups (in launch order; a group of one runs alone) of least total estimated cost."""
+    ordered = sorted(placed, key=lambda p: (p.wanted[0], p.wanted[-1], p.member.name))
+    position = {id(p): index for index, p in enumerate(ordered)}
+    prices: dict[frozenset[int], float] = {}
+
+    def cost(group: list[Placed]) -> float:  # a group is priced once, however often it is met
+        key = frozenset(position[id(p)] for p in group)
+        if key not in prices:
+            prices[key] = group_cost(group, costs)
+        return prices[key]
+
+    if len(ordered) <= EXACT_MEMBERS:
+        return _exact(ordered, cost)
+    groups = _improve(_contiguous(ordered, cost), cost)
+    return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
+
+
+def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list[list[Placed]]:
+    """Every set partition: best(S) = min over the groups T holding S's lowest member of cost(T) + best(S - T)."""
+    count = len(ordered)
+
+    def members(mask: int) -> list[Placed]:
+        return [ordered[i] for i in range(count) if mask >> i & 1]
+
+    @cache
+    def priced(group: int) -> float:  # a group is met in many partitions: priced once
+        return cost(members(group))
+
+    @cache
+    def best(mask: int) -> tuple[float, tuple[int, ...]]:
+        if not mask:
+            return 0.0, ()
+        low = mask & -mask
+        rest = mask ^ low
+        found: tuple[float, tuple[int, ...]] | None = None
+        sub = rest
+        while True:  # every subset of the rest, with the lowest member added
+            group = sub | low
+            tail_cost, tail = best(mask ^ group)
+            total = priced(group) + tail_cost
+            if found is None or total < found[0] - 1e-9:
+                found = (total, (group, *tail))
+            if sub == 0:
+                break
+            sub = (sub - 1) & rest
+        return found
+
+    _, groups = best((1 << count) - 1)
+    return sorted((members(group) for group in groups), key=lambda g: g[0].wanted[0])
+
+
+def _contiguous(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list[list[Placed]]:
+    """The best split of the launch-ordered members into consecutive runs (O(n^2) groups priced)."""
+    count = len(ordered)
+    best: list[tuple[float, int]] = [(0.0, 0)] + [(float("inf"), 0)] * count
+    for end in range(1, count + 1):
+        for start in range(end):
+            total = best[start][0] + cost(ordered[start:end])
+            if total < best[end][0] - 1e-9:
+                best[end] = (total, start)
+    groups, end = [], count
+    while end:
+        start = best[end][1]
+        groups.append(ordered[start:end])
+        end = start
+    return groups[::-1]
+
+
+def _improve(groups: list[list[Placed]], cost: Callable[[list[Placed]], float]) -> list[list[Placed]]:
+    """Local search: the best single move (a member to another group or alone, or two groups merged)
+    while one lowers the total; at most a few rounds per member."""
+    groups = [list(group) for group in groups]
+    for _ in range(4 * sum(len(group) for group in groups)):
+        prices = [cost(group) for group in groups]
+        best_gain, best_groups = 1e-9, None
+        for a, group in enumerate(groups):
+            for member in group:
+                rest = [p for p in group if p is not member]
+                for b in [*range(len(groups)), None]:
+                    if b == a:
+                        continue
+                    joined = [member] if b is None else [*groups[b], member]
+                    before = prices[a] + (0.0 if b is None else prices[b])
+                    gain = before - (cost(rest) if rest else 0.0) - cost(joined)
+                    if gain > best_gain:
+                        moved = (
+                            [g for i, g in enumerate(groups) if i not in (a, b)] + [joined] + ([rest] if rest else [])
+                        )
+                        best_gain, best_groups = gain, moved
+            for b in range(a + 1, len(groups)):
+                gain = prices[a] + prices[b] - cost([*group, *groups[b]])
+                if gain > best_gain:
+                    merged = [g for i, g in enumerate(groups) if i not in (a, b)] + [[*group, *groups[b]]]
+                    best_gain, best_groups = gain, merged
+        if best_groups is None:
+            return groups
+        groups = best_groups
+    return groups

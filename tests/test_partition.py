@@ -1,0 +1,115 @@
+"""execute/shared/partition.py: the members of a trace pool grouped by estimated cost. Pure."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+
+from ncucampaign.execute.shared.partition import EXACT_MEMBERS, Placed, group_cost, partition
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.spec.model import TargetOptions
+
+BASE = Invocation(
+    name="t",
+    target="t",
+    target_index=0,
+    matrix=(),
+    options=TargetOptions(kernel_name="k", launch_count=1, sections=("SpeedOfLight",)),
+    app_argv=("app",),
+    env=(),
+    cwd=Path("."),
+    timeout=600.0,
+    retries=1,
+    retry_delay=10.0,
+    stop_grace=20.0,
+)
+
+
+def placed(name: str, kernel: str, selected: range | list[int], skip: int, count: int = 1, **options: object) -> Placed:
+    ids = tuple(selected)
+    member = dataclasses.replace(
+        BASE,
+        name=name,
+        options=BASE.options.model_copy(
+            update={"kernel_name": kernel, "launch_skip": skip, "launch_count": count, **options}
+        ),
+    )
+    return Placed(member, ids, ids[skip : skip + count])
+
+
+def set_partitions(items: list[Placed]):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for partial in set_partitions(rest):
+        yield [[first], *partial]
+        for index in range(len(partial)):
+            yield [*partial[:index], [first, *partial[index]], *partial[index + 1 :]]
+
+
+def total(groups: list[list[Placed]]) -> float:
+    return sum(group_cost(group) for group in groups)
+
+
+def names(groups: list[list[Placed]]) -> list[list[str]]:
+    return [[p.member.name for p in group] for group in groups]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_partition_is_the_brute_force_optimum_on_small_cases(seed: int) -> None:
+    rng = random.Random(seed)
+    trace = 200  # launch IDs 0..199; each kernel family every n-th launch
+    families = {"rms": range(0, trace, 3), "gemm": range(1, trace, 5), "attn": range(2, trace, 7)}
+    members = []
+    for index in range(rng.randint(2, 7)):
+        kernel = rng.choice(list(families))
+        ids = list(families[kernel])
+        options = {"section_set": "full"} if rng.random() < 0.15 else {}
+        members.append(placed(f"m{index}", kernel, ids, rng.randrange(len(ids) - 3), rng.choice([1, 1, 2]), **options))
+    best = min(total(candidate) for candidate in set_partitions(members))
+    assert total(partition(members)) == pytest.approx(best)
+
+
+def test_small_dense_groups_beat_one_wide_one() -> None:
+    rms = range(0, 400, 2)  # 200 rmsnorm launches
+    early = [placed(f"early{s}", "rms", rms, s) for s in (0, 1, 2)]
+    late = [placed(f"late{s}", "rms", rms, s) for s in (180, 181, 182)]
+    assert names(partition(early + late)) == [["early0", "early1", "early2"], ["late180", "late181", "late182"]]
+
+
+def test_a_member_far_from_the_others_runs_alone() -> None:
+    rms = range(0, 400, 2)
+    members = [placed(f"m{s}", "rms", rms, s) for s in (0, 1, 2, 3)] + [placed("far", "rms", rms, 150)]
+    groups = names(partition(members))
+    assert ["far"] in groups and ["m0", "m1", "m2", "m3"] in groups
+
+
+@pytest.mark.parametrize("cheap", [5, 12])  # the exact search, and the contiguous split improved
+def test_a_full_set_member_stays_out_of_a_window_it_would_make_dear(cheap: int) -> None:
+    rms = range(0, 400, 2)
+    members = [placed(f"m{s}", "rms", rms, s) for s in range(0, 4 * cheap, 4)]  # every 4th launch
+    members.append(placed("full", "rms", rms, 4 * (cheap // 2), section_set="full"))  # amid them
+    groups = names(partition(members))
+    assert ["full"] in groups and len(groups) == 2
+
+
+def test_many_members_take_the_best_contiguous_split() -> None:
+    rms = range(0, 2000, 2)
+    members = [placed(f"a{s}", "rms", rms, s) for s in range(0, 12)] + [
+        placed(f"b{s}", "rms", rms, 900 + s) for s in range(12)
+    ]
+    assert len(members) > EXACT_MEMBERS
+    groups = names(partition(members))
+    assert groups == [[f"a{s}" for s in range(12)], [f"b{s}" for s in range(12)]]
+    # ...and no split of the launch order into consecutive runs is cheaper
+    found = total(partition(members))
+    order = sorted(members, key=lambda p: p.wanted[0])
+    for cut in range(1, len(order)):
+        assert found <= total([order[:cut], order[cut:]]) + 1e-9
+    for a, b in itertools.combinations(range(1, len(order)), 2):
+        assert found <= total([order[:a], order[a:b], order[b:]]) + 1e-9

@@ -1,0 +1,122 @@
+"""Shared runs that pay on campaigns users write (issue 20), end to end against the fake ncu: one
+trace per pool, misses decided on it, members that would poison a union kept out or split off,
+and groups formed by cost on the trace."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import campaign_text, fake_env, load_manifest, run_cli, target
+
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
+SHARING = """
+- name: rms
+  kernel_name: rmsnorm_kernel
+  matrix:
+    launch_skip: [0, 5]
+- name: gemm
+  kernel_name: regex:nvjet
+  matrix:
+    launch_skip: [1, 2]
+- name: mlp_rms
+  nvtx_include: "mlp]"
+  kernel_name: rmsnorm_kernel
+  launch_skip: 1
+"""
+
+
+def run(tmp_path: Path, targets: str, *extra: str, **env: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    campaign = tmp_path / "camp.yaml"
+    campaign.write_text(campaign_text(targets))
+    done = run_cli("run", str(campaign), "--out", "runs", *extra, cwd=tmp_path, env=fake_env(**env))
+    return done, load_manifest(tmp_path / "runs")[1]
+
+
+def how(manifest: dict[str, Any]) -> dict[str, str]:
+    return {t["name"]: (t.get("obtained") or {}).get("how", "-") for t in manifest["targets"]}
+
+
+def unions(manifest: dict[str, Any]) -> list[dict]:
+    return [r for r in manifest["shared_runs"] if not r["name"].startswith("shared/trace-")]
+
+
+def test_targets_that_match_nothing_are_decided_on_one_trace_without_runs_of_their_own(tmp_path: Path) -> None:
+    misses = "- name: typo\n  kernel_name: rmsnrom_kernel\n- name: no_slash\n  nvtx_include: decode_step\n  kernel_name: rmsnorm_kernel\n"
+    done, manifest = run(tmp_path, SHARING + misses)
+    assert done.returncode == 1, done.stdout + done.stderr
+    traces = [r for r in manifest["shared_runs"] if r["name"].startswith("shared/trace-")]
+    assert len(traces) == 1 and len(traces[0]["attempts"]) == 1  # one trace, one pass
+    for name in ("typo", "no_slash"):
+        missed = target(manifest, name)
+        assert missed["status"] == "no_kernels" and missed["attempts"] == [], missed
+        assert missed["obtained"]["how"] == "trace" and "ran the application to its end" in missed["obtained"]["reason"]
+    assert any("rmsnorm_kernel" in hint for hint in target(manifest, "typo")["diagnosis"])  # the closest name
+    assert {how(manifest)[n] for n in ("rms-0", "rms-5", "gemm-1", "gemm-2", "mlp_rms")} == {"shared"}
+    # --no-share still runs them on their own, to the same verdict
+    alone, manifest = run(tmp_path, SHARING + misses, "--no-share")
+    assert alone.returncode == 1
+    assert target(manifest, "typo")["status"] == "no_kernels" and len(target(manifest, "typo")["attempts"]) == 1
+
+
+def test_a_member_asking_for_a_section_the_installed_ncu_does_not_list_runs_alone(tmp_path: Path) -> None:
+    bad = "- name: typo_section\n  kernel_name: rmsnorm_kernel\n  launch_skip: 2\n  sections: [SpeedOfLite]\n"
+    done, manifest = run(tmp_path, SHARING + bad, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    assert done.returncode == 1
+    culprit = target(manifest, "typo_section")
+    assert culprit["status"] == "usage_error" and culprit["obtained"]["how"] == "alone"
+    assert "'SpeedOfLite' is not one the installed ncu lists" in culprit["obtained"]["reason"]
+    assert [r["status"] for r in unions(manifest)] == ["ok"]
+    assert {how(manifest)[n] for n in ("rms-0", "rms-5", "gemm-1", "gemm-2", "mlp_rms")} == {"shared"}
+
+
+def test_a_union_ncu_refuses_is_halved_until_the_member_at_fault_is_alone(tmp_path: Path) -> None:
+    bad = "- name: typo_section\n  kernel_name: rmsnorm_kernel\n  launch_skip: 2\n  sections: [SpeedOfLite]\n"
+    # What the installed ncu lists is unknown here, so the member joins the shared run and ncu refuses it.
+    done, manifest = run(tmp_path, SHARING + bad, XDG_CACHE_HOME=str(tmp_path / "cache"), FAKE_NCU_NO_LISTINGS="1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    statuses = [r["status"] for r in unions(manifest)]
+    assert statuses[0] == "usage_error" and "ok" in statuses[1:]
+    culprit = target(manifest, "typo_section")
+    assert culprit["status"] == "usage_error" and culprit["obtained"]["how"] == "alone"
+    others = [t for t in manifest["targets"] if t["name"] != "typo_section"]
+    assert all(t["status"] == "ok" for t in others)
+    assert sum(how(manifest)[t["name"]] == "shared" for t in others) >= 2  # not every member sent alone
+
+
+def test_launches_far_apart_get_groups_of_their_own(tmp_path: Path) -> None:
+    early = "- name: early\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 2]\n"
+    late = "- name: late\n  kernel_name: rmsnorm_kernel\n  nvtx_include: decode_step/\n  matrix:\n    launch_skip: [40, 41, 42]\n"
+    done, manifest = run(tmp_path, early + late)
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = unions(manifest)
+    assert sorted(sorted(r["members"]) for r in runs) == [
+        ["early-0", "early-1", "early-2"],
+        ["late-40", "late-41", "late-42"],
+    ]
+    assert all(r["argv"].count("--launch-count") == 1 for r in runs)
+    assert max(int(r["argv"][r["argv"].index("--launch-count") + 1]) for r in runs) == 3  # dense windows
+    assert set(how(manifest).values()) == {"shared"}
+
+
+def test_a_trace_is_reused_in_a_dirty_tree_until_what_the_command_runs_changes(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("v1\n")
+    (tmp_path / "camp.yaml").write_text(campaign_text(SHARING))
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "w"]):
+        subprocess.run(["git", *command], cwd=tmp_path, check=True, capture_output=True)
+    (tmp_path / "notes.txt").write_text("v2\n")  # a tracked change: the tree is dirty
+
+    def traced() -> bool:
+        done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env())
+        assert done.returncode == 0, done.stdout + done.stderr
+        shared = load_manifest(tmp_path / "runs")[1]["shared_runs"]
+        return any(r["name"].startswith("shared/trace-") for r in shared)
+
+    assert traced()
+    assert not traced()  # the same tracked changes: the cached trace is reused
+    (tmp_path / "notes.txt").write_text("v3\n")
+    assert traced()  # other changes: traced again
