@@ -24,6 +24,7 @@ from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetR
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.plan.expand import Invocation, Plan
+from ncucampaign.results.sharing import how_obtained
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -136,7 +137,16 @@ class ConsoleReporter:
 def final_table(manifest: Manifest, run_root: str) -> Table:
     table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
     slurm = any(record.slurm for record in manifest.targets)
-    columns = ("target", "status", "attempts", "seconds", "kernels", *(("slurm task",) if slurm else ()), "report")
+    columns = (
+        "target",
+        "status",
+        "attempts",
+        "seconds",
+        "kernels",
+        "obtained",
+        *(("slurm task",) if slurm else ()),
+        "report",
+    )
     for column in columns:
         table.add_column(column, justify="right" if column in ("attempts", "seconds", "kernels") else "left")
     for record in manifest.targets:
@@ -152,6 +162,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
             str(len(record.attempts)),
             f"{record.seconds:.1f}",
             results_text(record),
+            how_obtained(record),
             *((task,) if slurm else ()),
             record.report.path if record.report else "-",
         )

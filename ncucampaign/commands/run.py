@@ -21,6 +21,7 @@ from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
+from ncucampaign.results.sharing import sharing_breakdown
 from ncucampaign.spec.loader import LoadedCampaign
 
 
@@ -127,6 +128,8 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
                 raise
             result = local.execute()
         console.print(final_table(result.manifest, str(result.run.root)))
+        for line in sharing_breakdown(result.manifest):
+            console.print(line, highlight=False, markup=False)
         console.print(f"manifest: {result.run.manifest}", highlight=False)
     return result.exit_code
 

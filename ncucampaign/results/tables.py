@@ -51,9 +51,10 @@ def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) ->
 
 def target_table(run_id: str, record: TargetRecord, wide: bool = False) -> RenderableType:
     """A table of the target's results; one line when it has none (no empty table)."""
+    source = _obtained_text(record)
     if not record.results:
         why = f": {record.message}" if record.message else ""
-        return Text(f"{record.name}: {record.status.value} ({run_id}){why}")
+        return Text(f"{record.name}: {record.status.value} ({run_id}{source}){why}")
     extra = sorted({m for r in record.results for m in r.metrics} - set(STANDARD_METRICS))
     headers = ("#", "kernel", *(c.header for c in COLUMNS), *extra, "grid", "block", "device", "process", "NVTX")
     rows = []
@@ -72,7 +73,19 @@ def target_table(run_id: str, record: TargetRecord, wide: bool = False) -> Rende
             escape(", ".join(result.nvtx)),
         ]
         rows.append(cells)
-    return _table(f"{record.name}: {record.status.value} ({run_id})", headers, rows)
+    return _table(f"{record.name}: {record.status.value} ({run_id}{source})", headers, rows)
+
+
+def _obtained_text(record: TargetRecord) -> str:
+    """', split out of shared/1' / ', alone: <why>' / ', decided on the discovery trace'; '' when unknown."""
+    obtained = record.obtained
+    if obtained is None:
+        return ""
+    if obtained.how == "shared":
+        return f", split out of {obtained.shared_run}"
+    if obtained.how == "trace":
+        return ", decided on the discovery trace"
+    return f", alone: {obtained.reason}" if obtained.reason else ", alone"
 
 
 def tidy_csv(rows: Sequence[dict[str, object]]) -> str:

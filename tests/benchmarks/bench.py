@@ -243,10 +243,16 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
         del modes[1]
     for mode, extra, folder in modes:
         out = work / folder  # the second shared run finds the first one's trace in <out>/.cache
+        printed: list[str] = []
         seconds[mode] = timed(
-            lambda out=out, extra=extra: cli("run", str(campaign), *extra, "--out", str(out), cwd=ROOT)
+            lambda out=out, extra=extra, printed=printed: printed.append(
+                cli("run", str(campaign), *extra, "--out", str(out), cwd=ROOT).stdout
+            )
         )
         manifests[mode] = manifest_of(out, name)
+        for line in "".join(printed).splitlines():  # run's own breakdown (issue 20, item 6)
+            if line.startswith(("sharing:", "  alone:")):
+                print(f"  {line}")
         statuses = [t["status"] for t in manifests[mode]["targets"]]
         print(f"{mode}: {seconds[mode]:.1f} s, statuses {dict((s, statuses.count(s)) for s in set(statuses))}")
         for run in manifests[mode].get("shared_runs", []):
@@ -274,6 +280,12 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
     )
     for n in sorted(diffs, key=diffs.get, reverse=True)[:5]:
         print(f"  {n}: shared {a[n]:.0f} ns, alone {b[n]:.0f} ns ({diffs[n]:+.1%})")
+    status_a = {t["name"]: t["status"] for t in shared["targets"]}
+    status_b = {t["name"]: t["status"] for t in alone["targets"]}
+    other_status = sorted(n for n in status_b if status_a.get(n) != status_b[n])
+    for n in other_status:
+        print(f"  status differs: {n}: shared {status_a.get(n)} / alone {status_b[n]}")
+    print(f"same status both ways: {not other_status} ({len(status_b)} targets)")
     same = not differing
     for mode in [m for m in seconds if m != "--no-share"]:
         ratio = seconds["--no-share"] / seconds[mode]

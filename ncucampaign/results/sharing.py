@@ -1,0 +1,57 @@
+"""How a run's targets were obtained, in a few lines for a person: the discovery traces, each shared
+run's profiled launches against the launches its targets wanted, the verdicts taken on a trace, and
+the targets that ran alone with their reason. Pure (over the manifest)."""
+
+from __future__ import annotations
+
+from ncucampaign.execute.rundir.book import TRACE_PREFIX
+from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
+
+
+def how_obtained(record: TargetRecord) -> str:
+    """'shared/1' (split out of that run), 'trace' (decided on the discovery trace), 'alone', or '-'."""
+    obtained = record.obtained
+    if obtained is None:
+        return "-"
+    if obtained.how == "shared":
+        return obtained.shared_run or "shared"
+    return obtained.how
+
+
+def _launch_count(run: SharedRunRecord) -> int | None:
+    argv = run.argv
+    if "--launch-count" in argv and argv.index("--launch-count") + 1 < len(argv):
+        value = argv[argv.index("--launch-count") + 1]
+        return int(value) if value.isdigit() else None
+    return None
+
+
+def sharing_breakdown(manifest: Manifest) -> list[str]:
+    """The breakdown `run` prints at its end; [] when no target shared or was decided on a trace."""
+    targets = {t.name: t for t in manifest.targets}
+    hows = {name: how_obtained(record) for name, record in targets.items()}
+    traces = [r for r in manifest.shared_runs if r.name.startswith(TRACE_PREFIX)]
+    unions = [r for r in manifest.shared_runs if not r.name.startswith(TRACE_PREFIX)]
+    if not unions and not traces and "trace" not in hows.values():
+        return []
+    parts = []
+    for trace in traces:
+        parts.append(f"trace {trace.seconds:.1f} s ({trace.status.value})")
+    if not traces and any(u.trace is not None and u.trace.reused for u in unions):
+        parts.append("trace cached")
+    for union in unions:
+        wanted = sum(targets[m].expected_results or 0 for m in union.members if m in targets)
+        profiled = _launch_count(union)
+        launches = f"{profiled} launches for {wanted} wanted" if profiled is not None else f"{wanted} wanted"
+        parts.append(
+            f"{union.name}: {union.status.value}, {launches}, {len(union.members)} targets, {union.seconds:.1f} s"
+        )
+    decided = [name for name, how in hows.items() if how == "trace"]
+    if decided:
+        parts.append(f"decided on the trace: {', '.join(decided)}")
+    alone = [(name, targets[name].obtained) for name, how in hows.items() if how == "alone"]
+    if alone:
+        parts.append(f"{len(alone)} alone")
+    lines = ["sharing: " + " | ".join(parts)]
+    lines.extend(f"  alone: {name}: {obtained.reason}" for name, obtained in alone if obtained is not None)
+    return lines
