@@ -113,3 +113,38 @@ def test_many_members_take_the_best_contiguous_split() -> None:
         assert found <= total([order[:cut], order[cut:]]) + 1e-9
     for a, b in itertools.combinations(range(1, len(order)), 2):
         assert found <= total([order[:a], order[a:b], order[b:]]) + 1e-9
+
+
+def with_parts(p: Placed, kernels: range | list[int], scope: range | list[int] | None, family: str) -> Placed:
+    return dataclasses.replace(
+        p, kernels=frozenset(kernels), scope=frozenset(scope) if scope is not None else None, family=(family,)
+    )
+
+
+def test_a_unions_window_counts_what_its_or_ed_filters_select_not_only_the_members_own() -> None:
+    # Launch IDs 0..99: rmsnorm on even IDs, gemm on odd ones; ranges: mlp for IDs < 50, attention after.
+    rms, gemm, mlp, attention = range(0, 100, 2), range(1, 100, 2), range(50), range(50, 100)
+    a = with_parts(placed("a", "rms", [i for i in rms if i < 50], 0), rms, mlp, "a")  # rmsnorm in mlp: ID 0
+    b = with_parts(placed("b", "gemm", [i for i in gemm if i >= 50], 10), gemm, attention, "b")  # ID 71
+    own = dataclasses.replace(a, kernels=None), dataclasses.replace(b, kernels=None)
+    # The members' own selections hold 25 + 11 launches in 0..71; the union (rms|gemm within mlp|attention)
+    # selects every launch there: 72.
+    assert group_cost([a, b]) - group_cost(list(own)) == pytest.approx((72 - 36) * 0.4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_many_members_cost_no_more_than_all_together_each_family_together_or_each_alone(seed: int) -> None:
+    rng = random.Random(seed)
+    families = {"r": range(0, 1000, 3), "g": range(1, 1000, 3), "a": range(2, 1000, 6)}
+    members = []
+    for index in range(rng.randint(EXACT_MEMBERS + 1, 24)):
+        family = rng.choice(list(families))
+        ids = families[family]
+        members.append(with_parts(placed(f"m{index}", family, ids, rng.randrange(60)), ids, None, family))
+    found = total(partition(members))
+    by_family: dict[str, list[Placed]] = {}
+    for member in members:
+        by_family.setdefault(member.family[0], []).append(member)  # type: ignore[index]
+    assert found <= total([members]) + 1e-9
+    assert found <= total(list(by_family.values())) + 1e-9
+    assert found <= total([[m] for m in members]) + 1e-9

@@ -269,7 +269,10 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
         if obtained.get("how") != "shared":
             print(f"  alone: {record['name']}: {obtained.get('reason', '')}")
     left, right = identities(shared), identities(alone)
-    differing = [n for n in right if not same_launches(left.get(n, []), right[n])]
+    ok_both = {t["name"] for t in shared["targets"] if t["status"] == "ok"} & {
+        t["name"] for t in alone["targets"] if t["status"] == "ok"
+    }
+    differing = [n for n in right if n in ok_both and not same_launches(left.get(n, []), right[n])]
     for n in differing:
         print(f"  differs: {n}: shared {left.get(n)} / alone {right[n]}")
     a, b = durations(shared), durations(alone)

@@ -34,6 +34,13 @@ class Placed:
     member: Invocation
     selected: tuple[int, ...]  # every launch its own filters select, ascending
     wanted: tuple[int, ...]  # the ones it profiles, ascending
+    # What its kernel filter alone and its NVTX filters alone select (None: it has no NVTX filter).
+    # A union ORs the kernel names and, when every member has one, the NVTX includes: it selects
+    # every launch matching any member's kernel within any member's NVTX scope, more than the union
+    # of the members' own selections. Without these, the window is estimated from `selected`.
+    kernels: frozenset[int] | None = None
+    scope: frozenset[int] | None = None
+    family: tuple[object, ...] = ()  # members with the same filters (a launch_skip matrix, say)
 
 
 @dataclass(frozen=True)
@@ -50,12 +57,24 @@ def group_cost(members: Sequence[Placed], costs: Costs = Costs()) -> float:
         return alone_s(members[0].member) - APP_START_S + costs.start_s
     first = min(p.wanted[0] for p in members)
     last = max(p.wanted[-1] for p in members)
-    inside: set[int] = set()
+    per_launch = per_launch_s(union_options([p.member for p in members], with_nvtx=True))
+    return costs.start_s + _window(members, first, last) * per_launch + costs.split_s * len(members)
+
+
+def _window(members: Sequence[Placed], first: int, last: int) -> int:
+    """How many launches the group's union selects from `first` to `last` (trace IDs)."""
+    if all(p.kernels is not None for p in members):
+        kernels = set().union(*(p.kernels or () for p in members))
+        scopes = [p.scope for p in members]
+        inside = {i for i in kernels if first <= i <= last}
+        if all(scope is not None for scope in scopes):
+            inside &= set().union(*(scope or () for scope in scopes))
+        return len(inside)
+    selected: set[int] = set()
     for placed in members:
         ids = placed.selected
-        inside.update(ids[bisect.bisect_left(ids, first) : bisect.bisect_right(ids, last)])
-    per_launch = per_launch_s(union_options([p.member for p in members], with_nvtx=True))
-    return costs.start_s + len(inside) * per_launch + costs.split_s * len(members)
+        selected.update(ids[bisect.bisect_left(ids, first) : bisect.bisect_right(ids, last)])
+    return len(selected)
 
 
 def partition(placed: Sequence[Placed], costs: Costs = Costs()) -> list[list[Placed]]:
@@ -72,7 +91,14 @@ def partition(placed: Sequence[Placed], costs: Costs = Costs()) -> list[list[Pla
 
     if len(ordered) <= EXACT_MEMBERS:
         return _exact(ordered, cost)
-    groups = _improve(_contiguous(ordered, cost), cost)
+    # Two starting points, each improved: launch order across all members, and launch order within
+    # each family (the same filters) when families interleave.
+    families: dict[tuple[object, ...], list[Placed]] = {}
+    for placed_member in ordered:
+        families.setdefault(placed_member.family, []).append(placed_member)
+    by_family = [group for family in families.values() for group in _contiguous(family, cost)]
+    candidates = [_improve(_contiguous(ordered, cost), cost), _improve(by_family, cost)]
+    groups = min(candidates, key=lambda found: sum(cost(group) for group in found))
     return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
 
 

@@ -18,7 +18,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, Launch, list_launches
 from ncucampaign.execute.shared.partition import Placed, partition
 from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.selection import IMPORT_WORKERS, TraceSelections, trace_selections
+from ncucampaign.execute.shared.selection import IMPORT_WORKERS, TraceSelections, filter_parts, trace_selections
 from ncucampaign.execute.shared.split import Split, split_member
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import (
@@ -98,12 +98,7 @@ class _SharedRun:
             else:
                 self._alone([short.member], short.reason)
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
-        placed = [
-            Placed(m, tuple(x.id for x in found.selected[m.name][0]), tuple(x.id for x in found.selected[m.name][1]))
-            for m in self.members
-            if m.name in found.selected
-        ]
-        for part in partition(placed):
+        for part in partition(self._placed(found)):
             members = [p.member for p in part]
             if len(members) < 2:
                 self._alone(
@@ -111,6 +106,22 @@ class _SharedRun:
                 )
             else:
                 self._run_trace_group(members, found)
+
+    def _placed(self, found: TraceSelections) -> list[Placed]:
+        """The members the trace places, with what their filters select apart (for the union's window)."""
+        members = [m for m in self.members if m.name in found.selected]
+        every = frozenset(launch.id for launch in found.every)
+        parts = filter_parts(self.ctx.ncu_path, found.report, members, every) if len(members) > 1 else {}
+        placed = []
+        for m in members:
+            picked, wanted = found.selected[m.name]
+            part = parts.get(m.name) if isinstance(parts, dict) else None
+            ids, wanted_ids = tuple(x.id for x in picked), tuple(x.id for x in wanted)
+            if part is None:  # priced from its own selection alone
+                placed.append(Placed(m, ids, wanted_ids))
+            else:
+                placed.append(Placed(m, ids, wanted_ids, part.kernels, part.scope, part.family))
+        return placed
 
     def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
         union_inv = union_for(members, "trace")

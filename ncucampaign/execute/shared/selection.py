@@ -18,6 +18,7 @@ from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import member_wanted
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.union import filter_words, import_csv_argv
+from ncucampaign.spec.model import TargetOptions
 
 # ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
 IMPORT_WORKERS = max(2, min(16, os.cpu_count() or 2))
@@ -110,3 +111,45 @@ def select_launches(ncu: str, report: Path, members: Sequence[Invocation]) -> di
             return dict(zip(names, pool.map(selection, [None, *members]), strict=True))
     except ImportFailed as exc:
         return f"the discovery trace cannot be listed: {exc}"
+
+
+@dataclass(frozen=True)
+class FilterParts:
+    """What one member's kernel filter alone and its NVTX filters alone select in the trace (IDs)."""
+
+    kernels: frozenset[int]
+    scope: frozenset[int] | None  # None: it has no NVTX filter
+    family: tuple[str, ...]  # its filters as ncu words: members alike share a family
+
+
+def filter_parts(
+    ncu: str, report: Path, members: Sequence[Invocation], every: frozenset[int]
+) -> dict[str, FilterParts] | str:
+    """Per member, what its kernel filter and its NVTX filters select apart (one import per distinct
+    filter; `every`: all the trace's IDs, for a member without a kernel filter); the partition prices
+    a union's window with them. A string: the trace cannot be listed."""
+    kernel_words = {m.name: tuple(filter_words(_only(m, "kernel_name", "kernel_name_base"))) for m in members}
+    nvtx_words = {m.name: tuple(filter_words(_only(m, "nvtx_include", "nvtx_exclude"))) for m in members}
+    distinct = list(dict.fromkeys(words for words in [*kernel_words.values(), *nvtx_words.values()] if words))
+
+    def ids(words: tuple[str, ...]) -> frozenset[int]:
+        return frozenset(launch.id for launch in list_launches(import_csv_argv(ncu, report, list(words))))
+
+    try:
+        with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
+            found = dict(zip(distinct, pool.map(ids, distinct), strict=True))
+    except ImportFailed as exc:
+        return f"the discovery trace cannot be listed: {exc}"
+    return {
+        m.name: FilterParts(
+            kernels=found[kernel_words[m.name]] if kernel_words[m.name] else every,
+            scope=found[nvtx_words[m.name]] if nvtx_words[m.name] else None,
+            family=(*kernel_words[m.name], "|", *nvtx_words[m.name]),
+        )
+        for m in members
+    }
+
+
+def _only(member: Invocation, *keys: str) -> TargetOptions:
+    """The member's options with only `keys` set (the others as ncu's defaults)."""
+    return TargetOptions.model_construct(**{key: getattr(member.options, key) for key in keys})
