@@ -120,3 +120,41 @@ def test_a_trace_is_reused_in_a_dirty_tree_until_what_the_command_runs_changes(t
     assert not traced()  # the same tracked changes: the cached trace is reused
     (tmp_path / "notes.txt").write_text("v3\n")
     assert traced()  # other changes: traced again
+
+
+def test_plan_piped_into_bash_writes_the_reports_run_writes(tmp_path: Path) -> None:
+    targets = (
+        "- name: rms\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 3]\n"  # one shared run
+        "- name: counted\n  kernel_name: rmsnorm_kernel\n  launch_skip_before_match: 2\n"  # always alone
+    )
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets))
+    plan_dir = tmp_path / "plan-reports"
+    script = run_cli("plan", "camp.yaml", "--report-dir", str(plan_dir), cwd=tmp_path, env=fake_env())
+    assert script.returncode == 0, script.stderr
+    bash = subprocess.run(
+        ["bash", "-e"], input=script.stdout, cwd=tmp_path, env=fake_env(), capture_output=True, text=True
+    )
+    assert bash.returncode == 0, bash.stdout + bash.stderr
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir = load_manifest(tmp_path / "runs")[0]
+    assert sorted(p.name for p in plan_dir.glob("*.ncu-rep")) == sorted(
+        p.name for p in (run_dir / "reports").glob("*.ncu-rep")
+    )
+    assert len(list(plan_dir.glob("*.ncu-rep"))) == 4
+    commands = [line for line in script.stdout.splitlines() if line and not line.startswith("#")]
+    starts = [line for line in commands if " ncu " in f" {line}" and " --import " not in line]
+    assert len(starts) == 2  # `counted` alone and the shared run, as run does: no target twice
+
+
+def test_plan_of_a_trace_pool_runs_its_trace_and_leaves_nothing_bash_cannot_run(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text(SHARING))
+    script = run_cli("plan", "camp.yaml", "--report-dir", str(tmp_path / "r"), cwd=tmp_path, env=fake_env())
+    commands = [line for line in script.stdout.splitlines() if line and not line.startswith("#")]
+    assert not any("<from-the-trace>" in line for line in commands)
+    assert sum(" ncu " in f" {line}" for line in commands) == 1  # the trace alone
+    bash = subprocess.run(
+        ["bash", "-e"], input=script.stdout, cwd=tmp_path, env=fake_env(), capture_output=True, text=True
+    )
+    assert bash.returncode == 0, bash.stdout + bash.stderr
+    assert [p.name for p in (tmp_path / "r" / "shared").glob("*.ncu-rep")] == ["trace.ncu-rep"]

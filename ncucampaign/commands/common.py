@@ -92,3 +92,10 @@ class PipedConsole(Console):
         lines = captured.get().splitlines()
         self.file.write("".join(line.rstrip() + "\n" for line in lines))
         self.file.flush()
+
+
+def installed_listing(ncu: str) -> InstalledNcu | None:
+    """What the ncu a run would use lists (cached per binary), so that `plan` keeps out of shared runs
+    what `run` keeps out; None where that ncu is not installed (a laptop): then it cannot know."""
+    found = shutil.which(ncu)
+    return installed_ncu(str(Path(found).absolute())) if found else None

@@ -7,12 +7,19 @@ import json
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, print_warnings, runs_root
+from ncucampaign.commands.common import (
+    add_ncu_option,
+    installed_listing,
+    load_plan,
+    ncu_choice,
+    print_warnings,
+    runs_root,
+)
 from ncucampaign.commands.run_slurm import checked_slurm_args
-from ncucampaign.errors import EXIT_OK, plural
-from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
+from ncucampaign.errors import EXIT_OK
+from ncucampaign.plan.argv import ncu_argv, plan_json
 from ncucampaign.plan.share import share_plan
-from ncucampaign.plan.share_text import group_data, share_lines
+from ncucampaign.plan.share_text import group_data, plan_text
 from ncucampaign.plan.slurm import array_tasks, batch_script
 from ncucampaign.plan.units import units_in_plan_order
 
@@ -39,14 +46,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     loaded, plan = load_plan(args.file, ncu_choice(args), args.only)
-    print_warnings(loaded, plan, None, sys.stderr)
+    installed = installed_listing(plan.ncu)
+    print_warnings(loaded, plan, installed, sys.stderr)
     report_dir = (
         Path(args.report_dir).absolute()
         if args.report_dir
         else runs_root(args.out, loaded) / plan.campaign / "plan" / "reports"
     )
     argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir) for inv in plan.invocations}
-    shares = share_plan(plan.invocations, not args.no_share)
+    shares = share_plan(plan.invocations, not args.no_share, installed)
     if args.slurm:
         slurm_args = checked_slurm_args(args.slurm_arg)
         tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
@@ -69,18 +77,5 @@ def run(args: argparse.Namespace) -> int:
         data["alone"] = {inv.name: why for inv, why in shares.alone}
         print(json.dumps(data, indent=2))
         return EXIT_OK
-    count = len(plan.invocations)
-    print(f"# ncucampaign plan: {plan.campaign} ({args.file}): {plural(count, 'ncu invocation')}")
-    print(f"mkdir -p {shell_command([str(report_dir)])}")
-    for position, inv in enumerate(plan.invocations, 1):
-        print(f"# [{position}/{count}] {inv.name}")
-        print(shell_command(argvs[inv.name], inv.env, inv.cwd))
-    if shares.groups:
-        shared = sum(len(group.members) for group in shares.groups)
-        groups = plural(len(shares.groups), "shared application run")
-        print(f"# --- shared runs: {shared} of these targets run as {groups}; each is split out on import and")
-        print("# verified, and runs alone as above when it cannot be (run --no-share: every target alone)")
-        print(f"mkdir -p {shell_command([str(report_dir / 'shared')])}")
-        for line in share_lines(shares, plan.ncu, report_dir):
-            print(line)
+    print("\n".join(plan_text(plan, argvs, shares, report_dir, args.file)))
     return EXIT_OK

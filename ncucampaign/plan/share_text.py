@@ -1,12 +1,15 @@
-"""The shared runs of a plan as text and data, for `plan` (the commands are exact except for the
-window a discovery trace decides at run time). Pure."""
+"""A plan as text and data, for `plan`: the targets that run alone, and the shared runs (exact
+commands, except what a discovery trace decides at run time, which the text only shows commented).
+Pure."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from ncucampaign.errors import plural
 from ncucampaign.plan.argv import ncu_argv, shell_command
+from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share import SharedGroup, SharePlan
 from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, split_argv, trace_invocation, with_options
 
@@ -25,12 +28,14 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path) -> dict[str, Any]
         skip: int | str = FROM_TRACE if by_trace else group.skip_in_union(member)
         argv = split_argv(ncu, report, filters, skip, member.options.launch_count or 1, report_dir / member.name)
         splits[member.name] = shell_command(argv)
+    own = {m.name: shell_command(ncu_argv(m, ncu, report_dir), m.env, m.cwd) for m in group.members}
     data: dict[str, Any] = {
         "name": group.name,
         "window": group.window,
         "members": [m.name for m in group.members],
         "union": shell_command(ncu_argv(union, ncu, shared), union.env, union.cwd),
         "splits": splits,
+        "own": own,
     }
     if by_trace:
         trace = trace_invocation(group.members, TRACE_LAUNCHES)
@@ -39,6 +44,9 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path) -> dict[str, Any]
 
 
 def share_lines(shares: SharePlan, ncu: str, report_dir: Path) -> list[str]:
+    """The shared runs as lines that bash can run: a group with a window from the targets as its union
+    and splits; a trace pool as its trace, its targets' own commands commented (the run partitions
+    the pool on the trace, so its shared runs and their windows exist only then)."""
     lines = []
     for group in shares.groups:
         data = group_data(group, ncu, report_dir)
@@ -48,11 +56,33 @@ def share_lines(shares: SharePlan, ncu: str, report_dir: Path) -> list[str]:
                 f"# {group.name}: one discovery trace for {members}; the run groups them by cost on it (shared "
                 "runs of launches close together, the rest alone) and takes each window from it"
             )
+            lines.append("# discovery trace (cached per command, workload, ncu and GPU):")
+            lines.append(str(data["trace"]))
+            lines.append("# the shared runs exist only once the trace is read (ncucampaign run); each target alone:")
+            lines.extend(f"#   {member}: {own}" for member, own in data["own"].items())
         else:
             lines.append(f"# {group.name}: one application run for {members} (window from the targets)")
-        if "trace" in data:
-            lines.append("# discovery trace (cached per command, workload commit, ncu and GPU):")
-            lines.append(str(data["trace"]))
-        lines.append(str(data["union"]))
-        lines.extend(str(split) for split in data["splits"].values())
+            lines.append(str(data["union"]))
+            lines.extend(str(split) for split in data["splits"].values())
+            lines.append("# a target whose split cannot be verified runs alone:")
+            lines.extend(f"#   {member}: {own}" for member, own in data["own"].items())
+    return lines
+
+
+def plan_text(plan: Plan, argvs: dict[str, list[str]], shares: SharePlan, report_dir: Path, source: str) -> list[str]:
+    """`plan`'s output: exactly what `run` does, pasteable into bash (nothing it cannot run is left
+    uncommented): the targets that run alone as their own commands, the others as their shared runs."""
+    count, alone = len(plan.invocations), [inv for inv, _ in shares.alone]
+    lines = [f"# ncucampaign plan: {plan.campaign} ({source}): {plural(count, 'ncu invocation')}"]
+    lines.append(f"mkdir -p {shell_command([str(report_dir)])}")
+    for position, inv in enumerate(alone, 1):
+        lines.append(f"# [{position}/{len(alone)}] {inv.name}")
+        lines.append(shell_command(argvs[inv.name], inv.env, inv.cwd))
+    if shares.groups:
+        shared = sum(len(group.members) for group in shares.groups)
+        groups = plural(len(shares.groups), "shared group")
+        lines.append(f"# --- {shared} targets in {groups}; each is split out on import and verified")
+        lines.append("# (run --no-share: every target alone)")
+        lines.append(f"mkdir -p {shell_command([str(report_dir / 'shared')])}")
+        lines.extend(share_lines(shares, plan.ncu, report_dir))
     return lines
