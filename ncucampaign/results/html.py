@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from html import escape
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
@@ -37,8 +38,8 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
     manifest = run.manifest
     base = link_base or run.root
 
-    def href(relative: str) -> str:
-        return escape(os.path.relpath(run.root / relative, base))
+    def href(relative: str) -> str | None:
+        return run_link(run.root, base, relative)
 
     charted = [(t, r) for t in manifest.targets for r in t.results]
     parts = [
@@ -65,6 +66,21 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def run_link(root: Path, base: Path, relative: str) -> str | None:
+    """An href (escaped) for a file the manifest names inside the run directory; None for anything
+    else: an absolute path, one that leaves the run directory, control characters, a URL such as
+    `javascript:...` (a manifest is data, and may have been edited by anyone)."""
+    path = PurePosixPath(relative)
+    if not relative or path.is_absolute() or ".." in path.parts or "\\" in relative:
+        return None
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in relative) or ":" in path.parts[0]:
+        return None  # control characters, or what reads as a URL scheme (javascript:, data:)
+    target = os.path.relpath(root / relative, base)
+    # percent-encoded, and never starting with a scheme: a ':' in it is encoded too
+    encoded = quote(target, safe="/")
+    return escape(encoded if encoded.startswith(("../", "./")) else f"./{encoded}")
 
 
 def _fix_first(manifest: Manifest, count: int = 10) -> str:
@@ -121,7 +137,7 @@ def _provenance(manifest: Manifest) -> str:
     return f'<dl class="prov">{items}</dl>'
 
 
-def _target_table(manifest: Manifest, href: Callable[[str], str]) -> str:
+def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
     head = ("target", "status", "attempts", "s", "result", "kernel", *(c.header for c in COLUMNS), "findings", "files")
     rows = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
     for target in manifest.targets:
@@ -161,11 +177,14 @@ def _target_cells(target: TargetRecord, span: int) -> list[str]:
     ]
 
 
-def _links(target: TargetRecord, href: Callable[[str], str]) -> str:
+def _links(target: TargetRecord, href: Callable[[str], str | None]) -> str:
     links = []
-    if target.report is not None:
-        links.append(f'<a class="report-link" href="{href(target.report.path)}">report</a>')
-    links.append(f'<a class="log-link" href="{href(target.log)}">log</a>')
+    for kind, path in (("report", target.report.path if target.report else None), ("log", target.log)):
+        link = href(path) if path is not None else None
+        if link is not None:
+            links.append(f'<a class="{kind}-link" href="{link}">{kind}</a>')
+        elif path:
+            links.append(f"{kind}: <code>{escape(path)}</code> (not a file in the run directory)")
     return " &middot; ".join(links)
 
 
