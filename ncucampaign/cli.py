@@ -65,6 +65,9 @@ def load_commands() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with it closed (`>&-`): written to nowhere, as a closed pipe
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 (open for the process's life)
     try:
         os.getcwd()
     except FileNotFoundError:
