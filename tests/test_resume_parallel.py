@@ -172,7 +172,7 @@ def test_resume_reruns_failed_and_changed_targets_only(tmp_path: Path, write_cam
     campaign.write_text(before.replace("  - name: changes\n", "  - name: changes\n    args: [--steps, '3']\n"))
     assert campaign.read_text() != before
     run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
-    done = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)  # the campaign file comes from the manifest
+    done = run_cli("run", str(campaign), "--resume", str(run_dir), cwd=tmp_path)  # the edited campaign, named
     assert done.returncode == 0, done.stdout + done.stderr
     _, manifest = load_manifest(tmp_path / "runs")
     attempts = {t["name"]: [a["status"] for a in t["attempts"]] for t in manifest["targets"]}
@@ -190,7 +190,8 @@ def test_rerun_failed_runs_only_failures(tmp_path: Path, write_campaign) -> None
     done = run_cli("run", str(campaign), "--out", "runs", "--rerun-failed", cwd=tmp_path)
     assert done.returncode == 1  # 'bad' still profiles nothing
     _, manifest = load_manifest(tmp_path / "runs")
-    assert {t["name"]: len(t["attempts"]) for t in manifest["targets"]} == {"good": 1, "bad": 2, "added": 0}
+    # a resume finishes the run that was started: a target added since is not part of it
+    assert {t["name"]: len(t["attempts"]) for t in manifest["targets"]} == {"good": 1, "bad": 2}
 
 
 def test_a_run_directory_in_use_is_refused(tmp_path: Path, write_campaign) -> None:
@@ -318,3 +319,27 @@ def test_orphans_of_a_killed_runner_are_found_by_their_marker(tmp_path: Path) ->
     finally:
         if child.poll() is None:
             child.kill()
+
+
+def test_resume_keeps_the_runs_selection_and_its_own_copy_of_the_campaign(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign(
+        "- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n"
+        "- name: c\n  kernel_name: typo_kernel\n"
+    )
+    assert run_cli("run", str(campaign), "--out", "runs", "--only", "a", "c", cwd=tmp_path).returncode == 1
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    campaign.write_text("not: [a campaign\n")  # edited since: resuming without FILE does not read it
+    done = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert {t["name"]: len(t["attempts"]) for t in manifest["targets"]} == {"a": 1, "c": 2}  # not b
+    # a manifest pointing elsewhere reads nothing there, and a copy that is not the run's is refused
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:*:secret-line\n")
+    manifest["campaign"]["source"] = str(secret)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    (run_dir / "campaign.yaml").unlink()
+    (run_dir / "campaign.yaml").symlink_to(secret)
+    refused = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)
+    assert refused.returncode == 2 and "secret-line" not in refused.stdout + refused.stderr
+    assert "name the campaign FILE to resume with" in refused.stderr

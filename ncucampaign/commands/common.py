@@ -16,7 +16,7 @@ from ncucampaign.errors import CampaignError, UsageError
 from ncucampaign.execute.provenance import installed_ncu
 from ncucampaign.plan.expand import Plan, build_plan, plan_problems
 from ncucampaign.plan.lint import lint_plan
-from ncucampaign.spec.loader import LoadedCampaign, load_campaign
+from ncucampaign.spec.loader import LoadedCampaign, load_campaign, parse_campaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu
 
 DEFAULT_RUNS_DIR = "runs"
@@ -33,10 +33,14 @@ def ncu_choice(args: argparse.Namespace) -> str | None:
     return args.ncu or os.environ.get("NCUCAMPAIGN_NCU") or None
 
 
-def load_plan(file: str, ncu: str | None, only: list[str] | None) -> tuple[LoadedCampaign, Plan]:
-    """The validated campaign and its plan; one CampaignError with every problem of the file."""
+def load_plan(
+    file: str, ncu: str | None, only: list[str] | None, text: str | None = None
+) -> tuple[LoadedCampaign, Plan]:
+    """The validated campaign and its plan; one CampaignError with every problem of the file.
+    `text`: the campaign's text when it comes from elsewhere (a run's copy); `file` then only
+    names it and is where its relative paths start."""
     try:
-        loaded = load_campaign(file)
+        loaded = load_campaign(file) if text is None else parse_campaign(text, Path(file))
     except CampaignError as exc:
         if exc.partial is None:
             raise

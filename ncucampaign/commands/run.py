@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -10,11 +11,11 @@ from pathlib import Path
 from ncucampaign.commands import run_slurm
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, print_warnings, runs_root
 from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.errors import EXIT_OK, UsageError, plural
+from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.provenance import installed_ncu, usable_gpus
-from ncucampaign.execute.rundir.store import latest_run
+from ncucampaign.execute.rundir.store import latest_run, open_regular
 from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
@@ -22,7 +23,7 @@ from ncucampaign.plan.gpus import parse_gpus
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
-from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -69,11 +70,10 @@ def run(args: argparse.Namespace) -> int:
     if args.rerun_failed and args.resume is None:
         args.resume = "latest"
     resume_dir = Path(args.resume) if args.resume not in (None, "latest") else None
-    file = args.file or (resumed_campaign_file(resume_dir) if resume_dir else None)
-    if file is None:
+    if args.file is None and resume_dir is None:
         raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
     run_slurm.check(args)
-    loaded, plan = load_plan(file, ncu_choice(args), args.only)
+    loaded, plan = campaign_and_plan(args, resume_dir)
     root = runs_root(args.out, loaded)
     if args.dry_run:
         return dry_run(plan, root / plan.campaign / "<run-id>" / "reports")
@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         resume_dir = latest_run(root, plan.campaign)
     if resume_dir is not None:
         run_slurm.before_resume(resume_dir)
+        if not args.only:
+            plan = same_selection(plan, resume_dir)
     settings = RunSettings(
         runs_root=root,
         ncu_path=ncu_path,
@@ -141,11 +143,43 @@ def dry_run(plan: Plan, report_dir: Path) -> int:
     return EXIT_OK
 
 
-def resumed_campaign_file(run_dir: Path) -> str:
-    source = load_run(run_dir).manifest.campaign.source
-    if not source or not Path(source).is_file():
-        raise UsageError(f"{run_dir}: its campaign file {source!r} is gone; name the campaign FILE to resume with")
-    return source
+NAME_IT = "name the campaign FILE to resume with"
+
+
+def campaign_and_plan(args: argparse.Namespace, resume_dir: Path | None) -> tuple[LoadedCampaign, Plan]:
+    """The FILE named, or (for --resume RUN_DIR alone) the campaign as the run used it."""
+    if args.file is not None or resume_dir is None:
+        return load_plan(args.file, ncu_choice(args), args.only)
+    source, text = resumed_campaign(resume_dir)
+    return load_plan(source, ncu_choice(args), args.only, text=text)
+
+
+def resumed_campaign(run_dir: Path) -> tuple[str, str]:
+    """`--resume RUN_DIR` without a FILE: the campaign as that run used it, from the run directory's
+    own copy (a regular file whose sha256 the manifest records: nothing else is read, so no other
+    file's content can reach an error message), with relative paths from where the original was."""
+    loaded_run = load_run(run_dir)
+    info = loaded_run.manifest.campaign
+    copy = loaded_run.root / "campaign.yaml"
+    if not info.source or not Path(info.source).parent.is_dir():
+        raise UsageError(f"{run_dir}: the folder of its campaign file {info.source!r} is gone; {NAME_IT}")
+    try:
+        fd = open_regular(copy, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, EnvironmentProblem) as exc:
+        raise UsageError(f"{copy}: cannot read the run's copy of its campaign ({exc}); {NAME_IT}") from None
+    if info.sha256 and hashlib.sha256(raw).hexdigest() != info.sha256:
+        raise UsageError(f"{copy} is not the campaign this run recorded (its sha256 differs); {NAME_IT}")
+    return info.source, raw.decode("utf-8", errors="replace")
+
+
+def same_selection(plan: Plan, run_dir: Path) -> Plan:
+    """A resume finishes the run that was started: the targets it recorded (a run made with --only
+    stays that selection), unless --only names others."""
+    recorded = {record.name for record in load_run(run_dir).manifest.targets}
+    kept = [name for name in plan.names() if name in recorded]
+    return plan.select(kept) if kept else plan
 
 
 def gpu_list(text: str | None) -> tuple[str, ...] | None:
