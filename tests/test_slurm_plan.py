@@ -49,13 +49,22 @@ def test_plan_slurm_prints_a_valid_batch_script_matching_the_campaign(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    ("args", "problem"),
+    ("args", "problem"),  # the forms that got past the check (issue 22, hostile hour 1), and good ones
     [
         (["--array=0-3"], "sets --array itself"),
         (["-o/tmp/x"], "sets -o itself"),
         (["partition=gpu"], "pass sbatch options"),
         (["--comment=a\nb"], "line break"),
-        (["--partition=gpu", "--qos=high", "--time=1:00:00"], None),
+        (["--partition=debug --output=/any/file"], "one sbatch option per --slurm-arg"),
+        (["--partition=debug\t--output=/any/file"], "one sbatch option per --slurm-arg"),
+        (["-Jname --output=/any/file"], "one sbatch option per --slurm-arg"),
+        (["--outp=/any/file"], "sets --output itself"),
+        (["--err=/any/file"], "sets --error itself"),
+        (["--arr=0-5"], "sets --array itself"),
+        (["--sig=B:KILL@1"], "sets --signal itself"),
+        (["--open=truncate"], "sets --open-mode itself"),
+        (["--"], "pass sbatch options"),
+        (["--partition=gpu", "--qos=high", "--time=1:00:00", "-Jname", "--gres=gpu:1"], None),
     ],
 )
 def test_slurm_args_are_checked(args: list[str], problem: str | None) -> None:
@@ -218,3 +227,9 @@ def test_reading_a_run_never_kills_what_a_dead_task_left_and_collect_does(tmp_pa
     finally:
         if left.poll() is None:
             left.kill()
+
+
+def test_an_end_of_options_marker_as_slurm_arg_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
+    done = run_cli("plan", "camp.yaml", "--slurm", "--slurm-arg=--", cwd=tmp_path)
+    assert done.returncode == 2 and "pass sbatch options" in done.stderr, done.stderr

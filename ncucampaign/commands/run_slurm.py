@@ -46,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def checked_slurm_args(slurm_args: list[str]) -> list[str]:
+    # argparse turns `--slurm-arg=--` into a list (its end-of-options marker): that is no option either
+    slurm_args = [arg if isinstance(arg, str) else "--" for arg in slurm_args]
     problem = check_slurm_args(slurm_args)
     if problem:
         raise UsageError(problem)

@@ -37,16 +37,30 @@ def array_tasks(units: Sequence[Unit]) -> list[ArrayTask]:
 
 
 def check_slurm_args(args: Sequence[str]) -> str | None:
-    """Why these --slurm-arg values cannot be used (None: they can)."""
+    """Why these --slurm-arg values cannot be used (None: they can). Each is one sbatch option, read as
+    sbatch reads it: a long option may be any unique prefix of its name (`--outp` is `--output`), a
+    short one may carry its value (`-ofile`); none may be one ncucampaign writes itself."""
     for arg in args:
-        if not arg.startswith("-"):
+        if not arg.startswith("-") or arg.strip("-") == "":
             return f"--slurm-arg {arg!r}: pass sbatch options, e.g. --slurm-arg=--partition=gpu"
         if any(ch in arg for ch in "\n\r\0"):
             return f"--slurm-arg {arg!r}: a line break or NUL cannot go into a batch script"
-        name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
-        if name in OWN_OPTIONS:
-            return f"--slurm-arg {arg!r}: ncucampaign sets {name} itself (one array task per target, its output files)"
+        if any(ch.isspace() for ch in arg):
+            return f"--slurm-arg {arg!r}: one sbatch option per --slurm-arg, its value joined with '=' (no spaces)"
+        owned = _owned(arg)
+        if owned is not None:
+            return f"--slurm-arg {arg!r}: ncucampaign sets {owned} itself (one array task per target, its output files)"
     return None
+
+
+def _owned(arg: str) -> str | None:
+    """The option of OWN_OPTIONS that `arg` is, as sbatch resolves abbreviations; None: another."""
+    if not arg.startswith("--"):
+        return arg[:2] if arg[:2] in OWN_OPTIONS else None
+    name = arg.split("=", 1)[0]
+    if len(name) <= 2:
+        return None
+    return next((own for own in OWN_OPTIONS if own.startswith("--") and own.startswith(name)), None)
 
 
 def task_seconds(invocations: Sequence[Invocation]) -> float:
