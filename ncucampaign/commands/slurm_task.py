@@ -65,8 +65,8 @@ def _array(root: Path, number: int) -> dict:
     path = root / SLURM / f"array-{number}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: cannot read the array's tasks: {first_line(exc)}") from None
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested far too deep
+        raise UsageError(f"{path}: cannot read the array's tasks: {first_line(exc) or type(exc).__name__}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
         raise UsageError(f"{path}: not an array's task list")
     return data

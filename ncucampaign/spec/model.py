@@ -32,6 +32,7 @@ from ncucampaign.spec.values import (
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$"
 # Before matrix expansion a name may hold {key} placeholders.
 TEMPLATE_NAME_PATTERN = r"^[A-Za-z0-9_{][A-Za-z0-9_.{}-]{0,99}$"
+MAX_LAUNCHES = 2**63 - 1  # ncu counts launches in 64 bits; more is a typo (and a number too long to print)
 RANGE_FILTER_PATTERN = r"^(yes|no|on|off)?:[^:]*:[^:]*$"
 
 
@@ -71,9 +72,9 @@ class TargetOptions(Frozen):
     kernel_name: str | None = Field(None, min_length=1, description="--kernel-name: exact name or regex:<expr>")
     kernel_name_base: Literal["function", "demangled", "mangled"] | None = Field(None, description="--kernel-name-base")
     kernel_id: str | None = Field(None, min_length=1, description="--kernel-id ctx:stream:[regex:]name:invocation")
-    launch_skip: int | None = Field(None, ge=0, description="--launch-skip: matching launches to skip")
-    launch_skip_before_match: int | None = Field(None, ge=0, description="--launch-skip-before-match")
-    launch_count: int | None = Field(None, ge=1, description="--launch-count: results to collect")
+    launch_skip: int | None = Field(None, ge=0, le=MAX_LAUNCHES, description="--launch-skip: matching launches to skip")
+    launch_skip_before_match: int | None = Field(None, ge=0, le=MAX_LAUNCHES, description="--launch-skip-before-match")
+    launch_count: int | None = Field(None, ge=1, le=MAX_LAUNCHES, description="--launch-count: results to collect")
     filter_mode: Literal["global", "per-gpu", "per-launch-config"] | None = Field(None, description="--filter-mode")
     kill: bool | None = Field(
         None, description="--kill: stop the application once launch_count is reached (default: yes with launch_count)"

@@ -3,6 +3,7 @@ environment values, device lists, commands), each with the forms it accepts. Pur
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from typing import Annotated, Any
@@ -41,17 +42,29 @@ def _shell_words(value: Any) -> Any:
     return one_or_many(value)
 
 
+MAX_DURATION_S = 366 * 24 * 3600.0  # a year: more is a typo, and a number too large for a float is one
+
+
 def _duration(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("a duration is a number of seconds or a string such as '90s', '10m', '1h'")
-    if isinstance(value, int | float):
-        return float(value)
     if isinstance(value, str):
         match = _DURATION.match(value)
         if not match:
             raise ValueError(f"{value!r} is not a duration: use seconds (600) or '90s', '10m', '1h'")
-        return float(match.group(1)) * _DURATION_UNIT[match.group(2)]
+        return _bounded(float(match.group(1)) * _DURATION_UNIT[match.group(2)])
+    if isinstance(value, int | float):
+        try:
+            return _bounded(float(value))
+        except OverflowError:
+            return _bounded(math.inf)
     return value
+
+
+def _bounded(seconds: float) -> float:
+    if not seconds <= MAX_DURATION_S:  # also NaN and infinity
+        raise ValueError(f"at most a year ({MAX_DURATION_S:.0f} seconds)")
+    return seconds
 
 
 def _env_value(value: Any) -> Any:
@@ -77,7 +90,8 @@ Delay = Annotated[
 ]
 EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float)]
 EnvMap = dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], EnvValue]
-_Device = Annotated[int, Field(ge=0)]
+MAX_DEVICE = 1023  # a GPU index; beyond this a typo (and a number too long to print)
+_Device = Annotated[int, Field(ge=0, le=MAX_DEVICE)]
 Devices = Annotated[
     tuple[_Device, ...], BeforeValidator(_comma_list, json_schema_input_type=_Device | str | list[_Device])
 ]
