@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.spec.model import TargetOptions
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FAKE_NCU_DIR = TESTS / "fake_ncu"
@@ -96,3 +99,21 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if suite is not None and suite.CASES:
         counts = ", ".join(f"{count} {kind}" for kind, count in sorted(suite.CASES.items()))
         terminalreporter.write_line(f"hostile inputs: {sum(suite.CASES.values())} cases ({counts})")
+
+
+def invocation(name: str = "t", **options: Any) -> Invocation:
+    """A plain invocation for unit tests of the pure core: `options` are its TargetOptions."""
+    return Invocation(
+        name=name,
+        target=name,
+        target_index=0,
+        matrix=(),
+        options=TargetOptions(**options),
+        app_argv=("app",),
+        env=(),
+        cwd=Path("."),
+        timeout=600.0,
+        retries=1,
+        retry_delay=10.0,
+        stop_grace=20.0,
+    )

@@ -5,7 +5,6 @@ member's value in a shared union)."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +25,7 @@ from ncucampaign.spec.roles import (
     Share,
     keys_where,
 )
+from tests.conftest import invocation
 
 # A value for each option that differs from an unset one and passes validation.
 SAMPLE: dict[str, Any] = {
@@ -73,20 +73,7 @@ SAMPLE: dict[str, Any] = {
     "stall_timeout": 5,
     "share": "off",
 }
-BASE = Invocation(
-    name="t",
-    target="t",
-    target_index=0,
-    matrix=(),
-    options=TargetOptions(kernel_name="k", launch_count=1),
-    app_argv=("app",),
-    env=(),
-    cwd=Path("."),
-    timeout=600.0,
-    retries=1,
-    retry_delay=10.0,
-    stop_grace=20.0,
-)
+BASE = invocation(kernel_name="k", launch_count=1)
 # The workload options reach an invocation as its own fields.
 WORKLOAD_FIELDS = {
     "args": ("app_argv", ("app", "--steps", "3")),

@@ -5,28 +5,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
-from pathlib import Path
 
 import pytest
 
 from ncucampaign.execute.shared.partition import EXACT_MEMBERS, Placed, group_cost, partition
-from ncucampaign.plan.expand import Invocation
-from ncucampaign.spec.model import TargetOptions
+from tests.conftest import invocation
 
-BASE = Invocation(
-    name="t",
-    target="t",
-    target_index=0,
-    matrix=(),
-    options=TargetOptions(kernel_name="k", launch_count=1, sections=("SpeedOfLight",)),
-    app_argv=("app",),
-    env=(),
-    cwd=Path("."),
-    timeout=600.0,
-    retries=1,
-    retry_delay=10.0,
-    stop_grace=20.0,
-)
+BASE = invocation(kernel_name="k", launch_count=1, sections=("SpeedOfLight",))
 
 
 def placed(name: str, kernel: str, selected: range | list[int], skip: int, count: int = 1, **options: object) -> Placed:

@@ -29,8 +29,7 @@ from ncucampaign.execute.shared.windows import (
     union_window,
     verify_against_trace,
 )
-from ncucampaign.plan.expand import Invocation
-from ncucampaign.spec.model import TargetOptions
+from tests.conftest import invocation
 
 
 def launch(id: int, kernel: str, nvtx: tuple[str, ...] = ("<default>:decode_step",)) -> Launch:
@@ -101,20 +100,7 @@ def test_a_union_run_whose_launch_differs_from_the_trace_does_not_verify(changed
 
 # --- resume decisions ------------------------------------------------------------------------------------
 
-INV = Invocation(
-    name="t",
-    target="t",
-    target_index=0,
-    matrix=(),
-    options=TargetOptions(kernel_name="k", launch_count=1),
-    app_argv=("app",),
-    env=(),
-    cwd=Path("."),
-    timeout=600.0,
-    retries=1,
-    retry_delay=10.0,
-    stop_grace=20.0,
-)
+INV = invocation(kernel_name="k", launch_count=1)
 RUN = RunDir(Path("/runs/camp/1"), "1")
 
 

@@ -110,10 +110,6 @@ def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list
         return [ordered[i] for i in range(count) if mask >> i & 1]
 
     @cache
-    def priced(group: int) -> float:  # a group is met in many partitions: priced once
-        return cost(members(group))
-
-    @cache
     def best(mask: int) -> tuple[float, tuple[int, ...]]:
         if not mask:
             return 0.0, ()
@@ -124,7 +120,7 @@ def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list
         while True:  # every subset of the rest, with the lowest member added
             group = sub | low
             tail_cost, tail = best(mask ^ group)
-            total = priced(group) + tail_cost
+            total = cost(members(group)) + tail_cost  # `cost` is memoised by the caller
             if found is None or total < found[0] - 1e-9:
                 found = (total, (group, *tail))
             if sub == 0:
