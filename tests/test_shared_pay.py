@@ -88,17 +88,36 @@ def test_a_union_ncu_refuses_is_halved_until_the_member_at_fault_is_alone(tmp_pa
     assert sum(how(manifest)[t["name"]] == "shared" for t in others) >= 2  # not every member sent alone
 
 
-def test_launches_far_apart_get_groups_of_their_own(tmp_path: Path) -> None:
-    early = "- name: early\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 2]\n"
-    late = "- name: late\n  kernel_name: rmsnorm_kernel\n  nvtx_include: decode_step/\n  matrix:\n    launch_skip: [40, 41, 42]\n"
-    done, manifest = run(tmp_path, early + late)
+FAR_APART = (
+    "- name: early\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 2]\n"
+    "- name: late\n  kernel_name: rmsnorm_kernel\n  nvtx_include: decode_step/\n  matrix:\n    launch_skip: [40, 41, 42]\n"
+)
+
+
+def test_launches_far_apart_share_one_run_that_picks_them_by_invocation(tmp_path: Path) -> None:
+    done, manifest = run(tmp_path, FAR_APART)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (union,) = unions(manifest)
+    assert sorted(union["members"]) == ["early-0", "early-1", "early-2", "late-40", "late-41", "late-42"]
+    # rmsnorm's 1st-3rd launches and the 41st-43rd decode-step ones (42nd-44th of all): nothing between
+    assert "--kernel-id '::rmsnorm_kernel:1|2|3|42|43|44' --launch-count 6" in union["shell_command"]
+    assert set(how(manifest).values()) == {"shared"}
+
+
+def test_without_picks_launches_far_apart_get_dense_groups_of_their_own(tmp_path: Path) -> None:
+    # kernel_name_base: demangled: how --kernel-id numbers launches then was not measured, so windows
+    # are contiguous, and two dense groups beat one wide one.
+    demangled = FAR_APART.replace(
+        "  kernel_name: rmsnorm_kernel\n", "  kernel_name: rmsnorm_kernel\n  kernel_name_base: demangled\n"
+    )
+    done, manifest = run(tmp_path, demangled)
     assert done.returncode == 0, done.stdout + done.stderr
     runs = unions(manifest)
     assert sorted(sorted(r["members"]) for r in runs) == [
         ["early-0", "early-1", "early-2"],
         ["late-40", "late-41", "late-42"],
     ]
-    assert all(r["argv"].count("--launch-count") == 1 for r in runs)
+    assert all(r["argv"].count("--launch-count") == 1 and "--kernel-id" not in r["argv"] for r in runs)
     assert max(int(r["argv"][r["argv"].index("--launch-count") + 1]) for r in runs) == 3  # dense windows
     assert set(how(manifest).values()) == {"shared"}
 

@@ -30,6 +30,8 @@ TRACE_METRIC = "gpu__time_duration.sum"
 # launch, docs/ncu-behaviour.md "Cost": at most ~40 s of replay); a trace that ends before it is
 # complete, and what it does not hold never happened.
 TRACE_LAUNCHES = 2000
+# A listing's kernel names as function names, which --kernel-id numbers launches by.
+FUNCTION_NAMES = ("--print-kernel-base", "function")
 
 
 def collects_default_set(options: TargetOptions) -> bool:
@@ -83,6 +85,29 @@ def _union_collection(members: Sequence[Invocation]) -> dict[str, Any]:
     sections = tuple(dict.fromkeys(s for m in members for s in (m.options.sections or ())))
     metrics = tuple(dict.fromkeys(x for m in members for x in (m.options.metrics or ())))
     return {"section_set": chosen, "sections": sections or None, "metrics": metrics or None}
+
+
+def picks_possible(options: TargetOptions) -> bool:
+    """A union can select launches by invocation number (`--kernel-id`) only where that was measured
+    (docs/ncu-behaviour.md, "Picked windows"): kernel names matched as function names, no call-stack
+    filter, and a kernel filter that fits the --kernel-id grammar (no ':' in it)."""
+    stacks = ("python_include", "python_exclude", "native_include", "native_exclude", "call_stack_type")
+    return (
+        options.kernel_name_base in (None, "function")
+        and options.kernel_id is None
+        and options.launch_skip_before_match is None
+        and not any(getattr(options, key) for key in stacks)
+        and ":" not in split_regex(options.kernel_name or "")[1]
+    )
+
+
+def picked(inv: Invocation, invocations: Sequence[int], count: int) -> Invocation:
+    """The union with its kernel filter moved into `--kernel-id ::[regex:]NAMES:N1|N2|...` and its count."""
+    name = inv.options.kernel_name or ""
+    is_regex, body = split_regex(name) if name else (False, "")
+    kernel = f"regex:{body}" if is_regex else name
+    numbers = "|".join(str(n) for n in invocations)
+    return with_options(inv, kernel_name=None, kernel_id=f"::{kernel}:{numbers}", launch_skip=None, launch_count=count)
 
 
 def collection_words(options: TargetOptions) -> list[str]:

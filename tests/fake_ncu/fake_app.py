@@ -37,6 +37,9 @@ def main() -> int:
         "--ranks", type=int, default=1, help="with 2 or more, each step ends with an all-reduce (a collective)"
     )
     parser.add_argument("--nproc-per-node", type=int, default=None, help="torchrun's spelling of --ranks")
+    parser.add_argument(
+        "--templated", action="store_true", help="also launch two instances of one templated elementwise kernel a layer"
+    )
     args = parser.parse_args()
     ranks = args.nproc_per_node or args.ranks
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
@@ -87,10 +90,14 @@ def main() -> int:
             emit("launch rmsnorm_kernel")
             emit("push attention")
             emit("launch cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0")
+            if args.templated:
+                emit("launch void at::vectorized_elementwise_kernel<4, at::AddFunctor<c10::Half>>(int, T2)")
             emit("pop")
             emit("push mlp")
             emit("launch rmsnorm_kernel")
             emit("launch nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT")
+            if args.templated:
+                emit("launch void at::vectorized_elementwise_kernel<8, at::MulFunctor<c10::Half>>(int, T2)")
             emit("pop")
             emit("pop")
         if ranks > 1:  # NCCL's all-reduce: it waits for every rank, so ncu cannot replay it alone

@@ -191,6 +191,7 @@ class TraceInfo(Record):
     key: str = Field(description="cache key: command, filters, environment, workload commit, ncu version, GPU")
     launches: int = Field(description="its --launch-count: it holds at most this many launches")
     reused: bool = Field(description="True: taken from the cache, not run now")
+    seconds: float | None = Field(None, description="how long the trace took when it ran (it calibrates costs)")
 
 
 class SharedRunRecord(TargetRecord):

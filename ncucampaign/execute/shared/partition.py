@@ -15,16 +15,20 @@ between groups and merging groups while that lowers the cost (a `set: full` memb
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share import APP_START_S, SPLIT_S, alone_s, per_launch_s
-from ncucampaign.plan.union import union_options
+from ncucampaign.plan.union import picks_possible, union_options
+from ncucampaign.spec.model import TargetOptions
 
 EXACT_MEMBERS = 10
+# A measured start is believed within these bounds (docs/ncu-behaviour.md, "Cost": 7-12 s measured).
+MIN_START_S, MAX_START_S = 2.0, 3 * APP_START_S
+TRACE_OPTIONS = TargetOptions.model_construct(metrics=("gpu__time_duration.sum",))
 
 
 @dataclass(frozen=True)
@@ -45,36 +49,60 @@ class Placed:
 
 @dataclass(frozen=True)
 class Costs:
-    """Seconds: an application start, and one split on import."""
+    """Seconds: an application start, and one split on import; with the trace's function names, a
+    group is priced at the fewer of its window's matches and its picked launches (`--kernel-id`)."""
 
     start_s: float = APP_START_S
     split_s: float = SPLIT_S
+    functions: Mapping[int, str] | None = None  # trace ID -> function name (None: no picked windows)
+
+
+def calibrated(trace_seconds: float | None, traced: int, functions: Mapping[int, str] | None) -> Costs:
+    """Costs from this machine's own measurement: the trace ran the application under ncu once, so its
+    seconds less its `traced` launches' replay (metrics only) are an application start here. The
+    constant stays the first guess when the trace's seconds are not known."""
+    if trace_seconds is None:
+        return Costs(functions=functions)
+    start = trace_seconds - traced * per_launch_s(TRACE_OPTIONS)
+    return Costs(start_s=min(max(start, MIN_START_S), MAX_START_S), functions=functions)
 
 
 def group_cost(members: Sequence[Placed], costs: Costs = Costs()) -> float:
     """Estimated seconds of `members` profiled together (one member: its own run)."""
     if len(members) == 1:
         return alone_s(members[0].member) - APP_START_S + costs.start_s
+    union = union_options([p.member for p in members], with_nvtx=True)
+    launches = profiled_launches(members, costs.functions if picks_possible(union) else None)
+    return costs.start_s + launches * per_launch_s(union) + costs.split_s * len(members)
+
+
+def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | None = None) -> int:
+    """How many launches the group's union profiles: its filter's matches from its first wanted launch
+    to its last, or (with function names) the launches `--kernel-id` picks, whichever is fewer."""
     first = min(p.wanted[0] for p in members)
     last = max(p.wanted[-1] for p in members)
-    per_launch = per_launch_s(union_options([p.member for p in members], with_nvtx=True))
-    return costs.start_s + _window(members, first, last) * per_launch + costs.split_s * len(members)
+    selected = sorted(_selected(members))
+    window = sum(1 for i in selected if first <= i <= last)
+    if functions is None or any(i not in functions for i in selected):
+        return window
+    seen: Counter[str] = Counter()
+    numbers = {}
+    for i in selected:
+        seen[functions[i]] += 1
+        numbers[i] = seen[functions[i]]
+    picked = {numbers[i] for p in members for i in p.wanted if i in numbers}
+    return min(window, sum(1 for i in selected if i <= last and numbers[i] in picked))
 
 
-def _window(members: Sequence[Placed], first: int, last: int) -> int:
-    """How many launches the group's union selects from `first` to `last` (trace IDs)."""
+def _selected(members: Sequence[Placed]) -> set[int]:
+    """Every trace ID the group's union selects (its kernels within its NVTX scopes, OR-ed)."""
     if all(p.kernels is not None for p in members):
         kernels = set().union(*(p.kernels or () for p in members))
         scopes = [p.scope for p in members]
-        inside = {i for i in kernels if first <= i <= last}
         if all(scope is not None for scope in scopes):
-            inside &= set().union(*(scope or () for scope in scopes))
-        return len(inside)
-    selected: set[int] = set()
-    for placed in members:
-        ids = placed.selected
-        selected.update(ids[bisect.bisect_left(ids, first) : bisect.bisect_right(ids, last)])
-    return len(selected)
+            kernels &= set().union(*(scope or () for scope in scopes))
+        return kernels
+    return set().union(*(p.selected for p in members))
 
 
 def partition(placed: Sequence[Placed], costs: Costs = Costs()) -> list[list[Placed]]:

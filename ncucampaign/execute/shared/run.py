@@ -16,7 +16,7 @@ from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, Launch, list_launches
-from ncucampaign.execute.shared.partition import Placed, partition
+from ncucampaign.execute.shared.partition import Placed, calibrated, partition
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.selection import IMPORT_WORKERS, TraceSelections, filter_parts, trace_selections
 from ncucampaign.execute.shared.split import Split, split_member
@@ -25,6 +25,7 @@ from ncucampaign.execute.shared.windows import (
     MemberWindow,
     UnionWindow,
     member_window,
+    picked_window,
     uncovered,
     union_window,
     verify_against_trace,
@@ -32,7 +33,15 @@ from ncucampaign.execute.shared.windows import (
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share import SharedGroup, pays, union_for
-from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, import_csv_argv, renamed, with_options
+from ncucampaign.plan.union import (
+    TRACE_LAUNCHES,
+    filter_words,
+    import_csv_argv,
+    picked,
+    picks_possible,
+    renamed,
+    with_options,
+)
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,8 @@ class _SharedRun:
             else:
                 self._alone([short.member], short.reason)
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
-        for part in partition(self._placed(found)):
+        functions = found.functions or None
+        for part in partition(self._placed(found), calibrated(found.info.seconds, len(found.every), functions)):
             members = [p.member for p in part]
             if len(members) < 2:
                 self._alone(
@@ -137,9 +147,16 @@ class _SharedRun:
         union = union_window(selected, list(wanted.values()))
         if any(uncovered(wanted[m.name], union) for m in members):
             return self._alone(members, "the shared filter does not cover every target's launches")
+        chosen = picked_window(selected, list(wanted.values()), found.functions)
+        if chosen is None or not picks_possible(union_inv.options) or len(chosen.launches) >= len(union.launches):
+            chosen = None  # every match in the window: no fewer launches to pick
+        union = chosen or union
         if not pays(members, "trace", len(union.launches)):
             return self._alone(members, f"sharing would profile {len(union.launches)} launches: dearer than own runs")
-        union_inv = with_options(union_inv, launch_skip=union.skip or None, launch_count=len(union.launches))
+        if chosen is not None:
+            union_inv = picked(union_inv, chosen.invocations, len(chosen.launches))
+        else:
+            union_inv = with_options(union_inv, launch_skip=union.skip or None, launch_count=len(union.launches))
         union_inv = pin(union_inv, self.gpus) if self.gpus else union_inv
         windows = {
             m.name: member_window(found.selected[m.name][0], m.options.launch_skip or 0, wanted[m.name], union)

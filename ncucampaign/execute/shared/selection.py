@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncucampaign.execute.context import RunContext
@@ -17,7 +17,7 @@ from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import member_wanted
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import filter_words, import_csv_argv
+from ncucampaign.plan.union import FUNCTION_NAMES, filter_words, import_csv_argv
 from ncucampaign.spec.model import TargetOptions
 
 # ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
@@ -48,6 +48,7 @@ class TraceSelections:
     selected: dict[str, Selection]  # the members the trace places
     beyond: list[Invocation]  # their launches lie beyond the trace: it stopped before them
     never: list[Short]  # the application ended first: their launches do not exist
+    functions: dict[int, str] = field(default_factory=dict)  # trace ID -> function name ({}: unknown)
 
     @property
     def complete(self) -> bool:
@@ -70,7 +71,10 @@ def trace_selections(
         if isinstance(trace, str):
             return trace
         report, info = trace
-        selections = select_launches(ctx.ncu_path, report, members)
+        with ThreadPoolExecutor(1) as side:
+            names = side.submit(function_names, ctx.ncu_path, report)
+            selections = select_launches(ctx.ncu_path, report, members)
+            functions = names.result()
         if not (isinstance(selections, str) and info.reused):
             break
         cache.forget(info.key)  # a damaged cache entry
@@ -88,7 +92,18 @@ def trace_selections(
         selected={name: s for name, s in selections.items() if not isinstance(s, Short)},
         beyond=[] if ended else [short.member for short in missed],
         never=missed if ended else [],
+        functions=functions,
     )
+
+
+def function_names(ncu: str, report: Path) -> dict[int, str]:
+    """Trace ID -> the kernel's function name (what --kernel-id numbers launches by); {} when ncu
+    cannot list them (then no picked windows)."""
+    try:
+        launches = list_launches(import_csv_argv(ncu, report, FUNCTION_NAMES))
+    except ImportFailed:
+        return {}
+    return {launch.id: launch.kernel for launch in launches}
 
 
 def select_launches(ncu: str, report: Path, members: Sequence[Invocation]) -> dict[str, Selection | Short] | str:

@@ -46,12 +46,16 @@ def trace_for(
         found = cache.find(key)
         if found is not None:
             path, reused = found
-            return path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused)
+            seconds = cache.seconds(key)
+            return path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused, seconds=seconds)
         trace = dataclasses.replace(trace, name=f"{TRACE_PREFIX}{key.short}", target=f"trace-{key.short}")
         record = new_shared_record(ctx, trace, members, "trace", gpus)
         run_attempts(ctx, trace, record.argv, record, lane, read_results=False)
         if record.status != Status.OK or record.report is None:
             return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"
         report = ctx.run.root / record.report.path
-        cache.remember(key, report)
-        return report, TraceInfo(report=record.report.path, key=key.digest, launches=launches, reused=False)
+        cache.remember(key, report, record.seconds)
+        info = TraceInfo(
+            report=record.report.path, key=key.digest, launches=launches, reused=False, seconds=record.seconds
+        )
+        return report, info

@@ -77,11 +77,25 @@ class TraceCache:
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._this_run: dict[str, Path] = {}
+        self._seconds: dict[str, float] = {}
 
     def key_lock(self, key: TraceKey) -> threading.Lock:
         """Held while a trace is found or made, so that two lanes never run the same trace at once."""
         with self._lock:
             return self._locks.setdefault(key.digest, threading.Lock())
+
+    def seconds(self, key: TraceKey) -> float | None:
+        """How long the trace took when it ran (its application start calibrates the partition's
+        costs, execute/shared/partition.py); None when not recorded."""
+        if key.digest in self._seconds:
+            return self._seconds[key.digest]
+        cached = self._path(key)
+        try:
+            data = json.loads(cached.with_suffix(".json").read_text()) if cached is not None else None
+            value = float(data["seconds"]) if isinstance(data, dict) else None
+        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+            return None
+        return value if value is not None and 0 < value < 1e6 else None
 
     def find(self, key: TraceKey) -> tuple[Path, bool] | None:
         """(the trace, True when it came from an earlier run), or None."""
@@ -92,9 +106,12 @@ class TraceCache:
             return cached, True
         return None
 
-    def remember(self, key: TraceKey, report: Path) -> Path:
-        """Keep a trace just made; the cached copy when the cache can hold it, else the report itself."""
+    def remember(self, key: TraceKey, report: Path, seconds: float | None = None) -> Path:
+        """Keep a trace just made (and how long it took); the cached copy when the cache can hold it,
+        else the report itself."""
         self._this_run[key.digest] = report
+        if seconds is not None:
+            self._seconds[key.digest] = seconds
         cached = self._path(key)
         if not key.reusable or cached is None:
             return report
@@ -108,6 +125,8 @@ class TraceCache:
             except OSError:
                 shutil.copyfile(report, temporary)  # another filesystem
             os.replace(temporary, cached)
+            if seconds is not None:
+                cached.with_suffix(".json").write_text(json.dumps({"seconds": seconds}))
         except OSError:
             pass  # a cache that cannot be written only costs a later run its trace
         return report

@@ -6,11 +6,17 @@ select in the trace; the union run (the same filter) then skips the matches befo
 wanted one (--launch-skip) and profiles exactly the matches up to the latest wanted one. A member's
 split skips the launches its filters select inside that window before its first wanted one
 (docs/ncu-behaviour.md, "Shared runs").
+
+A picked window profiles fewer: `--kernel-id ::regex:NAMES:N1|N2|...` selects the Nth launches of each
+kernel function (numbered per function name among the launches that pass the NVTX filter, as
+measured on ncu 2025.3.1; docs/ncu-behaviour.md, "Picked windows"), so the union profiles every
+function's launches at the wanted launches' numbers instead of every match in between.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ncucampaign.execute.shared.imports import Launch
@@ -27,6 +33,7 @@ class UnionWindow:
     skip: int  # --launch-skip of the union run: its filter's matches before the earliest wanted launch
     launches: tuple[Launch, ...]  # what the union run will profile, as the trace lists them
     first_id: int = 0  # the trace ID of the earliest wanted launch
+    invocations: tuple[int, ...] = ()  # a picked window's invocation numbers (empty: every match)
 
 
 def member_wanted(selected: Sequence[Launch], skip: int, count: int) -> tuple[Launch, ...] | str:
@@ -50,10 +57,39 @@ def union_window(union_selected: Sequence[Launch], wanted: Sequence[Sequence[Lau
     return UnionWindow(before, inside, first)
 
 
+def picked_window(
+    union_selected: Sequence[Launch], wanted: Sequence[Sequence[Launch]], functions: Mapping[int, str]
+) -> UnionWindow | None:
+    """The launches `--kernel-id` with the wanted launches' invocation numbers profiles, up to the
+    latest wanted one; None when a launch's function name is unknown. `union_selected`: every launch
+    the union's filter selects in the trace from its start; `functions`: trace ID -> function name."""
+    if any(launch.id not in functions for launch in union_selected):
+        return None
+    numbers = invocation_numbers(union_selected, functions)
+    wanted_ids = {launch.id for launches in wanted for launch in launches}
+    picked = {numbers[i] for i in wanted_ids}
+    last = max(wanted_ids)
+    launches = tuple(x for x in union_selected if x.id <= last and numbers[x.id] in picked)
+    return UnionWindow(0, launches, min(wanted_ids), tuple(sorted(picked)))
+
+
+def invocation_numbers(launches: Sequence[Launch], functions: Mapping[int, str]) -> dict[int, int]:
+    """Trace ID -> the launch's number among the launches of its function (from 1), in trace order."""
+    seen: Counter[str] = Counter()
+    numbers = {}
+    for launch in launches:
+        seen[functions[launch.id]] += 1
+        numbers[launch.id] = seen[functions[launch.id]]
+    return numbers
+
+
 def member_window(
     selected: Sequence[Launch], skip: int, wanted: tuple[Launch, ...], union: UnionWindow
 ) -> MemberWindow:
-    before = sum(1 for launch in selected[:skip] if launch.id >= union.first_id)
+    """In the union's report, the member's filters select what they select in the trace and the union
+    profiled: its skip there counts those before its first wanted launch."""
+    profiled = {launch.id for launch in union.launches}
+    before = sum(1 for launch in selected[:skip] if launch.id in profiled)
     return MemberWindow(wanted, before)
 
 
