@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from ncucampaign.execute.process.groups import run_captured
 
 IMPORT_TIMEOUT_S = 300.0
+# ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
+IMPORT_WORKERS = max(2, min(16, os.cpu_count() or 2))
 _NVTX_COLUMN = "thread Domain:Push/Pop_Range"
 _QUOTED = re.compile(r'"([^"]*)"')
 

@@ -81,7 +81,7 @@ def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | 
     to its last, or (with function names) the launches `--kernel-id` picks, whichever is fewer."""
     first = min(p.wanted[0] for p in members)
     last = max(p.wanted[-1] for p in members)
-    selected = sorted(_selected(members))
+    selected = sorted(selected_ids(members))
     window = sum(1 for i in selected if first <= i <= last)
     if functions is None or any(i not in functions for i in selected):
         return window
@@ -94,7 +94,7 @@ def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | 
     return min(window, sum(1 for i in selected if i <= last and numbers[i] in picked))
 
 
-def _selected(members: Sequence[Placed]) -> set[int]:
+def selected_ids(members: Sequence[Placed]) -> set[int]:
     """Every trace ID the group's union selects (its kernels within its NVTX scopes, OR-ed)."""
     if all(p.kernels is not None for p in members):
         kernels = set().union(*(p.kernels or () for p in members))

@@ -6,7 +6,7 @@ handed back with the reason, and whoever runs units runs them alone (execute/uni
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ncucampaign.execute.attempt.attempts import run_attempts
@@ -16,10 +16,10 @@ from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, Launch, list_launches
-from ncucampaign.execute.shared.partition import Placed, calibrated, partition
+from ncucampaign.execute.shared.partition import Placed, calibrated, partition, selected_ids
 from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.selection import IMPORT_WORKERS, TraceSelections, filter_parts, trace_selections
-from ncucampaign.execute.shared.split import Split, split_member
+from ncucampaign.execute.shared.selection import TraceSelections, filter_parts, trace_selections
+from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import (
     MemberWindow,
@@ -28,7 +28,6 @@ from ncucampaign.execute.shared.windows import (
     picked_window,
     uncovered,
     union_window,
-    verify_against_trace,
 )
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
@@ -77,13 +76,18 @@ class _SharedRun:
         self.ctx, self.cache, self.group, self.gpus, self.lane = ctx, cache, group, gpus, lane
         self.members = [pin(m, gpus) if gpus else m for m in group.members]
         self.outcome = SharedOutcome()
+        self.placed: dict[str, Placed] = {}
+        self.splitting = ThreadPoolExecutor(1)  # replaced in run(): one split job at a time, in order
+        self.pending: list[tuple[list[Invocation], str, Future[list[Split] | str]]] = []
 
     def run(self) -> SharedOutcome:
         self._mark(self.members, Status.RUNNING, "")
-        if self.group.window == "trace":
-            self._run_from_trace()
-        else:
-            self._run_targets_window(self.members)
+        with ThreadPoolExecutor(1) as self.splitting:
+            if self.group.window == "trace":
+                self._run_from_trace()
+            else:
+                self._run_targets_window(self.members)
+        self._collect()
         return self.outcome
 
     def _run_targets_window(self, members: list[Invocation]) -> None:
@@ -108,7 +112,9 @@ class _SharedRun:
                 self._alone([short.member], short.reason)
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
         functions = found.functions or None
-        for part in partition(self._placed(found), calibrated(found.info.seconds, len(found.every), functions)):
+        placed = self._placed(found)
+        self.placed = {p.member.name: p for p in placed}
+        for part in partition(placed, calibrated(found.info.seconds, len(found.every), functions)):
             members = [p.member for p in part]
             if len(members) < 2:
                 self._alone(
@@ -136,11 +142,7 @@ class _SharedRun:
     def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
         union_inv = union_for(members, "trace")
         try:
-            selected = (
-                found.every
-                if filter_words(union_inv.options) == filter_words(union_for(self.members, "trace").options)
-                else list_launches(import_csv_argv(self.ctx.ncu_path, found.report, filter_words(union_inv.options)))
-            )
+            selected = self._union_selection(members, union_inv, found)
         except ImportFailed as exc:
             return self._alone(members, f"the discovery trace cannot be listed: {exc}")
         wanted = {m.name: found.selected[m.name][1] for m in members}
@@ -164,6 +166,18 @@ class _SharedRun:
         }
         if self._profile(union_inv, members, windows, union, found.info):
             self._halve(members, lambda part: self._run_trace_group(part, found))
+
+    def _union_selection(self, members: list[Invocation], union: Invocation, found: TraceSelections) -> list[Launch]:
+        """What the group's union filter selects in the trace. Without NVTX excludes it is what the
+        members' kernel filters select, OR-ed, within their NVTX includes, OR-ed (docs/ncu-behaviour.md,
+        "Shared runs"), known from the partition's listings; otherwise ncu lists it."""
+        if filter_words(union.options) == filter_words(union_for(self.members, "trace").options):
+            return found.every
+        placed = [self.placed[m.name] for m in members]
+        if all(p.kernels is not None for p in placed) and not any(m.options.nvtx_exclude for m in members):
+            ids = selected_ids(placed)
+            return [launch for launch in found.every if launch.id in ids]
+        return list_launches(import_csv_argv(self.ctx.ncu_path, found.report, filter_words(union.options)))
 
     def _halve(self, members: list[Invocation], again: Callable[[list[Invocation]], None]) -> None:
         """ncu refused the union's command line (a section, set or option one member asks for): each
@@ -220,29 +234,23 @@ class _SharedRun:
             self._give_up(members, why, record.name)
             return False
         report = ctx.run.root / record.report.path
-        profiled: list[Launch] | None = None
-        if trace_window is not None:
-            try:
-                profiled = list_launches(import_csv_argv(ctx.ncu_path, report))
-            except ImportFailed as exc:
-                self._alone(members, f"the shared report cannot be listed: {exc}", record.name)
-                return False
         console = parse_console(ctx.store.read_log(union.name, 0))
-
-        def split(member: Invocation) -> Split:
-            window = windows[member.name]
-            problem = None
-            if isinstance(window, MemberWindow) and profiled is not None and trace_window is not None:
-                problem = verify_against_trace(profiled, trace_window, window)
-            return split_member(ctx, member, record, union, report, window, console, problem)
-
-        with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
-            splits = list(pool.map(split, members))
-        self.outcome.done.extend(ctx.record(s.member.name) for s in splits if s.ok)
-        for s in splits:
-            if not s.ok:
-                self._alone([s.member], f"its split of {record.name} was not used: {s.problem}", record.name)
+        # The splits (CPU) go on while the next group's run uses the GPU; their verdicts are taken in
+        # order once every run is done (_collect).
+        job = SplitJob(record, union, tuple(members), windows, trace_window, report, console)
+        self.pending.append((members, record.name, self.splitting.submit(split_union, ctx, job)))
         return False
+
+    def _collect(self) -> None:
+        for members, name, future in self.pending:
+            splits = future.result()
+            if isinstance(splits, str):
+                self._alone(members, splits, name)
+                continue
+            self.outcome.done.extend(self.ctx.record(s.member.name) for s in splits if s.ok)
+            for s in splits:
+                if not s.ok:
+                    self._alone([s.member], f"its split of {name} was not used: {s.problem}", name)
 
     # --- handing members back -----------------------------------------------------------------------------
 

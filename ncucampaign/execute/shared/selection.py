@@ -4,7 +4,6 @@ select in the trace and the ones it wants (ncu re-applies the filters on import;
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -12,16 +11,13 @@ from pathlib import Path
 
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
-from ncucampaign.execute.shared.imports import ImportFailed, Launch, list_launches
+from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, Launch, list_launches
 from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import member_wanted
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.union import FUNCTION_NAMES, filter_words, import_csv_argv
 from ncucampaign.spec.model import TargetOptions
-
-# ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
-IMPORT_WORKERS = max(2, min(16, os.cpu_count() or 2))
 
 Selection = tuple[list[Launch], tuple[Launch, ...]]  # what a member's filters select, and what it wants
 

@@ -4,6 +4,8 @@ result (only when verified)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +22,11 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.shared.imports import ImportFailed, export
-from ncucampaign.execute.shared.windows import MemberWindow, verified_text
+from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, export, list_launches
+from ncucampaign.execute.shared.windows import MemberWindow, UnionWindow, verified_text, verify_against_trace
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import collection_words, filter_words, split_argv
+from ncucampaign.plan.union import collection_words, filter_words, import_csv_argv, split_argv
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,39 @@ class Split:
     member: Invocation
     ok: bool
     problem: str = ""
+
+
+@dataclass(frozen=True)
+class SplitJob:
+    """One union run done: its report, and what each member takes out of it."""
+
+    shared: SharedRunRecord
+    union: Invocation
+    members: tuple[Invocation, ...]
+    windows: Mapping[str, int | MemberWindow]
+    trace_window: UnionWindow | None  # a window from the trace: each split is verified against it
+    report: Path
+    console: ConsoleSummary
+
+
+def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
+    """Every member's split (several at once); a string when the union's report cannot be listed."""
+    profiled = None
+    if job.trace_window is not None:
+        try:
+            profiled = list_launches(import_csv_argv(ctx.ncu_path, job.report))
+        except ImportFailed as exc:
+            return f"the shared report cannot be listed: {exc}"
+
+    def split(member: Invocation) -> Split:
+        window = job.windows[member.name]
+        problem = None
+        if isinstance(window, MemberWindow) and profiled is not None and job.trace_window is not None:
+            problem = verify_against_trace(profiled, job.trace_window, window)
+        return split_member(ctx, member, job.shared, job.union, job.report, window, job.console, problem)
+
+    with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
+        return list(pool.map(split, job.members))
 
 
 def split_member(
