@@ -90,8 +90,9 @@ def test_findings_of_a_run_name_their_targets_and_survive_a_damaged_report(tmp_p
     damaged_report = FIXTURES / "damaged" / "aborts_the_reader.ncu-rep"  # NVIDIA's reader aborts on it
     (run_dir / "reports" / "gemm.ncu-rep").write_bytes(damaged_report.read_bytes())
     damaged = run_cli("findings", str(run_dir), cwd=tmp_path)
-    assert damaged.returncode == 0 and "in rms" in damaged.stdout
-    assert "warning: gemm:" in damaged.stderr
+    # the other target's findings still show; the exit status says a report could not be read
+    assert damaged.returncode == 2 and "in rms" in damaged.stdout
+    assert "error: gemm:" in damaged.stderr
     missing = run_cli("findings", str(tmp_path / "no.ncu-rep"), cwd=tmp_path)
     assert missing.returncode == 2 and "no such report" in missing.stderr
 
@@ -138,3 +139,16 @@ def test_compare_lists_findings_that_appeared_or_disappeared(tmp_path: Path, wri
     text = run_cli("compare", str(before), str(after), cwd=tmp_path).stdout
     assert "finding appeared in B: rms: Occupancy: Achieved Occupancy" in text
     assert "finding gone in B: rms: SOLBottleneck: Small Grid" in text
+
+
+def test_a_metrics_only_target_is_said_to_have_no_rule_results_not_nothing_to_fix(
+    tmp_path: Path, write_campaign
+) -> None:
+    campaign = write_campaign(
+        "- name: timed\n  kernel_name: rmsnorm_kernel\n  sections: []\n  metrics: [gpu__time_duration.sum]\n"
+    )
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 0
+    done = run_cli("findings", str(tmp_path / "runs" / "camp" / "latest"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "timed: ncu's rules did not run (a metrics-only target" in done.stderr
+    assert "Small Grid" not in done.stdout  # the fake's fixture report has rule results ncu would not have run

@@ -367,3 +367,23 @@ def test_1_a_report_that_crashes_the_native_reader_crashes_nothing_of_ours(tmp_p
     assert done.returncode == 1
     _, manifest = load_manifest(tmp_path / "runs")
     assert target(manifest, "a")["status"] == "profiler_error" and "crashed" in target(manifest, "a")["message"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_hostile_22_10_readers_open_only_regular_files_and_ncu_never_writes_into_odd_ones(
+    tmp_path: Path, write_campaign, kind: str
+) -> None:
+    run_dir = finished_run(tmp_path, write_campaign)
+    report = run_dir / "reports" / "a.ncu-rep"
+    report.unlink()
+    os.mkfifo(report) if kind == "fifo" else report.mkdir()
+    done = run_cli("findings", str(run_dir), cwd=tmp_path, timeout=60)  # a FIFO blocked it for 600 s
+    no_crash(done)
+    assert "a.ncu-rep: " + ("not a regular file" if kind == "fifo" else "a folder") in done.stdout + done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["targets"][0].update(status="pending", report=None)  # as if killed before its report
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    rerun = run_cli("run", "--resume", str(run_dir), cwd=tmp_path, timeout=60)  # a FIFO stalled ncu's write
+    no_crash(rerun)
+    assert rerun.returncode == 3 and "refusing to" in rerun.stderr and "a.ncu-rep" in rerun.stderr, rerun.stderr
+    assert report.is_fifo() if kind == "fifo" else report.is_dir()

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands.slurm_common import load_collected
-from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError
 from ncucampaign.results.findings import findings_of, group_data, group_text, is_report_path, rank, top
 
 
@@ -29,16 +29,21 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--top must be at least 1")
     path = Path(args.path)
     run = None if is_report_path(path) else load_collected(path)  # a Slurm run: its tasks' records first
-    findings, unreadable = findings_of(path, args.ncu, run)
-    groups = top(rank(findings, include_ok=args.all), args.top)
-    for problem in unreadable:
-        print(f"ncucampaign: warning: {problem}", file=sys.stderr)
+    read = findings_of(path, args.ncu, run)
+    groups = top(rank(read.found, include_ok=args.all), args.top)
+    for note in read.unread:
+        print(f"ncucampaign: note: {note}", file=sys.stderr)
+    for problem in read.unreadable:
+        print(f"ncucampaign: error: {problem}", file=sys.stderr)
+    # An unreadable report is not "nothing to fix": the exit status says so, as summarize's does.
+    status = EXIT_USAGE if read.unreadable else EXIT_OK
     if args.format == "json":
         print(json.dumps([group_data(group) for group in groups], indent=2))
-        return EXIT_OK
+        return status
     if not groups:
-        print("no findings: ncu's rules reported nothing to act on" + (" (see --all)" if not args.all else ""))
-        return EXIT_OK
+        what = "of the reports that could be read " if read.unreadable else ""
+        print(f"no findings: ncu's rules {what}reported nothing to act on" + (" (see --all)" if not args.all else ""))
+        return status
     for position, group in enumerate(groups, 1):
         print("\n".join(group_text(position, group)))
-    return EXIT_OK
+    return status

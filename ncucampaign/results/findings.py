@@ -4,7 +4,7 @@ kernels grouped, ranked by ncu's estimated speedup. Pure apart from reading the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable, UsageError
@@ -98,19 +98,37 @@ def is_report_path(path: Path) -> bool:
     return path.suffix == ".ncu-rep" or (path.is_file() and path.name != "manifest.json")
 
 
-def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None) -> tuple[list[Finding], list[str]]:
+NO_RULES = "ncu's rules did not run (a metrics-only target collects no sections, so no rule results)"
+
+
+def metrics_only(argv: Sequence[str]) -> bool:
+    """ncu runs its rules on the sections it collects: a target that asks only for --metrics has none."""
+    return "--metrics" in argv and not {"--section", "--set"} & set(argv)
+
+
+@dataclass
+class FindingsRead:
+    found: list[Finding] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)  # reports that could not be read: exit 2
+    unread: list[str] = field(default_factory=list)  # targets without rule results to read, and why
+
+
+def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None) -> FindingsRead:
     """The findings of a report, or of every target's report in a run (`run`: already loaded, e.g.
-    with a Slurm array's records collected); and the reports that could not be read (one damaged
-    report does not hide the others)."""
+    with a Slurm array's records collected); the reports that could not be read (one damaged
+    report does not hide the others) and the targets whose reports hold no rule results."""
     if is_report_path(path):
         if not path.is_file():
             raise UsageError(f"{path}: no such report")
-        return [Finding("", rule) for rule in read_rule_results(path, ncu)], []
+        return FindingsRead([Finding("", rule) for rule in read_rule_results(path, ncu)])
     run = run if run is not None else load_run(path)
-    found: list[Finding] = []
-    unreadable: list[str] = []
+    result = FindingsRead()
+    found, unreadable, unread = result.found, result.unreadable, result.unread
     for record in run.manifest.targets:
         if record.report is None:
+            continue
+        if metrics_only(record.argv):
+            unread.append(f"{record.name}: {NO_RULES}")
             continue
         try:
             rules = read_rule_results(run.root / record.report.path, ncu)
@@ -118,7 +136,7 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
             unreadable.append(f"{record.name}: {exc}")
             continue
         found.extend(Finding(record.name, rule) for rule in rules)
-    return found, unreadable
+    return result
 
 
 def group_text(position: int, group: FindingGroup) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ READ_TIMEOUT_S = 600.0  # a 16 MB report of many kernels reads in seconds; this 
 def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
     if ncu_report_module(ncu) is None:  # importing the module is safe; reading a damaged report is not
         raise NoReportReader(NO_READER)
+    _regular(report)
     request = json.dumps({"op": op, "report": str(report), "ncu": ncu, **fields})
     here = str(Path(__file__).resolve().parents[2])  # the folder holding this ncucampaign package
     path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
@@ -37,6 +39,17 @@ def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
     if reply.get("error") == "no_reader":
         raise NoReportReader(reply.get("message", NO_READER))
     raise ReportUnreadable(reply.get("message", f"{report}: unreadable"))
+
+
+def _regular(report: Path) -> None:
+    """Readers open regular files only: a FIFO would block the reader until its timeout."""
+    try:
+        mode = os.stat(report).st_mode
+    except OSError as exc:
+        raise ReportUnreadable(f"{report}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise ReportUnreadable(f"{report}: {kind}, not a report")
 
 
 def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[MeasuredResult]:

@@ -201,6 +201,7 @@ class RunStore:
         report = self.run.report(name)
         if report.is_symlink():  # ncu -f would write through it
             raise EnvironmentProblem(f"{report} is a symbolic link; refusing to let ncu write through it")
+        _refuse_odd(report)  # a FIFO would stall ncu's write, a folder fail every attempt
         if not report.is_file():
             return None
         kept = self.run.inside("reports", f"{name}.attempt-{number}{REPORT_SUFFIX}")
