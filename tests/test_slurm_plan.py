@@ -233,3 +233,17 @@ def test_an_end_of_options_marker_as_slurm_arg_is_a_usage_error(tmp_path: Path) 
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
     done = run_cli("plan", "camp.yaml", "--slurm", "--slurm-arg=--", cwd=tmp_path)
     assert done.returncode == 2 and "pass sbatch options" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("out", ["r%j", "r\\x"])
+def test_a_slurm_run_directory_with_filename_patterns_is_refused_before_anything_is_created(
+    tmp_path: Path, out: str
+) -> None:
+    # sbatch reads % and \ in --output as patterns: with `--out 'r%j'` no task ever started and collect
+    # called the run finished with every target pending
+    _stand_ins(tmp_path / "bin")
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
+    env = fake_env(PATH=f"{tmp_path / 'bin'}{os.pathsep}{fake_env()['PATH']}")
+    done = run_cli("run", "camp.yaml", "--slurm", "--out", out, cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "cannot hold" in done.stderr and "choose another --out" in done.stderr, done.stderr
+    assert not (tmp_path / out).exists()  # no ghost run directory

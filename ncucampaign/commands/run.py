@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         installed=installed,
     )
     if args.slurm:
+        run_slurm.check_run_path(resume_dir or root.absolute() / plan.campaign)
         return run_slurm.submit(loaded, plan, settings, args)
     return execute(loaded, plan, settings)
 

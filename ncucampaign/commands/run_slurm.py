@@ -66,6 +66,18 @@ def check(args: argparse.Namespace) -> None:
         slurm_command(command)
 
 
+def check_run_path(folder: Path) -> None:
+    """sbatch reads `%` and `\\` in --output as filename patterns (%j, %A, ...): a run directory
+    holding them would send every task's output elsewhere, so no task would ever start."""
+    odd = sorted({char for char in str(folder) if char in "%\\"})
+    if odd:
+        shown = " and ".join(repr(char) for char in odd)
+        raise UsageError(
+            f"{folder}: a run directory for --slurm cannot hold {shown} (sbatch reads them in file names as "
+            "patterns); choose another --out"
+        )
+
+
 def before_resume(run_dir: Path) -> None:
     """A run submitted to Slurm: nothing may run while its arrays do, and their records come first."""
     loaded = load_run(run_dir)
