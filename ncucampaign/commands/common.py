@@ -103,3 +103,13 @@ def installed_listing(ncu: str) -> InstalledNcu | None:
     what `run` keeps out; None where that ncu is not installed (a laptop): then it cannot know."""
     found = shutil.which(ncu)
     return installed_ncu(str(Path(found).absolute())) if found else None
+
+
+def file_from_only(args: argparse.Namespace) -> None:
+    """`--only a b FILE`: argparse hands FILE to --only (one or more names); a campaign file there is
+    the FILE, wherever the user put it."""
+    only = args.only
+    if args.file is None and only and (Path(only[-1]).suffix in (".yaml", ".yml") or Path(only[-1]).is_file()):
+        args.file = only.pop()
+        if not only:
+            raise UsageError("--only needs at least one target name")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ncucampaign.commands.common import (
     add_ncu_option,
+    file_from_only,
     installed_listing,
     load_plan,
     ncu_choice,
@@ -16,7 +17,7 @@ from ncucampaign.commands.common import (
     runs_root,
 )
 from ncucampaign.commands.run_slurm import checked_slurm_args
-from ncucampaign.errors import EXIT_OK
+from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.plan.argv import ncu_argv, plan_json
 from ncucampaign.plan.share import share_plan
 from ncucampaign.plan.share_text import group_data, plan_text
@@ -26,7 +27,7 @@ from ncucampaign.plan.units import units_in_plan_order
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("plan", help="print the ncu commands a run would execute")
-    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("file", metavar="FILE", nargs="?")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
     add_ncu_option(parser)
@@ -45,6 +46,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    file_from_only(args)
+    if args.file is None:
+        raise UsageError("plan needs a campaign FILE")
     loaded, plan = load_plan(args.file, ncu_choice(args), args.only)
     installed = installed_listing(plan.ncu)
     print_warnings(loaded, plan, installed, sys.stderr)

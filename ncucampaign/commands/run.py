@@ -9,7 +9,15 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands import run_slurm
-from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, print_warnings, runs_root
+from ncucampaign.commands.common import (
+    add_ncu_option,
+    file_from_only,
+    load_plan,
+    ncu_choice,
+    out_console,
+    print_warnings,
+    runs_root,
+)
 from ncucampaign.commands.progress import ConsoleReporter, final_table
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
@@ -70,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rerun_failed and args.resume is None:
         args.resume = "latest"
     resume_dir = Path(args.resume) if args.resume not in (None, "latest") else None
+    file_from_only(args)
     if args.file is None and resume_dir is None:
         raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
     run_slurm.check(args)
@@ -189,6 +198,13 @@ def gpu_list(text: str | None) -> tuple[str, ...] | None:
         return None
     usable = usable_gpus(os.environ)
     try:
-        return parse_gpus(text, usable[0] if usable else None, usable[1] if usable else ())
+        gpus = parse_gpus(text, usable[0] if usable else None, usable[1] if usable else ())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if usable is None:
+        print(
+            f"ncucampaign: warning: --gpus {text}: cannot check that these GPUs exist (no nvidia-smi and no "
+            "CUDA_VISIBLE_DEVICES); taken as given",
+            file=sys.stderr,
+        )
+    return gpus
