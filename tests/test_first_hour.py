@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,39 @@ def test_the_readme_quotes_off_wherever_a_campaign_key_takes_it() -> None:
     for line in re.findall(r"`([a-z_]+: off)`", readme):
         assert yaml.safe_load(line) != {line.split(":")[0]: "off"}, f"README writes `{line}`: YAML reads it as false"
     assert "`share: 'off'`" in readme
+
+
+def test_an_application_that_cannot_start_shows_its_error_and_is_not_retried_for_every_target(tmp_path: Path) -> None:
+    targets = "".join(f"  - name: t{i}\n    kernel_name: rmsnorm_kernel\n    launch_skip: {i}\n" for i in range(4))
+    (tmp_path / "camp.yaml").write_text(
+        "application:\n"
+        f"  command: [{sys.executable!r}, -c, 'import no_such_module_for_ncucampaign']\n"
+        "defaults:\n  launch_count: 1\n  retries: 2\n  retry_delay: 0\n  share: 'off'\n"
+        f"targets:\n{targets}"
+    )
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    manifest = load_manifest(tmp_path / "runs")[1]
+    error = "ModuleNotFoundError: No module named 'no_such_module_for_ncucampaign'"
+    for record in manifest["targets"]:
+        assert record["status"] == "app_failed" and error in record["message"], record["message"]
+    # the first target may be flaky and is retried; from the second, the same error is the workload's
+    assert [len(t["attempts"]) for t in manifest["targets"]] == [3, 1, 1, 1]
+    assert "not retried: the first attempts of 2 targets ended with this application error" in target_message(
+        manifest, "t1"
+    )
+    assert "log: logs/t0.log" in done.stdout  # where the whole output is
+
+
+def target_message(manifest: dict, name: str) -> str:
+    return next(t["message"] for t in manifest["targets"] if t["name"] == name)
+
+
+def test_a_run_directory_that_is_not_there_says_where_the_runs_are(tmp_path: Path) -> None:
+    (tmp_path / "campaigns").mkdir()
+    (tmp_path / "campaigns" / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
+    assert run_cli("run", "campaigns/camp.yaml", cwd=tmp_path).returncode == 0  # runs land in campaigns/runs/
+    done = run_cli("summarize", "runs/camp/latest", cwd=tmp_path)
+    assert done.returncode == 2 and f"did you mean {tmp_path / 'campaigns/runs/camp/latest'}?" in done.stderr
+    elsewhere = run_cli("summarize", "nothing/here", cwd=tmp_path)
+    assert elsewhere.returncode == 2 and "runs go to runs/<campaign>/ beside the campaign file" in elsewhere.stderr

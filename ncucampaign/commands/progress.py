@@ -164,6 +164,6 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
             results_text(record),
             how_obtained(record),
             *((task,) if slurm else ()),
-            record.report.path if record.report else "-",
+            record.report.path if record.report else f"log: {record.log}" if record.log and record.attempts else "-",
         )
     return table

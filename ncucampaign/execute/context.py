@@ -6,11 +6,12 @@ outcomes; none of them knows which backend (a local run, a Slurm task) runs it.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.attempt.repeated import RepeatedFailures
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.book import RecordBook
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ResultRecord, TargetRecord
@@ -73,6 +74,7 @@ class RunContext:
     stop: StopRequest
     ncu_path: str
     show_output: bool = False
+    failures: RepeatedFailures = field(default_factory=RepeatedFailures)  # across the run's targets
 
     @property
     def run(self) -> RunDir:

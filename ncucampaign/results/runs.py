@@ -60,6 +60,16 @@ class LoadedRun:
         return pandas.DataFrame(self.rows(), columns=list(TIDY_COLUMNS)).convert_dtypes()
 
 
+def where_runs_are(path: Path) -> str:
+    """A hint for a run directory that is not there: the same path under a folder of the current
+    directory that holds one (`runs/decode/latest` -> `campaigns/runs/decode/latest`), else where runs go."""
+    if not path.exists() and not path.is_absolute() and ".." not in path.parts:
+        found = [c for c in sorted(Path.cwd().glob(f"*/{path}")) if (c / MANIFEST).is_file() or (c / LATEST).is_dir()]
+        if found:
+            return f"; did you mean {found[0]}?"
+    return "; runs go to runs/<campaign>/ beside the campaign file, or to its runs_dir:, or to run --out DIR"
+
+
 def load_run(path: str | Path) -> LoadedRun:
     """A run directory, or a campaign's directory (its `latest` run), or a manifest.json."""
     candidate = Path(path)
@@ -69,7 +79,7 @@ def load_run(path: str | Path) -> LoadedRun:
         candidate = (candidate / LATEST).resolve()
     manifest_file = candidate / MANIFEST
     if not manifest_file.is_file():
-        raise UsageError(f"{path}: not a run directory (no {MANIFEST})")
+        raise UsageError(f"{path}: not a run directory (no {MANIFEST}){where_runs_are(Path(path))}")
     try:
         data = json.loads(manifest_file.read_bytes())
     except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, integers of 4300+ digits

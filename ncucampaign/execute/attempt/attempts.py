@@ -4,6 +4,7 @@ Hands back the record; calls nothing above it."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -110,11 +111,28 @@ class _TargetAttempts:
         attempt = AttemptRecord(number=number, started_at=now_iso(), status=Status.RUNNING)
         self.commit(lambda: self.record.attempts.append(attempt))
         outcome = self._run_ncu(attempt, offset)
-        judged = self.last = self._judge(outcome, offset)
+        judged = self.last = self._repeated(self._judge(outcome, offset), number)
         self._record(attempt, outcome, judged)
         if not judged.verdict.retryable or self.stop.level or number >= of:
             self.ctx.reporter.attempt_finished(self.inv, attempt, None)
         return judged.verdict
+
+    def _repeated(self, judged: Judged, number: int) -> Judged:
+        """An application error that ended several targets' first attempts before anything was
+        profiled is the workload's, not a flake: it is not retried again (and the message says so)."""
+        error = judged.console.app_last_line
+        if judged.verdict.status != Status.APP_FAILED or judged.console.profiled or not error:
+            return judged
+        failures = self.ctx.failures
+        if number == self.first_attempt + 1:
+            failures.note(error)
+        if not judged.verdict.retryable or not failures.deterministic(error):
+            return judged
+        message = (
+            f"{judged.verdict.message}; not retried: the first attempts of {failures.targets(error)} targets ended "
+            "with this application error before anything was profiled"
+        )
+        return dataclasses.replace(judged, verdict=Verdict(judged.verdict.status, False, message))
 
     def _not_started(self, number: int) -> Verdict:
         verdict = Verdict(Status.INTERRUPTED, False, f"interrupted before attempt {number} started")

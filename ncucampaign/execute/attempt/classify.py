@@ -55,6 +55,7 @@ class ConsoleSummary:
     shutdown_requested: bool = False
     connected: tuple[tuple[int, str], ...] = ()  # (pid, executable) per "Connected to process" line
     last_profiled: str | None = None  # the kernel of the last "==PROF== Profiling" line
+    app_last_line: str | None = None  # the application's own last output line (its error, when it failed)
 
     @property
     def connected_pids(self) -> tuple[int, ...]:
@@ -70,6 +71,13 @@ def _lines(text: str) -> Iterator[str]:
     for line in text.splitlines():
         pieces = [piece for piece in _MARKER.split(line) if piece]
         yield from pieces or [line]
+
+
+def _app_last_line(text: str) -> str | None:
+    """The application's own last line: not ncu's (==...==, its kernel list) nor ours (# ...)."""
+    ours = re.compile(r"^(==|# |\s*\d+\.\s|Available Kernels:)")
+    lines = [line.strip() for line in _lines(text) if line.strip() and not ours.match(line)]
+    return lines[-1][:300] if lines else None
 
 
 def parse_console(text: str) -> ConsoleSummary:
@@ -118,6 +126,7 @@ def parse_console(text: str) -> ConsoleSummary:
         app_exit_code=app_exit_code,
         report_paths=tuple(reports),
         shutdown_requested="==PROF== Trying to shutdown target application" in text,
+        app_last_line=_app_last_line(text),
         connected=tuple(connected),
         last_profiled=last_profiled,
     )
@@ -167,7 +176,8 @@ def classify_attempt(
     if console.app_exit_code is not None and console.app_exit_code != 0:
         code = console.app_exit_code
         hint = f" (killed by {_signal_name(code)}?)" if code in _CRASH_SIGNALS else ""
-        return Verdict(Status.APP_FAILED, True, f"the application returned error code {code}{hint}{kept}")
+        said = f": {console.app_last_line}" if console.app_last_line else ""
+        return Verdict(Status.APP_FAILED, True, f"the application returned error code {code}{hint}{said}{kept}")
     if exit_code:
         first = console.errors[0] if console.errors else _exit_text(exit_code)
         permanent = _has(_PERMANENT_PROFILER_PATTERNS, console.errors) is not None

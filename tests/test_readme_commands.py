@@ -1,0 +1,59 @@
+"""The README's commands as written (issue 22, first hour 2): every `ncucampaign` line parses and
+names files that exist, and the "Try it without a GPU" block runs, verbatim, against the fake ncu."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ncucampaign.cli import build_parser
+from tests.conftest import ROOT
+
+README = (ROOT / "README.md").read_text()
+BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
+COMMANDS = [line.strip() for block in BLOCKS for line in block.splitlines() if line.strip().startswith("ncucampaign ")]
+
+
+def words_of(line: str) -> list[str]:
+    words = shlex.split(line, comments=True)
+    return words[: words.index(">")] if ">" in words else words
+
+
+@pytest.mark.parametrize("line", COMMANDS)
+def test_every_readme_command_parses_and_its_campaign_files_exist(line: str) -> None:
+    words = words_of(line)
+    build_parser().parse_args(words[1:])  # argparse exits (a failed test) on an unknown option
+    for word in words:
+        if word.startswith("campaigns/") and word.endswith(".yaml"):
+            assert (ROOT / word).is_file(), f"{line}: {word} does not exist"
+
+
+@pytest.mark.slow
+def test_the_try_it_without_a_gpu_block_runs_as_written(tmp_path: Path) -> None:
+    block = next(b for b in BLOCKS if "campaigns/try.yaml" in b)
+    for part in ("campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports"):  # a checkout's layout
+        source, target = ROOT / part, tmp_path / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    python = shlex.quote(sys.executable)
+    script = f'ncucampaign() {{ PYTHONPATH={shlex.quote(str(ROOT))} {python} -m ncucampaign "$@"; }}\n'
+    for line in block.splitlines():  # each line as written; its exit status printed after it
+        label = shlex.quote(line.split("#")[0].strip())
+        script += f'{line}\necho "exit $? <- "{label}\n' if line.strip() else ""
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    found = re.findall(r"^exit (\d+) <- (ncucampaign .*)$", done.stdout, re.M)
+    statuses = {command: status for status, command in found}
+    assert statuses == {
+        "ncucampaign run campaigns/try.yaml": "1",  # as the README says: `typo` on purpose
+        "ncucampaign summarize campaigns/runs/try/latest": "0",
+        "ncucampaign findings campaigns/runs/try/latest": "0",
+        "ncucampaign report campaigns/runs/try/latest": "0",
+    }, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert list((tmp_path / "campaigns" / "runs" / "try").glob("*/report.html"))
