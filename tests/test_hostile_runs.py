@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, fake_env, load_manifest, run_cli, target
+from tests.conftest import ROOT, alive, fake_env, load_manifest, run_cli, target
+from tests.test_shared_runs import TRACE_TARGETS
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc"),
@@ -387,3 +388,43 @@ def test_hostile_22_10_readers_open_only_regular_files_and_ncu_never_writes_into
     no_crash(rerun)
     assert rerun.returncode == 3 and "refusing to" in rerun.stderr and "a.ncu-rep" in rerun.stderr, rerun.stderr
     assert report.is_fifo() if kind == "fifo" else report.is_dir()
+
+
+def hanging_imports(tmp_path: Path, write_campaign) -> tuple[subprocess.Popen[str], Path, list[int]]:
+    """A shared run whose first `ncu --import` hangs; returns the runner, the hang file and the
+    pids of the imports hanging (an observable state, not a sleep)."""
+    hang = tmp_path / "hang"
+    hang.write_text("")
+    runner = start(tmp_path, write_campaign(TRACE_TARGETS), fake_env(FAKE_NCU_IMPORT_HANG=str(hang)))
+    pids_file = Path(f"{hang}.pids")
+    deadline = time.monotonic() + 60
+    while not (pids_file.is_file() and pids_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return runner, hang, [int(pid) for pid in pids_file.read_text().split()]
+
+
+def test_hostile_22_4_ctrl_c_stops_hanging_imports(tmp_path: Path, write_campaign) -> None:
+    runner, hang, _ = hanging_imports(tmp_path, write_campaign)
+    try:
+        os.kill(runner.pid, signal.SIGINT)  # one Ctrl-C; the import would run to its 300 s timeout
+        out, err = runner.communicate(timeout=60)
+    finally:
+        runner.kill()
+        hang.unlink()
+    no_crash(subprocess.CompletedProcess([], runner.returncode, out, err))
+    assert runner.returncode == 130, out + err
+    started = [int(pid) for pid in Path(f"{hang}.pids").read_text().split()]  # those in flight with the first
+    assert not any(alive(pid) for pid in started)
+
+
+def test_hostile_22_5_resume_stops_the_imports_a_killed_runner_left(tmp_path: Path, write_campaign) -> None:
+    runner, hang, pids = hanging_imports(tmp_path, write_campaign)
+    runner.kill()  # kill -9: the imports (their own process groups) live on
+    runner.communicate()
+    try:
+        assert all(alive(pid) for pid in pids)
+        resumed = run_cli("run", "--resume", str(tmp_path / "runs" / "camp" / "latest"), cwd=tmp_path, timeout=120)
+        assert not any(alive(pid) for pid in pids), "resume left the imports of the killed run running"
+    finally:
+        hang.unlink()
+    assert resumed.returncode in (0, 1, 130)  # whatever the resumed run did with the hanging import

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.process.groups import run_in_group
+from ncucampaign.execute.process.groups import run_captured, run_in_group
 from ncucampaign.execute.process.signals import StopRequest
 from tests.conftest import alive
 
@@ -77,3 +79,29 @@ def test_environment_and_live_output(tmp_path: Path) -> None:
     )
     assert outcome.exit_code == 0
     assert "value=42" in "".join(seen)
+
+
+def test_a_short_command_is_never_started_once_the_run_is_stopping(tmp_path: Path) -> None:
+    stop = StopRequest()
+    stop.request(1)
+    code, output = run_captured(["sh", "-c", f"touch {tmp_path / 'ran'}"], 30, stop)
+    assert code is None and "not started" in output and not (tmp_path / "ran").exists()
+
+
+def test_a_stop_request_ends_a_running_short_command_and_its_group(tmp_path: Path) -> None:
+    stop, started = StopRequest(), tmp_path / "started"
+    script = f"sleep 300 & echo $! > {tmp_path / 'child'}; touch {started}; wait"
+    result: list[tuple[int | None, str]] = []
+    worker = threading.Thread(target=lambda: result.append(run_captured(["sh", "-c", script], 600, stop)))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:  # the observable state: it runs
+        time.sleep(0.02)
+    stop.request(1)
+    worker.join(60)
+    assert not worker.is_alive() and result[0][0] is None and "the run is stopping" in result[0][1]
+    child = int((tmp_path / "child").read_text())
+    deadline = time.monotonic() + 10
+    while alive(child):  # SIGKILL to the group: gone as soon as the kernel reaps it
+        assert time.monotonic() < deadline, "the command's child outlived the stop"
+        time.sleep(0.02)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
-from ncucampaign.execute.process.groups import kill_orphaned_group
+from ncucampaign.execute.process.groups import kill_orphaned_group, marked_groups
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.expand import Invocation
@@ -75,3 +75,7 @@ def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
         if record.status == Status.RUNNING:
             record.status = Status.INTERRUPTED
             record.message = "the runner stopped during this target"
+    # What no attempt recorded: `ncu --import` listings and splits of shared runs carry the run's
+    # marker too (execute/shared/imports.py); with the run locked, any process that has it is left over.
+    for group in marked_groups(run_root):
+        kill_orphaned_group(group, run_root)

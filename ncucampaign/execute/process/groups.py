@@ -27,6 +27,7 @@ from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.store import open_regular
 
 POLL_S = 0.05
+STOP_POLL_S = 0.25  # how often a short command (ncu --import) looks whether the run is stopping
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,20 @@ def _kill_leftovers(group: int, grace: float = 3.0) -> int:
 RUN_MARKER = "NCUCAMPAIGN_RUN_DIR"  # in every attempt's environment: finds a crashed run's processes
 
 
+def marked_groups(run_dir: str) -> set[int]:
+    """The process groups of every process that carries this run's marker (ncu, the application,
+    `ncu --import`): what a runner killed with -9 left behind. Ours are excluded."""
+    marker = f"{RUN_MARKER}={run_dir}".encode()
+    groups = set()
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                groups.add(os.getpgid(int(entry.name)))
+        except (OSError, ValueError):
+            continue  # gone, or another user's
+    return groups - {os.getpgrp()}
+
+
 def kill_orphaned_group(group: int, run_dir: str, wait: float = 5.0) -> int:
     """Kill a process group a crashed runner left, if it is this run's (pids get reused)."""
     members = group_members(group)
@@ -266,9 +281,17 @@ def probe(argv: Sequence[str], timeout: float = 15.0, cwd: Path | None = None) -
     return done.stdout if done.returncode == 0 else None
 
 
-def run_captured(argv: Sequence[str], timeout: float) -> tuple[int | None, str]:
+def run_captured(
+    argv: Sequence[str],
+    timeout: float,
+    stop: StopRequest | None = None,
+    env_additions: Mapping[str, str] | None = None,
+) -> tuple[int | None, str]:
     """A short CPU-only command (ncu --import): (exit code, stdout and stderr together); code None
-    when it could not start or ran past `timeout` (its whole process group is then killed)."""
+    when it could not start, ran past `timeout` or the run is stopping (its whole process group is
+    then killed; nothing starts once a stop was asked for)."""
+    if stop is not None and stop.level:
+        return None, "not started: the run is stopping"
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -276,14 +299,21 @@ def run_captured(argv: Sequence[str], timeout: float) -> tuple[int | None, str]:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            env={**os.environ, **env_additions} if env_additions else None,
         )
     except OSError as exc:
         return None, str(exc)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return None, out.decode(errors="replace") + f"\n(stopped after {timeout:g} s)"
-    return proc.returncode, out.decode(errors="replace")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:  # in slices, so that a stop request ends it promptly (communicate keeps what it read)
+            out, _ = proc.communicate(timeout=max(0.0, min(STOP_POLL_S, deadline - time.monotonic())))
+            return proc.returncode, out.decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            stopping = stop is not None and stop.level
+            if not stopping and time.monotonic() < deadline:
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            why = "stopped: the run is stopping" if stopping else f"stopped after {timeout:g} s"
+            return None, out.decode(errors="replace") + f"\n({why})"

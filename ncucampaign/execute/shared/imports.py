@@ -10,10 +10,12 @@ import csv
 import io
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from ncucampaign.execute.process.groups import run_captured
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.process.groups import RUN_MARKER, run_captured
+from ncucampaign.execute.process.signals import StopRequest
 
 IMPORT_TIMEOUT_S = 300.0
 # ncu --import is CPU-bound and short (docs/ncu-behaviour.md, "Shared runs"): one per core, within reason.
@@ -68,16 +70,33 @@ def parse_raw_csv(text: str) -> list[Launch]:
     return launches
 
 
-def list_launches(argv: Sequence[str], timeout: float = IMPORT_TIMEOUT_S) -> list[Launch]:
-    code, output = run_captured(argv, timeout)
+@dataclass(frozen=True)
+class Importer:
+    """How `ncu --import` runs within a run: stopped with it (never started after a stop), and marked
+    as the run's process so that a resume finds what a runner killed with -9 left (execute/resume.py)."""
+
+    stop: StopRequest | None = None
+    marker: Mapping[str, str] = field(default_factory=dict)  # RUN_MARKER for this run's processes
+    timeout: float = IMPORT_TIMEOUT_S
+
+    def run(self, argv: Sequence[str]) -> tuple[int | None, str]:
+        return run_captured(argv, self.timeout, self.stop, self.marker)
+
+
+def importer_of(ctx: RunContext) -> Importer:
+    return Importer(ctx.stop, {RUN_MARKER: str(ctx.run.root)})
+
+
+def list_launches(argv: Sequence[str], importer: Importer = Importer()) -> list[Launch]:
+    code, output = importer.run(argv)
     if code != 0:
         raise ImportFailed(_why(code, output))
     return parse_raw_csv(output)
 
 
-def export(argv: Sequence[str], timeout: float = IMPORT_TIMEOUT_S) -> tuple[int, str]:
+def export(argv: Sequence[str], importer: Importer = Importer()) -> tuple[int, str]:
     """Run an export; (launches exported, ncu's output). ImportFailed when ncu exported nothing."""
-    code, output = run_captured(argv, timeout)
+    code, output = importer.run(argv)
     if code != 0:
         raise ImportFailed(_why(code, output))
     return output.count("==PROF== Exported launch"), output

@@ -15,7 +15,7 @@ from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.imports import ImportFailed, Launch, list_launches
+from ncucampaign.execute.shared.imports import ImportFailed, Launch, importer_of, list_launches
 from ncucampaign.execute.shared.partition import Placed, calibrated, partition, selected_ids
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.selection import TraceSelections, filter_parts, trace_selections
@@ -127,7 +127,7 @@ class _SharedRun:
         """The members the trace places, with what their filters select apart (for the union's window)."""
         members = [m for m in self.members if m.name in found.selected]
         every = frozenset(launch.id for launch in found.every)
-        parts = filter_parts(self.ctx.ncu_path, found.report, members, every) if len(members) > 1 else {}
+        parts = filter_parts(self.ctx, found.report, members, every) if len(members) > 1 else {}
         placed = []
         for m in members:
             picked, wanted = found.selected[m.name]
@@ -177,7 +177,8 @@ class _SharedRun:
         if all(p.kernels is not None for p in placed) and not any(m.options.nvtx_exclude for m in members):
             ids = selected_ids(placed)
             return [launch for launch in found.every if launch.id in ids]
-        return list_launches(import_csv_argv(self.ctx.ncu_path, found.report, filter_words(union.options)))
+        argv = import_csv_argv(self.ctx.ncu_path, found.report, filter_words(union.options))
+        return list_launches(argv, importer_of(self.ctx))
 
     def _halve(self, members: list[Invocation], again: Callable[[list[Invocation]], None]) -> None:
         """ncu refused the union's command line (a section, set or option one member asks for): each

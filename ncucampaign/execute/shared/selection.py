@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
-from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, Launch, list_launches
+from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, Launch, importer_of, list_launches
 from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import member_wanted
@@ -68,8 +68,8 @@ def trace_selections(
             return trace
         report, info = trace
         with ThreadPoolExecutor(1) as side:
-            names = side.submit(function_names, ctx.ncu_path, report)
-            selections = select_launches(ctx.ncu_path, report, members)
+            names = side.submit(function_names, ctx, report)
+            selections = select_launches(ctx, report, members)
             functions = names.result()
         if not (isinstance(selections, str) and info.reused):
             break
@@ -92,27 +92,29 @@ def trace_selections(
     )
 
 
-def function_names(ncu: str, report: Path) -> dict[int, str]:
+def function_names(ctx: RunContext, report: Path) -> dict[int, str]:
     """Trace ID -> the kernel's function name (what --kernel-id numbers launches by); {} when ncu
     cannot list them (then no picked windows)."""
     try:
-        launches = list_launches(import_csv_argv(ncu, report, FUNCTION_NAMES))
+        launches = list_launches(import_csv_argv(ctx.ncu_path, report, FUNCTION_NAMES), importer_of(ctx))
     except ImportFailed:
         return {}
     return {launch.id: launch.kernel for launch in launches}
 
 
-def select_launches(ncu: str, report: Path, members: Sequence[Invocation]) -> dict[str, Selection | Short] | str:
+def select_launches(ctx: RunContext, report: Path, members: Sequence[Invocation]) -> dict[str, Selection | Short] | str:
     """Per member, every launch its filters select in the trace and the ones it wants (or why the
     trace cannot say); under "" every launch of the trace. A string: the trace cannot be listed."""
 
+    ncu, importer = ctx.ncu_path, importer_of(ctx)
+
     def selection(member: Invocation | None) -> Selection | Short:
         if member is None:
-            every = list_launches(import_csv_argv(ncu, report))
+            every = list_launches(import_csv_argv(ncu, report), importer)
             return every, tuple(every)
         o = member.options
         skip, count = o.launch_skip or 0, o.launch_count or 1
-        picked = list_launches(import_csv_argv(ncu, report, filter_words(o)))  # all: partition prices them
+        picked = list_launches(import_csv_argv(ncu, report, filter_words(o)), importer)  # all: partition prices them
         wanted = member_wanted(picked, skip, count)
         return Short(member, wanted, len(picked)) if isinstance(wanted, str) else (picked, wanted)
 
@@ -134,7 +136,7 @@ class FilterParts:
 
 
 def filter_parts(
-    ncu: str, report: Path, members: Sequence[Invocation], every: frozenset[int]
+    ctx: RunContext, report: Path, members: Sequence[Invocation], every: frozenset[int]
 ) -> dict[str, FilterParts] | str:
     """Per member, what its kernel filter and its NVTX filters select apart (one import per distinct
     filter; `every`: all the trace's IDs, for a member without a kernel filter); the partition prices
@@ -143,8 +145,11 @@ def filter_parts(
     nvtx_words = {m.name: tuple(filter_words(_only(m, "nvtx_include", "nvtx_exclude"))) for m in members}
     distinct = list(dict.fromkeys(words for words in [*kernel_words.values(), *nvtx_words.values()] if words))
 
+    ncu, importer = ctx.ncu_path, importer_of(ctx)
+
     def ids(words: tuple[str, ...]) -> frozenset[int]:
-        return frozenset(launch.id for launch in list_launches(import_csv_argv(ncu, report, list(words))))
+        listed = list_launches(import_csv_argv(ncu, report, list(words)), importer)
+        return frozenset(launch.id for launch in listed)
 
     try:
         with ThreadPoolExecutor(IMPORT_WORKERS) as pool:

@@ -22,7 +22,7 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, export, list_launches
+from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
 from ncucampaign.execute.shared.windows import MemberWindow, UnionWindow, verified_text, verify_against_trace
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
@@ -54,7 +54,7 @@ def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
     profiled = None
     if job.trace_window is not None:
         try:
-            profiled = list_launches(import_csv_argv(ctx.ncu_path, job.report))
+            profiled = list_launches(import_csv_argv(ctx.ncu_path, job.report), importer_of(ctx))
         except ImportFailed as exc:
             return f"the shared report cannot be listed: {exc}"
 
@@ -117,7 +117,7 @@ class _MemberSplit:
             self.member.name, f"# ncucampaign: split out of {self.shared.name}, {started}\n# {command}\n"
         )
         try:
-            exported, output = export(argv)
+            exported, output = export(argv, importer_of(self.ctx))
         except ImportFailed as exc:
             self.ctx.store.append_log(self.member.name, f"# {exc}\n")
             return Split(self.member, False, f"ncu --import: {exc}")
