@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.process.groups import run_captured, run_in_group
+from ncucampaign.execute.process.groups import run_in_group
+from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.process.signals import StopRequest
 from tests.conftest import alive
 

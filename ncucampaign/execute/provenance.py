@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.execute.process.groups import probe
+from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
 from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_listing

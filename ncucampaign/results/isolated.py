@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.execute.process.groups import run_python
+from ncucampaign.execute.process.short import run_python
 from ncucampaign.results.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
 from ncucampaign.results.rules import RuleResult
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.attempt.classify import ConsoleSummary
-from ncucampaign.execute.process.groups import probe
+from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, ProcessInfo, ResultRecord
 from ncucampaign.results.isolated import read_results
 

@@ -8,7 +8,7 @@ import re
 import shutil
 from dataclasses import dataclass
 
-from ncucampaign.execute.process.groups import probe, run_captured
+from ncucampaign.execute.process.short import probe, run_captured
 
 CHECK_TIMEOUT_S = 120.0
 

@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncucampaign.execute.process.groups import probe
+from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo
 
 CACHE_FOLDER = Path(".cache") / "traces"

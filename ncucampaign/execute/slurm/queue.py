@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
-from ncucampaign.execute.process.groups import run_captured
+from ncucampaign.execute.process.short import run_captured
 
 SLURM_TIMEOUT_S = 120.0
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.open_run import OpenRun
-from ncucampaign.execute.process.groups import run_captured
+from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import SlurmArray
 from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
