@@ -428,3 +428,69 @@ def test_hostile_22_5_resume_stops_the_imports_a_killed_runner_left(tmp_path: Pa
     finally:
         hang.unlink()
     assert resumed.returncode in (0, 1, 130)  # whatever the resumed run did with the hanging import
+
+
+def test_hostile_22_11_escape_sequences_from_a_manifest_never_reach_the_terminal(
+    tmp_path: Path, write_campaign
+) -> None:
+    run_dir = finished_run(tmp_path, write_campaign)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["targets"][0]["name"] = "a\x1b[41mX"
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    for command in ("summarize", "findings"):
+        done = run_cli(command, str(run_dir), cwd=tmp_path)
+        no_crash(done)
+        assert "\x1b" not in done.stdout + done.stderr and "a\\x1b[41mX" in done.stdout, (command, done.stdout)
+
+
+def test_hostile_22_11_resume_checks_the_shared_folders_and_drops_half_written_files(
+    tmp_path: Path, write_campaign
+) -> None:
+    assert run_cli("run", str(write_campaign(TRACE_TARGETS)), "--out", "runs", cwd=tmp_path).returncode == 0
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    leftover = run_dir / ".manifest.json.abc123.tmp"  # a runner killed inside the atomic write
+    leftover.write_text("{")
+    shared_log = next((run_dir / "logs" / "shared").iterdir())
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    shared_log.unlink()
+    shared_log.symlink_to(victim)
+    refused = run_cli("run", "--resume", str(run_dir), "--rerun-failed", cwd=tmp_path)
+    no_crash(refused)
+    assert refused.returncode == 3 and "symbolic links" in refused.stderr and shared_log.name in refused.stderr
+    shared_log.unlink()
+    resumed = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert victim.read_text() == "precious" and not leftover.exists()
+
+
+def test_hostile_22_11_a_planted_trace_cache_link_is_not_followed(tmp_path: Path, write_campaign) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "runs" / ".cache").mkdir(parents=True)
+    (tmp_path / "runs" / ".cache" / "traces").symlink_to(elsewhere)
+    done = run_cli("run", str(write_campaign(TRACE_TARGETS)), "--out", "runs", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not list(elsewhere.iterdir())  # nothing written through the link
+
+
+def test_hostile_22_11_a_split_of_an_excluding_target_equals_its_own_run(tmp_path: Path, write_campaign) -> None:
+    # the fake ncu now applies --nvtx-exclude while profiling too, so the two can be compared
+    targets = (
+        "- name: outside_mlp\n  kernel_name: rmsnorm_kernel\n  nvtx_include: decode_step/\n  nvtx_exclude: 'mlp]'\n"
+        "  matrix:\n    launch_skip: [0, 3]\n- name: rms\n  kernel_name: rmsnorm_kernel\n  launch_skip: 2\n"
+    )
+    from tests.test_shared_runs import obtained, profiled_launch
+
+    for folder, extra in (("shared", []), ("alone", ["--no-share"])):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "camp.yaml").write_text(write_campaign(targets).read_text())
+        done = run_cli("run", "camp.yaml", "--out", "runs", *extra, cwd=tmp_path / folder)
+        assert done.returncode == 0, done.stderr
+    shared_dir, manifest = load_manifest(tmp_path / "shared" / "runs")
+    alone_dir, _ = load_manifest(tmp_path / "alone" / "runs")
+    assert set(obtained(manifest).values()) == {"shared"}
+    for name in obtained(manifest):
+        launch = profiled_launch(alone_dir, name)
+        assert launch == profiled_launch(shared_dir, name), name
+        assert name == "rms" or "mlp" not in launch[0], launch  # the excluded range is excluded

@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.slurm_common import load_collected
-from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.results.compare import Comparison, compare_runs
 from ncucampaign.results.runs import LoadedRun
 from ncucampaign.results.tables import comparison_json, comparison_table
@@ -54,24 +54,29 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.failed else EXIT_OK
 
 
+def shown(text: str) -> str:
+    """A value from a manifest as rich prints it: no markup, no control characters."""
+    return escape(printable(text))
+
+
 def print_comparison(
     run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison, threshold: float, every: bool, wide: bool = False
 ) -> None:
     console = out_console()
     console.print(f"A: {run_a.root}\nB: {run_b.root}")
     for note in comparison.notes:
-        console.print(escape(note), style="yellow" if note.startswith("warning") else None)
+        console.print(shown(note), style="yellow" if note.startswith("warning") else None)
     for name in comparison.only_in_a:
-        console.print(f"only in A: {escape(name)}")
+        console.print(f"only in A: {shown(name)}")
     for name in comparison.only_in_b:
-        console.print(f"only in B: {escape(name)}")
+        console.print(f"only in B: {shown(name)}")
     console.print(comparison_table(comparison, threshold, every, wide))
     for finding in comparison.findings_appeared:
-        console.print(f"finding appeared in B: {escape(finding)}")
+        console.print(f"finding appeared in B: {shown(finding)}")
     for finding in comparison.findings_disappeared:
-        console.print(f"finding gone in B: {escape(finding)}")
+        console.print(f"finding gone in B: {shown(finding)}")
     for problem in comparison.problems:
-        console.print(f"problem: {escape(problem)}", style="bold red")
+        console.print(f"problem: {shown(problem)}", style="bold red")
     flagged = sum(1 for change in comparison.changes if change.flagged)
     console.print(
         f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged, "

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ncucampaign.commands.slurm_common import load_collected
-from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError
+from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
 from ncucampaign.results.findings import findings_of, group_data, group_text, is_report_path, rank, top
 
 
@@ -32,9 +32,9 @@ def run(args: argparse.Namespace) -> int:
     read = findings_of(path, args.ncu, run)
     groups = top(rank(read.found, include_ok=args.all), args.top)
     for note in read.unread:
-        print(f"ncucampaign: note: {note}", file=sys.stderr)
+        print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
     for problem in read.unreadable:
-        print(f"ncucampaign: error: {problem}", file=sys.stderr)
+        print(f"ncucampaign: error: {printable(problem)}", file=sys.stderr)
     # An unreadable report is not "nothing to fix": the exit status says so, as summarize's does.
     status = EXIT_USAGE if read.unreadable else EXIT_OK
     if args.format == "json":
@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"no findings: ncu's rules {what}reported nothing to act on" + (" (see --all)" if not args.all else ""))
         return status
     for position, group in enumerate(groups, 1):
-        print("\n".join(group_text(position, group)))
+        print(printable("\n".join(group_text(position, group)), keep_newlines=True))
     return status

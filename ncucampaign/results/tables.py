@@ -37,15 +37,15 @@ def middle(text: str, width: int = KERNEL_WIDTH) -> str:
 def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
     """Numbers are never cut: a numeric column is at least as wide as its widest cell, so a narrow
     terminal shortens or wraps the text columns instead."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table = Table(title=Text(printable(title)), box=box.SIMPLE_HEAD, title_justify="left")
     for position, header in enumerate(headers):
         if header in _TEXT_COLUMNS:
             table.add_column(escape(header), justify="left")
             continue
         widest = max([len(Text.from_markup(row[position]).plain) for row in rows] + [1])
         table.add_column(escape(header), justify="right", no_wrap=True, min_width=widest)
-    for row in rows:
-        table.add_row(*row)
+    for row in rows:  # values from a manifest must not drive the terminal (escape sequences)
+        table.add_row(*(printable(cell) for cell in row))
     return table
 
 
@@ -54,7 +54,7 @@ def target_table(run_id: str, record: TargetRecord, wide: bool = False) -> Rende
     source = _obtained_text(record)
     if not record.results:
         why = f": {record.message}" if record.message else ""
-        return Text(f"{record.name}: {record.status.value} ({run_id}{source}){why}")
+        return Text(printable(f"{record.name}: {record.status.value} ({run_id}{source}){why}"))
     extra = sorted({m for r in record.results for m in r.metrics} - set(STANDARD_METRICS))
     headers = ("#", "kernel", *(c.header for c in COLUMNS), *extra, "grid", "block", "device", "process", "NVTX")
     rows = []

@@ -143,20 +143,27 @@ class RunStore:
             handle.close()
 
     def check_contents(self) -> None:
-        """Before a resume writes anything: every entry it may write is a regular file or folder."""
+        """Before a resume writes anything: every entry it may write is a regular file or folder
+        (shared runs write into reports/shared/ and logs/shared/ too). Temporary files a killed
+        runner left mid-write are removed."""
+        folders = [self.run.root, self.run.reports, self.run.logs]
+        folders += [folder / SHARED_FOLDER for folder in (self.run.reports, self.run.logs)]
         odd = [
             entry
-            for folder in (self.run.root, self.run.reports, self.run.logs)
+            for folder in folders
             if folder.is_dir() and not folder.is_symlink()
             for entry in folder.iterdir()
             if entry.is_symlink() or not (entry.is_file() or entry.is_dir())
         ]
-        odd += [folder for folder in (self.run.reports, self.run.logs) if folder.is_symlink()]
+        odd += [folder for folder in folders[1:] if folder.is_symlink()]
         if odd:
             listed = ", ".join(str(path) for path in sorted(odd)[:5])
             raise EnvironmentProblem(
                 f"{self.run.root} holds symbolic links or special files ({listed}); refusing to write into it"
             )
+        for leftover in self.run.root.glob(".*.tmp"):  # write_text_atomic's, never renamed into place
+            with contextlib.suppress(OSError):
+                leftover.unlink()
 
     def write_text(self, name: str, text: str) -> Path:
         """A whole file in the run directory (campaign.yaml, kernels.json, report.html, ...), atomically."""
@@ -248,6 +255,9 @@ def open_regular(path: Path, flags: int) -> int:
         raise EnvironmentProblem(f"{path} is not a regular file")
     os.set_blocking(fd, True)
     return fd
+
+
+SHARED_FOLDER = "shared"  # reports/shared/ and logs/shared/: shared runs and traces
 
 
 def write_text_atomic(path: Path, text: str) -> None:

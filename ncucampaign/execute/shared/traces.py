@@ -74,6 +74,8 @@ class TraceCache:
 
     def __init__(self, runs_root: Path | None) -> None:
         self.folder = runs_root / CACHE_FOLDER if runs_root is not None else None
+        if self.folder is not None and any(p.is_symlink() for p in (self.folder, self.folder.parent)):
+            self.folder = None  # a planted link would send traces (and reads) elsewhere: no cache
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._this_run: dict[str, Path] = {}
