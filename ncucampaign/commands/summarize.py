@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.common import out_console
+from ncucampaign.commands.common import PIPED_WIDTH, PipedConsole, out_console
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
 from ncucampaign.execute.attempt.classify import ConsoleSummary
@@ -31,7 +31,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = out_console()
+    # --wide: every column and whole names, in lines as long as they need (also on a terminal)
+    console = PipedConsole(highlight=False, width=PIPED_WIDTH) if args.wide else out_console()
     rows: list[dict[str, object]] = []
     for given in args.runs:
         path = Path(given)
@@ -39,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
             record = report_record(path)
             rows += tidy_rows("", record.name, "", record.results)
             if args.format == "text":
-                console.print(target_table(path.name, record, args.wide))
+                console.print(target_table(path.name, record, args.wide, console.width))
             continue
         loaded = load_collected(path)
         rows += run_rows(loaded)
         if args.format == "text":
             for record in loaded.manifest.targets:
-                console.print(target_table(loaded.manifest.run_id, record, args.wide))
+                console.print(target_table(loaded.manifest.run_id, record, args.wide, console.width))
     if args.format == "csv":
         sys.stdout.write(tidy_csv(rows))
     elif args.format == "json":

@@ -34,11 +34,38 @@ def middle(text: str, width: int = KERNEL_WIDTH) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
+# Dropped first when a terminal is too narrow for every column; the kernel name is never dropped.
+_DROPPABLE = ("process", "NVTX", "device", "block", "grid", "passes", "registers", "occupancy %")
+
+
+def fitted(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None) -> tuple[list[int], list[str]]:
+    """The columns (positions) that fit in `width` with every cell whole, dropping _DROPPABLE ones
+    in that order (and then extra metrics from the right); and the names of those dropped. Pure."""
+
+    def cell_width(position: int) -> int:
+        return max([len(Text.from_markup(row[position]).plain) for row in rows] + [len(headers[position])])
+
+    kept = list(range(len(headers)))
+    dropped: list[str] = []
+    order = [headers.index(name) for name in _DROPPABLE if name in headers]
+    order += [i for i in reversed(range(len(headers))) if headers[i] not in (*_DROPPABLE, "#", "kernel")]
+    for position in order:
+        if width is None or sum(cell_width(i) + 3 for i in kept) <= width:  # a cell and its padding
+            break
+        kept.remove(position)
+        dropped.append(headers[position])
+    return kept, dropped
+
+
 def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
     """Numbers are never cut: a numeric column is at least as wide as its widest cell, so a narrow
-    terminal shortens or wraps the text columns instead."""
+    terminal shortens or wraps the text columns instead; the kernel name is never wrapped."""
     table = Table(title=Text(printable(title)), box=box.SIMPLE_HEAD, title_justify="left")
     for position, header in enumerate(headers):
+        if header == "kernel":
+            widest = max([len(Text.from_markup(row[position]).plain) for row in rows] + [1])
+            table.add_column(header, justify="left", no_wrap=True, min_width=widest)
+            continue
         if header in _TEXT_COLUMNS:
             table.add_column(escape(header), justify="left")
             continue
@@ -49,7 +76,7 @@ def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) ->
     return table
 
 
-def target_table(run_id: str, record: TargetRecord, wide: bool = False) -> RenderableType:
+def target_table(run_id: str, record: TargetRecord, wide: bool = False, width: int | None = None) -> RenderableType:
     """A table of the target's results; one line when it has none (no empty table)."""
     source = _obtained_text(record)
     if not record.results:
@@ -73,7 +100,13 @@ def target_table(run_id: str, record: TargetRecord, wide: bool = False) -> Rende
             escape(", ".join(result.nvtx)),
         ]
         rows.append(cells)
-    return _table(f"{record.name}: {record.status.value} ({run_id}{source})", headers, rows)
+    kept, dropped = fitted(headers, rows, None if wide else width)
+    title = f"{record.name}: {record.status.value} ({run_id}{source})"
+    table = _table(title, [headers[i] for i in kept], [[row[i] for i in kept] for row in rows])
+    if dropped:
+        table.caption = f"not shown at this width: {', '.join(dropped)} (--wide shows every column)"
+        table.caption_justify = "left"
+    return table
 
 
 def _obtained_text(record: TargetRecord) -> str:
