@@ -11,9 +11,11 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.slurm import check_slurm_args, slurm_time
 from tests.conftest import campaign_text, fake_env, run_cli
 
@@ -247,3 +249,36 @@ def test_a_slurm_run_directory_with_filename_patterns_is_refused_before_anything
     done = run_cli("run", "camp.yaml", "--slurm", "--out", out, cwd=tmp_path, env=env)
     assert done.returncode == 2 and "cannot hold" in done.stderr and "choose another --out" in done.stderr, done.stderr
     assert not (tmp_path / out).exists()  # no ghost run directory
+
+
+def test_a_refused_sbatch_leaves_no_ghost_run_and_says_how_to_finish_it(tmp_path: Path) -> None:
+    _stand_ins(tmp_path / "bin")
+    sbatch = tmp_path / "bin" / "sbatch"
+    sbatch.write_text("#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n")
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
+    env = fake_env(PATH=f"{tmp_path / 'bin'}{os.pathsep}{fake_env()['PATH']}")
+    done = run_cli(
+        "run", "camp.yaml", "--slurm", "--slurm-arg=--partition=nope", "--out", "runs", cwd=tmp_path, env=env
+    )
+    assert done.returncode == 3 and "invalid partition specified: nope" in done.stderr, done.stderr
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    assert f"finish this run with: ncucampaign run --resume {run_dir} --slurm" in done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["state"] == "interrupted" and manifest["targets"][0]["status"] == "pending"
+    sbatch.write_text("#!/bin/sh\necho 4242\n")  # the options mended
+    resumed = run_cli("run", "--resume", str(run_dir), "--slurm", cwd=tmp_path, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["state"] == "submitted" and manifest["slurm_arrays"][-1]["job_id"] == "4242"
+    assert "scancel -t PENDING 4242" in resumed.stdout  # pending tasks would start after -b -s INT alone
+
+
+def test_waiting_prints_a_line_whenever_a_target_changes_state() -> None:
+    from ncucampaign.commands.run_slurm import progress_line
+    from ncucampaign.execute.rundir.manifest import Manifest
+
+    manifest = Manifest.model_construct(
+        targets=[SimpleNamespace(status=Status(s)) for s in ("ok", "ok", "running", "pending", "no_kernels")],
+        slurm_arrays=[SimpleNamespace(job_id="4242")],
+    )
+    assert progress_line(manifest) == "waiting for Slurm array job 4242: 2 ok, 1 running, 1 pending, 1 no_kernels"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -17,6 +18,7 @@ from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, U
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.slurm.files import SlurmFiles
 from ncucampaign.execute.slurm.queue import refuse_while_active, slurm_command
@@ -78,6 +80,16 @@ def check_run_path(folder: Path) -> None:
         )
 
 
+def progress_line(manifest: Manifest) -> str:
+    """'waiting for Slurm array job 4242: 3 ok, 1 running, 5 pending, 1 no_kernels'."""
+    counts = Counter(target.status.value for target in manifest.targets)
+    jobs = ", ".join(a.job_id for a in manifest.slurm_arrays if a.job_id)
+    order = ["ok", "running", "pending"]
+    parts = [f"{counts[s]} {s}" for s in order if counts[s]]
+    parts += [f"{n} {s}" for s, n in sorted(counts.items()) if s not in order]
+    return f"waiting for Slurm array job {jobs}: {', '.join(parts)}"
+
+
 def before_resume(run_dir: Path) -> None:
     """A run submitted to Slurm: nothing may run while its arrays do, and their records come first."""
     loaded = load_run(run_dir)
@@ -115,17 +127,24 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argp
             f"{plan.campaign}: submitted Slurm array job {array.job_id} ({len(array.tasks)} tasks) for {root}\n"
             f"  follow:  squeue -j {array.job_id}\n"
             f"  collect: ncucampaign collect {root}\n"
-            f"  cancel:  scancel -b -s INT {array.job_id}   (then: ncucampaign run --resume {root} --slurm)",
+            f"  cancel:  scancel -t PENDING {array.job_id}; scancel -b -s INT {array.job_id}\n"
+            "           (-b -s INT alone stops the running tasks, which record what they did, but lets pending ones "
+            f"start; then: ncucampaign run --resume {root} --slurm)",
             highlight=False,
         )
         return wait(root, stop, console) if args.wait else EXIT_OK
 
 
 def wait(root: Path, stop: StopRequest, console: Console) -> int:
+    shown = ""
     while True:
         store, collected = collect_run(load_run(root))
         if collected.done or stop.level:
             break
+        progress = progress_line(collected.manifest)
+        if progress != shown:  # a line whenever a target changes state, as `run` does
+            console.print(progress, highlight=False, markup=False)
+            shown = progress
         stop.sleep(POLL_S)
     console.print(final_table(collected.manifest, str(store.run.root)))
     for line in describe(collected):

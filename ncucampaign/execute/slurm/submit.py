@@ -57,8 +57,12 @@ def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> SlurmArray:
     if code == 0 and out.strip():
         record.job_id = out.strip().splitlines()[-1].split(";")[0]
     run.book.commit(lambda: run.manifest.slurm_arrays.append(record))
-    if record.job_id is None:
+    if record.job_id is None:  # nothing runs: the run is not "running", and it says how to finish it
+        run.book.commit(lambda: setattr(run.manifest, "state", "interrupted"))
         detail = out.strip().splitlines()[-1] if out.strip() else f"exit code {code}"
-        raise EnvironmentProblem(f"sbatch refused {path}: {detail}")
+        raise EnvironmentProblem(
+            f"sbatch refused {path}: {detail}\nnothing was submitted; with the sbatch options mended, finish this "
+            f"run with: ncucampaign run --resume {run.store.run.root} --slurm"
+        )
     run.book.commit(lambda: setattr(run.manifest, "state", "submitted"))
     return record
