@@ -113,3 +113,25 @@ def test_summarize_on_a_terminal_keeps_the_kernel_name_whole_and_drops_other_col
     wide.print(target_table("run", record, wide=True, width=columns))
     whole = wide.export_text()
     assert LONG_KERNEL in whole and "NVTX" in whole and "not shown" not in whole
+
+
+def test_validation_reports_every_problem_of_a_file_in_one_pass(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(
+        "application:\n  command: python3 app.py\ndefaults:\n  launch_count: 1\ntargets:\n"
+        "  - name: a\n    kernel_name: rmsnorm_kernel\n    kernel_name: other\n"  # a duplicate key
+        "  - name: b\n    launch_count: -3\n"  # a model error
+        "  - name: c\n    kernel_name: k\n    sections: [SpeedOfLite]\n"  # NCU009: ncu will refuse it
+    )
+    done = run_cli("validate", "camp.yaml", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 2
+    assert "camp.yaml:8: targets[0].kernel_name: duplicate key (first given on line 7)" in done.stderr
+    assert "camp.yaml:10: targets[1].launch_count: must be at least 1" in done.stderr
+    assert "warning NCU009 targets[2].sections[0]" in done.stdout and "did you mean 'SpeedOfLight'" in done.stdout
+    (tmp_path / "shell.yaml").write_text(
+        "application:\n  command: CUDA_VISIBLE_DEVICES=0 python3 app.py | tee out.txt\n"
+        "targets:\n  - name: a\n    kernel_name: k\n    launch_count: 1\n"
+    )
+    shell = run_cli("validate", "shell.yaml", cwd=tmp_path, env=fake_env())
+    assert shell.returncode == 2
+    assert "'CUDA_VISIBLE_DEVICES=0' is a shell variable assignment" in shell.stderr
+    assert "'|' is shell syntax" in shell.stderr  # the second problem of the same command, same pass

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from ncucampaign.errors import CampaignError, UsageError
 from ncucampaign.execute.provenance import installed_ncu
-from ncucampaign.plan.expand import Plan, build_plan, plan_problems
+from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
 from ncucampaign.plan.lint import lint_plan
 from ncucampaign.spec.loader import LoadedCampaign, load_campaign, parse_campaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu
@@ -44,7 +44,7 @@ def load_plan(
     except CampaignError as exc:
         if exc.partial is None:
             raise
-        raise CampaignError(exc.file, [*exc.problems, *plan_problems(exc.partial)]) from None
+        raise CampaignError(exc.file, [*exc.problems, *plan_problems(exc.partial)], exc.partial) from None
     plan = build_plan(loaded, ncu)
     if only:
         try:
@@ -56,6 +56,16 @@ def load_plan(
             suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (targets: {', '.join(known)})"
             raise UsageError(f"--only: no target named {name!r} in {file}{suggestion}") from None
     return loaded, plan
+
+
+def partial_warnings(exc: CampaignError, installed: InstalledNcu | None, stream: TextIO) -> int:
+    """The lint warnings of the targets that are valid in a campaign that is not (NCU009's "ncu will
+    refuse it", say): reported with its problems, in the same pass."""
+    if exc.partial is None:
+        return 0
+    invocations, _ = expand(exc.partial)
+    plan = Plan(campaign=exc.partial.name, source=exc.partial.path, ncu="ncu", invocations=tuple(invocations))
+    return print_warnings(exc.partial, plan, installed, stream)
 
 
 def installed(ncu: str | None) -> InstalledNcu | None:

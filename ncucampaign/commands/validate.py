@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ncucampaign.commands.common import add_ncu_option, installed, load_plan, ncu_choice, print_warnings
+from ncucampaign.commands.common import (
+    add_ncu_option,
+    installed,
+    load_plan,
+    ncu_choice,
+    partial_warnings,
+    print_warnings,
+)
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, CampaignError, NcuCampaignError, plural
 
 
@@ -26,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         except NcuCampaignError as exc:
             failed += 1
             print(exc.render() if isinstance(exc, CampaignError) else f"ncucampaign: error: {exc}", file=sys.stderr)
+            if isinstance(exc, CampaignError):
+                partial_warnings(exc, ncu, sys.stdout)
             continue
         warned = print_warnings(loaded, plan, ncu, sys.stdout)
         targets = len({inv.target_index for inv in plan.invocations})

@@ -47,10 +47,13 @@ _OPERATORS = {"|", "||", "&", "&&", ";", ">", ">>", "<", "<<", "2>", "2>>", "&>"
 def _shell_syntax(command: tuple[str, ...] | str, argv: tuple[str, ...]) -> str | None:
     """Shell syntax in a command that no shell runs: `VAR=1 python ...` or `... | tee out` would reach the
     program as literal arguments (the manual writes `CUDA_VISIBLE_DEVICES=0 ncu ...`)."""
+    problems = []  # every one at once: a user should not need a round per problem
     leading = list(itertools.takewhile(lambda word: _ASSIGNMENT.match(word), argv))
     if leading:
         env = ", ".join(f"{word.split('=', 1)[0]}: {word.split('=', 1)[1]!r}" for word in leading)
-        return f"{leading[0]!r} is a shell variable assignment, and no shell runs this command: write env: {{{env}}}"
+        problems.append(
+            f"{leading[0]!r} is a shell variable assignment, and no shell runs this command: write env: {{{env}}}"
+        )
     if isinstance(command, str):
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -58,8 +61,9 @@ def _shell_syntax(command: tuple[str, ...] | str, argv: tuple[str, ...]) -> str 
     else:
         operators = [word for word in argv if word in _OPERATORS]
     if operators:
-        return (
-            f"{operators[0]!r} is shell syntax, and no shell runs this command (it would be a literal argument): "
-            "drop it, or set shell: true"
+        shown = ", ".join(repr(word) for word in dict.fromkeys(operators))
+        problems.append(
+            f"{shown} {'is' if len(set(operators)) == 1 else 'are'} shell syntax, and no shell runs this command "
+            "(it would be a literal argument): drop it, or set shell: true"
         )
-    return None
+    return "; and ".join(problems) or None

@@ -47,7 +47,7 @@ def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None
         context = Context(("targets", inv.target_index), inv.options, installed, command=inv.app_argv)
         run(context, inv.target, per_target=False)
     for index, expansion in by_target.items():
-        target = loaded.campaign.targets[index]
+        target = loaded.target_at(index)
         context = Context(("targets", index), expansion[0], installed, tuple(expansion), target.matrix or {})
         run(context, target.name, per_target=True)
     located = [LintWarning(w.code, w.target, w.path, w.message, loaded.line_of(w.path)) for w in warnings.values()]

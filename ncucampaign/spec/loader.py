@@ -38,6 +38,11 @@ class LoadedCampaign:
     def index_of(self, position: int) -> int:
         return self.target_indexes[position] if self.target_indexes is not None else position
 
+    def target_at(self, index: int) -> Target:
+        """The target at `index` in the file (in a partial campaign too)."""
+        position = self.target_indexes.index(index) if self.target_indexes is not None else index
+        return self.campaign.targets[position]
+
     @property
     def base_dir(self) -> Path:
         """Relative paths inside the campaign are relative to the file's directory."""
@@ -75,7 +80,7 @@ def load_campaign(path: str | Path) -> LoadedCampaign:
 
 
 def parse_campaign(text: str, file: Path, sha256: str = "") -> LoadedCampaign:
-    data, lines = parse_yaml(text, str(file))
+    data, lines, duplicates = parse_yaml(text, str(file))
     if data is None:
         raise CampaignError(str(file), [Problem((), "the file is empty; a campaign needs application and targets")])
     if not isinstance(data, dict):
@@ -87,11 +92,12 @@ def parse_campaign(text: str, file: Path, sha256: str = "") -> LoadedCampaign:
         campaign = Campaign.model_validate(data)
     except ValidationError as exc:
         partial = _partial(data, file, text, sha256, name, lines)
-        found = problems_from_pydantic(exc, data, lines) + naming + _same_names(data, lines)
+        found = duplicates + problems_from_pydantic(exc, data, lines) + naming + _same_names(data, lines)
         raise CampaignError(str(file), found, partial) from None
-    if naming:
-        raise CampaignError(str(file), naming)
-    return LoadedCampaign(file, text, sha256, campaign, name, lines)
+    loaded = LoadedCampaign(file, text, sha256, campaign, name, lines)
+    if naming or duplicates:  # the whole campaign as the partial one: the planner's problems come too
+        raise CampaignError(str(file), duplicates + naming, loaded)
+    return loaded
 
 
 def _bad_file_name(file: Path) -> Problem:

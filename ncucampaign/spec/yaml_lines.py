@@ -25,8 +25,9 @@ MAX_STRING = 128 * 1024
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
-    """The data and the line of each key path; a CampaignError listing every problem found."""
+def parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int], list[Problem]]:
+    """The data, the line of each key path, and the duplicate keys (the later value is kept, so that
+    the rest of the file is still checked in the same pass); a CampaignError for what stops reading."""
     try:
         node = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
@@ -34,11 +35,12 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
     except RecursionError:
         raise CampaignError(file, [Problem((), f"nested deeper than {MAX_DEPTH} levels")]) from None
     if node is None:
-        return None, {}
+        return None, {}, []
     lines: dict[KeyPath, int] = {}
-    problems = index_lines(node, lines)
+    duplicates: list[Problem] = []
+    problems = index_lines(node, lines, duplicates)
     if problems:
-        raise CampaignError(file, problems)
+        raise CampaignError(file, problems + duplicates)
     try:  # construct from the checked node: the text is parsed once (a safe constructor either way)
         loader = _LOADER("")
         try:
@@ -49,7 +51,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int]]:
         raise CampaignError(file, [yaml_problem(exc, text)]) from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits
         raise CampaignError(file, [Problem((), f"a value YAML cannot read: {exc}")]) from None
-    return data, lines
+    return data, lines, duplicates
 
 
 def line_at(text: str, position: int) -> int:
@@ -73,8 +75,9 @@ def yaml_problem(exc: yaml.YAMLError, text: str) -> Problem:
     return Problem((), message, line)
 
 
-def index_lines(root: yaml.Node, lines: dict[KeyPath, int]) -> list[Problem]:
-    """Fill `lines`; return the problems (duplicate keys, and the bounds above)."""
+def index_lines(root: yaml.Node, lines: dict[KeyPath, int], duplicates: list[Problem]) -> list[Problem]:
+    """Fill `lines` and `duplicates` (keys given twice); return the problems that stop reading (the
+    bounds above)."""
     problems: list[Problem] = []
     values = 0
     # (node, path, ids of the nodes above it: an alias that leads back to one of them is a cycle)
@@ -94,7 +97,7 @@ def index_lines(root: yaml.Node, lines: dict[KeyPath, int]) -> list[Problem]:
         if isinstance(node, yaml.ScalarNode):
             problems.extend(_scalar_problems(node, path))
         elif isinstance(node, yaml.MappingNode):
-            stack.extend(reversed(_mapping_children(node, path, inner, lines, problems)))
+            stack.extend(reversed(_mapping_children(node, path, inner, lines, duplicates)))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(reversed([(item, (*path, i), inner) for i, item in enumerate(node.value)]))
     return problems
