@@ -494,3 +494,14 @@ def test_hostile_22_11_a_split_of_an_excluding_target_equals_its_own_run(tmp_pat
         launch = profiled_launch(alone_dir, name)
         assert launch == profiled_launch(shared_dir, name), name
         assert name == "rms" or "mlp" not in launch[0], launch  # the excluded range is excluded
+
+
+def test_hostile_22_9_a_manifest_far_beyond_what_runs_write_is_refused_with_its_size(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with open(run_dir / "manifest.json", "wb") as handle:  # sparse: 300 MiB that take no disk
+        handle.truncate(300 * 2**20)
+    for command in ("summarize", "findings", "report"):
+        done = run_cli(command, str(run_dir), cwd=tmp_path, timeout=60)
+        no_crash(done)
+        assert done.returncode == 2 and "300 MiB, more than any run writes" in done.stderr, (command, done.stderr)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.common import PIPED_WIDTH, PipedConsole, out_console
+from ncucampaign.commands.common import PipedConsole, out_console
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
 from ncucampaign.execute.attempt.classify import ConsoleSummary
@@ -14,7 +14,7 @@ from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.records import result_records
 from ncucampaign.results.runs import run_rows, tidy_rows
-from ncucampaign.results.tables import target_table, tidy_csv, tidy_json
+from ncucampaign.results.tables import target_table, target_text, tidy_csv, tidy_json
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -31,8 +31,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # --wide: every column and whole names, in lines as long as they need (also on a terminal)
-    console = PipedConsole(highlight=False, width=PIPED_WIDTH) if args.wide else out_console()
+    console = out_console()
+    # Plain text for files and pipes, and for --wide (every column and whole names, in lines as long
+    # as they need, also on a terminal); rich's tables only where the terminal's width matters.
+    plain = args.wide or isinstance(console, PipedConsole)
+
+    def show(run_id: str, record: TargetRecord) -> None:
+        if plain:
+            sys.stdout.write(target_text(run_id, record, args.wide))
+        else:
+            console.print(target_table(run_id, record, args.wide, console.width))
+
     rows: list[dict[str, object]] = []
     for given in args.runs:
         path = Path(given)
@@ -40,13 +49,13 @@ def run(args: argparse.Namespace) -> int:
             record = report_record(path)
             rows += tidy_rows("", record.name, "", record.results)
             if args.format == "text":
-                console.print(target_table(path.name, record, args.wide, console.width))
+                show(path.name, record)
             continue
         loaded = load_collected(path)
         rows += run_rows(loaded)
         if args.format == "text":
             for record in loaded.manifest.targets:
-                console.print(target_table(loaded.manifest.run_id, record, args.wide, console.width))
+                show(loaded.manifest.run_id, record)
     if args.format == "csv":
         sys.stdout.write(tidy_csv(rows))
     elif args.format == "json":

@@ -60,6 +60,11 @@ class LoadedRun:
         return pandas.DataFrame(self.rows(), columns=list(TIDY_COLUMNS)).convert_dtypes()
 
 
+# 20,000 targets (the campaign limit) of one result each make about 55 MB; retries and several
+# results per target stay well within this.
+MAX_MANIFEST_BYTES = 256 * 2**20
+
+
 def where_runs_are(path: Path) -> str:
     """A hint for a run directory that is not there: the same path under a folder of the current
     directory that holds one (`runs/decode/latest` -> `campaigns/runs/decode/latest`), else where runs go."""
@@ -81,6 +86,12 @@ def load_run(path: str | Path) -> LoadedRun:
     if not manifest_file.is_file():
         raise UsageError(f"{path}: not a run directory (no {MANIFEST}){where_runs_are(Path(path))}")
     try:
+        size = manifest_file.stat().st_size
+        if size > MAX_MANIFEST_BYTES:  # far beyond what a run writes: refused before it fills memory
+            raise UsageError(
+                f"{manifest_file}: {size / 2**20:,.0f} MiB, more than any run writes "
+                f"(the limit read is {MAX_MANIFEST_BYTES // 2**20} MiB)"
+            )
         data = json.loads(manifest_file.read_bytes())
     except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, integers of 4300+ digits
         raise UsageError(f"{manifest_file}: unreadable manifest: {first_line(exc)}") from None
