@@ -505,3 +505,24 @@ def test_hostile_22_9_a_manifest_far_beyond_what_runs_write_is_refused_with_its_
         done = run_cli(command, str(run_dir), cwd=tmp_path, timeout=60)
         no_crash(done)
         assert done.returncode == 2 and "300 MiB, more than any run writes" in done.stderr, (command, done.stderr)
+
+
+def test_hostile_22_11_an_environment_error_mid_run_leaves_nothing_running_and_no_ctrl_c_message(
+    tmp_path: Path,
+) -> None:
+    # the first target's application plants a link where the second target's report goes
+    plant = 'ln -sf /nonexistent "$NCUCAMPAIGN_RUN_DIR/reports/b.ncu-rep"'
+    app = f"{plant}; exec {sys.executable} {ROOT / 'tests' / 'fake_ncu' / 'fake_app.py'}"
+    targets = "".join(f"  - name: {n}\n    kernel_name: rmsnorm_kernel\n" for n in "abc")
+    (tmp_path / "camp.yaml").write_text(
+        f"application:\n  command: {json.dumps(app)}\n  shell: true\n"
+        f"defaults:\n  launch_count: 1\n  share: 'off'\ntargets:\n{targets}"
+    )
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path)
+    no_crash(done)
+    assert done.returncode == 3 and "b.ncu-rep" in done.stderr, done.stderr
+    assert "Ctrl-C" not in done.stderr and "stopping:" not in done.stderr  # nobody pressed it
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert manifest["state"] == "interrupted"
+    assert "running" not in {t["status"] for t in manifest["targets"]}
+    assert target(manifest, "a")["status"] == "ok"  # what was done is recorded

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, first_line
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.executors import Executor
@@ -43,9 +43,13 @@ def execute_units(
         ctx.reporter.started(ctx.run, plan, skipped)
         executor.run(units, runner)
         manifest.state = "interrupted" if ctx.stop.level else "finished"
-    except BaseException:
-        ctx.stop.request(1)
+    except BaseException as exc:
+        ctx.stop.request(1)  # the other lanes stop too (not announced: no one pressed Ctrl-C)
         manifest.state = "interrupted"
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"the run stopped: {first_line(exc)}"
+        for record in [*manifest.targets, *manifest.shared_runs]:  # nothing is left `running`
+            if record.status == Status.RUNNING:
+                record.status, record.message = Status.INTERRUPTED, why
         raise
     finally:
         manifest.ended_at = now_iso()

@@ -22,6 +22,7 @@ class StopRequest:
 
     def __init__(self) -> None:
         self.level = 0
+        self.by_signal = False  # a person (or the system) asked: only then is the stop announced
         self._pipes: list[tuple[int, int]] = []
         self._sleep_pipe = self.wakeup_pipe()
         weakref.finalize(self, _close_pipes, self._pipes)
@@ -80,6 +81,7 @@ def stop_on_signals(stop: StopRequest, announce: Callable[[int], None]) -> Itera
             return
         handling = True
         try:
+            stop.by_signal = True
             stop.request(None if signum == signal.SIGINT else 1)
         finally:
             handling = False
@@ -106,6 +108,6 @@ def _watch(stop: StopRequest, wakeup: int, finished: threading.Event, announce: 
     while not finished.is_set():
         select.select([wakeup], [], [], 1.0)
         drain(wakeup)
-        if stop.level > announced and not finished.is_set():
+        if stop.level > announced and stop.by_signal and not finished.is_set():
             announced = stop.level
             announce(announced)
