@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.attempt.classify import classify_attempt, parse_console
+from ncucampaign.execute.attempt.classify import ConsoleSummary, classify_attempt, parse_console
 from ncucampaign.execute.attempt.replay_hang import replay_hang_hints
 from ncucampaign.execute.attempt.stall import StallState
 from ncucampaign.execute.process.groups import group_members
@@ -257,3 +257,13 @@ def test_the_lint_warns_before_anything_runs(tmp_path: Path) -> None:
     warned = [line for line in done.stderr.splitlines() + done.stdout.splitlines() if "NCU011" in line]
     assert len(warned) == 1 and "targets[0]:" in warned[0] and "--nproc-per-node" in warned[0]
     assert "regex:^(?!.*(?:nccl|nvshmem))" in warned[0]
+
+
+@pytest.mark.parametrize("kernel_name", ["regex:nccl", "regex:^ncclDevKernel_.*", "regex:(?i)NCCL|nvshmem"])
+def test_a_filter_of_collectives_only_gets_no_exclusion_that_would_match_nothing(kernel_name: str) -> None:
+    # seen on the H200 x2: the hint offered 'regex:^(?!.*(?:nccl|nvshmem)).*(?:nccl)', which selects nothing
+    assert excluding_collectives(kernel_name) is None
+    console = ConsoleSummary(last_profiled="ncclDevKernel_AllReduce_Sum_bf16_RING_LL")
+    hints = replay_hang_hints(TargetOptions(kernel_name=kernel_name), console, None)
+    assert any("selects the collective kernels themselves" in hint for hint in hints), hints
+    assert not any("(?!" in hint and "kernel_name:" in hint for hint in hints), hints

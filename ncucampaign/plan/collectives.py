@@ -60,14 +60,29 @@ def can_match_collective(options: TargetOptions) -> str | None:
     return next((name for name in SAMPLE_COLLECTIVES if compiled.search(name)), None)
 
 
+# Kernels of other kinds, and the collectives' names with their NCCL/NVSHMEM part blotted out: a
+# filter that matches none of them selects collectives only (`regex:nccl`).
+_OTHER_KERNELS = (
+    "rmsnorm_kernel",
+    "void at::vectorized_elementwise_kernel<4, at::AddFunctor<float>>(int, T2)",
+    "nvjet_sm90_hsh_64x8_64x16_2x1_v_bz_NNT",
+    "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0",
+    "triton_poi_fused_add_0",
+    *(_COLLECTIVE.sub(lambda m: "x" * len(m.group()), name) for name in SAMPLE_COLLECTIVES),
+)
+
+
 def excluding_collectives(kernel_name: str | None) -> str | None:
     """`kernel_name` that selects what it did except collective kernels (a negative lookahead, which
     ncu's regexes support: docs/ncu-behaviour.md, "Multi-rank jobs"); None when the filter names one
-    kernel exactly."""
+    kernel exactly or selects collectives only (then the exclusion would match nothing at all)."""
     exclude = f"^(?!.*(?:{COLLECTIVE_NAMES}))"
     if not kernel_name:
         return f"regex:{exclude}"
     is_regex, pattern = split_regex(kernel_name)
     if not is_regex:
+        return None
+    compiled, _ = compile_regex(pattern)
+    if compiled is not None and not any(compiled.search(name) for name in _OTHER_KERNELS):
         return None
     return f"regex:{exclude}.*(?:{pattern})"

@@ -68,8 +68,9 @@ def _exclusion(options: TargetOptions, checks: NcuChecks | None) -> list[str]:
     expression = excluding_collectives(options.kernel_name)
     if expression is None:
         return [
-            f"kernel_name {options.kernel_name!r} names the collective kernel itself: it cannot be profiled "
-            "with kernel replay while its peers run; use the range replay below"
+            f"kernel_name {options.kernel_name!r} selects the collective kernels themselves: kernel replay "
+            "cannot profile them while their peers run (and leaving them out would leave nothing); use the "
+            "range replay below"
         ]
     accepted = checks.accepts_kernel_name(expression) if checks is not None else None
     verdict = {
