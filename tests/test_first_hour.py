@@ -135,3 +135,31 @@ def test_validation_reports_every_problem_of_a_file_in_one_pass(tmp_path: Path) 
     assert shell.returncode == 2
     assert "'CUDA_VISIBLE_DEVICES=0' is a shell variable assignment" in shell.stderr
     assert "'|' is shell syntax" in shell.stderr  # the second problem of the same command, same pass
+
+
+@pytest.mark.parametrize(
+    ("ncu", "wheel", "problem"),
+    [
+        ("2025.3.1.0", "2026.3.1", False),
+        ("2026.3.1.0", "2026.3.0", False),
+        ("2026.3.1.0", "2025.3.1", True),
+        (None, "2025.3.1", False),
+        ("2026.1.0", None, False),
+    ],
+)
+def test_a_reader_older_than_ncu_is_named_with_the_wheel_to_install(
+    ncu: str | None, wheel: str | None, problem: bool
+) -> None:
+    from ncucampaign.results.reader import reader_too_old
+
+    found = reader_too_old(ncu, wheel)
+    assert (found is not None) == problem
+    if found:
+        assert "pip install 'ncu-report>=2026.3'" in found
+
+
+def test_run_refuses_before_anything_runs_when_the_reader_cannot_open_ncus_reports(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env(FAKE_NCU_VERSION="2099.1.0.0"))
+    assert done.returncode == 3 and "pip install 'ncu-report>=2099.1'" in done.stderr, done.stderr
+    assert not (tmp_path / "runs").exists()

@@ -28,6 +28,7 @@ from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
+from ncucampaign.results.reader import reader_too_old, wheel_version
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
@@ -93,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     gpus = gpu_list(args.gpus)
     ncu_path = resolve_ncu(plan.ncu)
     installed = installed_ncu(ncu_path)
+    too_old = reader_too_old(installed.version if installed else None, wheel_version())
+    if too_old:  # every report would be unreadable: said before anything runs
+        raise EnvironmentProblem(too_old)
     print_warnings(loaded, plan, installed, sys.stderr)
     if args.jobs_per_gpu > 1:
         print(

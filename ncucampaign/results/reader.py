@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.metadata
 import math
 import shutil
 import sys
@@ -49,6 +50,32 @@ def ncu_report_module(ncu: str | None = None) -> ModuleType | None:
 
 
 NO_READER = "no report reader: pip install 'ncucampaign[reports]' (NVIDIA's ncu-report)"
+
+
+def reader_too_old(ncu_version: str | None, wheel_version: str | None) -> str | None:
+    """Why NVIDIA's `ncu-report` wheel cannot read what this ncu writes (an older reader does not open
+    newer reports: its major.minor must be at least ncu's), with the wheel to install; None when fine
+    or unknown. Pure."""
+
+    def major_minor(text: str | None) -> tuple[int, int] | None:
+        parts = (text or "").split(".")
+        return (int(parts[0]), int(parts[1])) if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() else None
+
+    ncu, wheel = major_minor(ncu_version), major_minor(wheel_version)
+    if ncu is None or wheel is None or wheel >= ncu:
+        return None
+    return (
+        f"the report reader ncu-report {wheel_version} is older than ncu {ncu_version} and cannot open its "
+        f"reports: pip install 'ncu-report>={ncu[0]}.{ncu[1]}'"
+    )
+
+
+def wheel_version() -> str | None:
+    """The installed `ncu-report` wheel's version (None: not installed as a wheel)."""
+    try:
+        return importlib.metadata.version("ncu-report")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def load(report: Path, ncu: str | None = None) -> Any:
