@@ -160,6 +160,9 @@ def test_a_reader_older_than_ncu_is_named_with_the_wheel_to_install(
 
 def test_run_refuses_before_anything_runs_when_the_reader_cannot_open_ncus_reports(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
-    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env(FAKE_NCU_VERSION="2099.1.0.0"))
+    # its own cache of what the installed ncu lists: the answer is cached per ncu binary, and the
+    # other tests use the same fake ncu as 2025.3.1
+    env = fake_env(FAKE_NCU_VERSION="2099.1.0.0", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=env)
     assert done.returncode == 3 and "pip install 'ncu-report>=2099.1'" in done.stderr, done.stderr
     assert not (tmp_path / "runs").exists()
