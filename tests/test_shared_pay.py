@@ -11,23 +11,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import campaign_text, fake_env, load_manifest, run_cli, target
+from tests.test_shared_runs import TRACE_TARGETS
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 
-SHARING = """
-- name: rms
-  kernel_name: rmsnorm_kernel
-  matrix:
-    launch_skip: [0, 5]
-- name: gemm
-  kernel_name: regex:nvjet
-  matrix:
-    launch_skip: [1, 2]
-- name: mlp_rms
-  nvtx_include: "mlp]"
-  kernel_name: rmsnorm_kernel
-  launch_skip: 1
-"""
+SHARING = TRACE_TARGETS  # five targets whose windows need the trace
 
 
 def run(tmp_path: Path, targets: str, *extra: str, **env: str) -> tuple[subprocess.CompletedProcess[str], dict]:

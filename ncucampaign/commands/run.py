@@ -33,6 +33,7 @@ from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
 from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
+from ncucampaign.spec.ncu_catalog import InstalledNcu
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -93,10 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs-per-gpu needs --gpus")
     gpus = gpu_list(args.gpus)
     ncu_path = resolve_ncu(plan.ncu)
-    installed = installed_ncu(ncu_path)
-    too_old = reader_too_old(installed.version if installed else None, wheel_version())
-    if too_old:  # every report would be unreadable: said before anything runs
-        raise EnvironmentProblem(too_old)
+    installed = checked_ncu(ncu_path)
     print_warnings(loaded, plan, installed, sys.stderr)
     if args.jobs_per_gpu > 1:
         print(
@@ -127,6 +125,16 @@ def run(args: argparse.Namespace) -> int:
         run_slurm.check_run_path(resume_dir or root.absolute() / plan.campaign)
         return run_slurm.submit(loaded, plan, settings, args)
     return execute(loaded, plan, settings)
+
+
+def checked_ncu(ncu_path: str) -> InstalledNcu | None:
+    """What the installed ncu lists, once its report reader is known to open its reports (an older
+    ncu-report cannot: every report would be unreadable, so it is said before anything runs)."""
+    installed = installed_ncu(ncu_path)
+    too_old = reader_too_old(installed.version if installed else None, wheel_version())
+    if too_old:
+        raise EnvironmentProblem(too_old)
+    return installed
 
 
 def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
