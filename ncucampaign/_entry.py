@@ -16,6 +16,7 @@ from types import FrameType
 
 
 def main() -> int:
+    sys.unraisablehook = _quiet_signal_race
     interrupted: list[int] = []
 
     def note(_signum: int, _frame: FrameType | None) -> None:
@@ -52,3 +53,13 @@ def _ignore_late_interrupts() -> None:
             return
         except KeyboardInterrupt:
             continue
+
+
+def _quiet_signal_race(unraisable: sys.UnraisableHookArgs) -> None:
+    """A SIGINT caught just before its handler became SIG_IGN (a flood of Ctrl-C while the run ends) is
+    reported by CPython as an unraisable "Signal 2 ignored due to race condition", with a traceback.
+    Ignoring it was the point; anything else goes to Python's own hook."""
+    value = unraisable.exc_value
+    if isinstance(value, OSError) and "ignored due to race condition" in str(value):
+        return
+    sys.__unraisablehook__(unraisable)
