@@ -22,13 +22,13 @@ from functools import cache
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share import APP_START_S, SPLIT_S, alone_s, per_launch_s
-from ncucampaign.plan.union import picks_possible, union_options
+from ncucampaign.plan.union import TRACE_METRIC, picks_possible, union_options
 from ncucampaign.spec.model import TargetOptions
 
 EXACT_MEMBERS = 10
 # A measured start is believed within these bounds (docs/ncu-behaviour.md, "Cost": 7-12 s measured).
 MIN_START_S, MAX_START_S = 2.0, 3 * APP_START_S
-TRACE_OPTIONS = TargetOptions.model_construct(metrics=("gpu__time_duration.sum",))
+TRACE_OPTIONS = TargetOptions.model_construct(metrics=(TRACE_METRIC,))  # what a trace collects
 
 
 @dataclass(frozen=True)
