@@ -29,7 +29,16 @@ FUNCTIONS = {launch.id: launch.kernel for launch in TRACE}
 
 
 def test_invocations_are_numbered_per_function_in_trace_order() -> None:
-    assert invocation_numbers(TRACE, FUNCTIONS) == {0: 1, 1: 1, 2: 2, 3: 2, 4: 3, 5: 3, 6: 4, 7: 4}
+    assert invocation_numbers((launch.id for launch in TRACE), FUNCTIONS) == {
+        0: 1,
+        1: 1,
+        2: 2,
+        3: 2,
+        4: 3,
+        5: 3,
+        6: 4,
+        7: 4,
+    }
 
 
 def test_a_picked_window_holds_every_function_at_the_wanted_numbers_up_to_the_last_wanted() -> None:

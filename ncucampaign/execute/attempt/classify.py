@@ -73,10 +73,12 @@ def _lines(text: str) -> Iterator[str]:
         yield from pieces or [line]
 
 
+_NOT_THE_APPLICATION = re.compile(r"^(==|# |\s*\d+\.\s|Available Kernels:)")  # ncu's lines and ours
+
+
 def _app_last_line(text: str) -> str | None:
     """The application's own last line: not ncu's (==...==, its kernel list) nor ours (# ...)."""
-    ours = re.compile(r"^(==|# |\s*\d+\.\s|Available Kernels:)")
-    lines = [line.strip() for line in _lines(text) if line.strip() and not ours.match(line)]
+    lines = [line.strip() for line in _lines(text) if line.strip() and not _NOT_THE_APPLICATION.match(line)]
     return lines[-1][:300] if lines else None
 
 

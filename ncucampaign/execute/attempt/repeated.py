@@ -18,11 +18,10 @@ class RepeatedFailures:
         self._lock = threading.Lock()
         self._seen: Counter[str] = Counter()
 
-    def note(self, error: str) -> int:
-        """One more target's first attempt ended with `error`; how many have so far."""
+    def note(self, error: str) -> None:
+        """One more target's first attempt ended with `error`."""
         with self._lock:
             self._seen[error] += 1
-            return self._seen[error]
 
     def targets(self, error: str) -> int:
         with self._lock:

@@ -15,11 +15,11 @@ between groups and merging groups while that lowers the cost (a `set: full` memb
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from ncucampaign.execute.shared.windows import invocation_numbers
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share import APP_START_S, SPLIT_S, alone_s, per_launch_s
 from ncucampaign.plan.union import TRACE_METRIC, picks_possible, union_options
@@ -85,11 +85,7 @@ def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | 
     window = sum(1 for i in selected if first <= i <= last)
     if functions is None or any(i not in functions for i in selected):
         return window
-    seen: Counter[str] = Counter()
-    numbers = {}
-    for i in selected:
-        seen[functions[i]] += 1
-        numbers[i] = seen[functions[i]]
+    numbers = invocation_numbers(selected, functions)
     picked = {numbers[i] for p in members for i in p.wanted if i in numbers}
     return min(window, sum(1 for i in selected if i <= last and numbers[i] in picked))
 

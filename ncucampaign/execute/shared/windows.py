@@ -16,7 +16,7 @@ function's launches at the wanted launches' numbers instead of every match in be
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ncucampaign.execute.shared.imports import Launch
@@ -65,7 +65,7 @@ def picked_window(
     the union's filter selects in the trace from its start; `functions`: trace ID -> function name."""
     if any(launch.id not in functions for launch in union_selected):
         return None
-    numbers = invocation_numbers(union_selected, functions)
+    numbers = invocation_numbers((launch.id for launch in union_selected), functions)
     wanted_ids = {launch.id for launches in wanted for launch in launches}
     picked = {numbers[i] for i in wanted_ids}
     last = max(wanted_ids)
@@ -73,13 +73,13 @@ def picked_window(
     return UnionWindow(0, launches, min(wanted_ids), tuple(sorted(picked)))
 
 
-def invocation_numbers(launches: Sequence[Launch], functions: Mapping[int, str]) -> dict[int, int]:
+def invocation_numbers(ids: Iterable[int], functions: Mapping[int, str]) -> dict[int, int]:
     """Trace ID -> the launch's number among the launches of its function (from 1), in trace order."""
     seen: Counter[str] = Counter()
     numbers = {}
-    for launch in launches:
-        seen[functions[launch.id]] += 1
-        numbers[launch.id] = seen[functions[launch.id]]
+    for launch_id in ids:
+        seen[functions[launch_id]] += 1
+        numbers[launch_id] = seen[functions[launch_id]]
     return numbers
 
 
