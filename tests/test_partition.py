@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from ncucampaign.execute.shared.partition import EXACT_MEMBERS, Placed, group_cost, partition
+from ncucampaign.execute.shared.partition import EXACT_MEMBERS, Costs, Placed, group_cost, partition
 from tests.conftest import invocation
 
 BASE = invocation(kernel_name="k", launch_count=1, sections=("SpeedOfLight",))
@@ -133,3 +133,19 @@ def test_many_members_cost_no_more_than_all_together_each_family_together_or_eac
     assert found <= total([members]) + 1e-9
     assert found <= total(list(by_family.values())) + 1e-9
     assert found <= total([[m] for m in members]) + 1e-9
+
+
+def test_sections_that_cost_no_passes_of_their_own_do_not_split_a_dense_group() -> None:
+    """shared.yaml's sections matrix (LaunchStats, Occupancy, SchedulerStats next to SpeedOfLight):
+    on the H200 27 launches with all four took 16.6 s, 12 with SpeedOfLight alone 11.3 s, so one group
+    is right where pricing every extra section as a replay split it into two."""
+    rms = range(0, 40)
+    plain = [placed(f"rms{s}", "rms", rms, s) for s in range(0, 24)]
+    matrix = [
+        placed(f"third_{extra}", "rms", rms, 2, sections=("SpeedOfLight", extra))
+        for extra in ("LaunchStats", "Occupancy", "SchedulerStats")
+    ]
+    measured = Costs(start_s=6.0)  # the start calibrated on the H200 (6-8 s)
+    assert len(partition(plain + matrix, measured)) == 1
+    dear = [placed(f"third_{extra}", "rms", rms, 2, sections=("SpeedOfLight", extra)) for extra in ("A", "B", "C")]
+    assert len(partition(plain + dear, measured)) > 1  # sections with passes of their own still add theirs

@@ -10,7 +10,7 @@ rule keeps a target out of a group it would make dearer than its own run. Pure: 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +29,11 @@ SPLIT_S = 0.2
 PER_LAUNCH_S = {"full": 3.5, "detailed": 1.5, "basic": 0.4}
 SECTION_S = 0.4
 EXTRA_SECTION_S = 0.1
+# Sections measured to add almost nothing per launch next to another one: what they collect comes with
+# the launch or with SpeedOfLight's passes (docs/ncu-behaviour.md, "Picked windows": 27 launches with
+# SpeedOfLight and these three took 16.6 s, 12 with SpeedOfLight alone 11.3 s).
+NEAR_FREE_SECTIONS = frozenset({"LaunchStats", "Occupancy", "SchedulerStats"})
+NEAR_FREE_SECTION_S = 0.01
 METRICS_ONLY_S = 0.02
 TRACE_S = APP_START_S + 5.0
 
@@ -133,13 +138,15 @@ def trace_possible(inv: Invocation) -> bool:
 
 def per_launch_s(options: TargetOptions) -> float:
     """Estimated replay seconds of one launch for what `options` collect."""
-    return _per_launch(options.section_set, len(options.sections or ()), bool(options.metrics))
+    return _per_launch(options.section_set, options.sections or (), bool(options.metrics))
 
 
-def _per_launch(section_set: str | None, sections: int, metrics: bool) -> float:
+def _per_launch(section_set: str | None, sections: Collection[str], metrics: bool) -> float:
     seconds = PER_LAUNCH_S.get(section_set or "", PER_LAUNCH_S["basic"] if section_set else 0.0)
     if sections:
-        seconds = max(seconds, SECTION_S) + EXTRA_SECTION_S * (sections - 1)
+        # The dearest section pays the first one's price; the others add theirs.
+        extras = sorted(NEAR_FREE_SECTION_S if s in NEAR_FREE_SECTIONS else EXTRA_SECTION_S for s in sections)
+        seconds = max(seconds, SECTION_S) + sum(extras[:-1])
     if section_set is None and not sections:
         seconds = METRICS_ONLY_S if metrics else PER_LAUNCH_S["basic"]
     return seconds
@@ -271,7 +278,7 @@ class _Tally:
         launches = tally.high - tally.low if self.window == "targets" else tally.total
         chosen = max(tally.sets, key=lambda s: SET_ORDER.index(s) if s in SET_ORDER else -1) if tally.sets else None
         members = len(self.members) + (extra is not None)
-        return APP_START_S + launches * _per_launch(chosen, len(tally.sections), tally.metrics) + SPLIT_S * members
+        return APP_START_S + launches * _per_launch(chosen, tally.sections, tally.metrics) + SPLIT_S * members
 
 
 def union_for(members: Sequence[Invocation], window: Window) -> Invocation:

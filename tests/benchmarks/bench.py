@@ -231,6 +231,25 @@ def git_copy(campaign: Path, work: Path) -> Path:
     return copy / campaign.name
 
 
+def print_timeline(manifest: dict, total: float) -> None:
+    """Where a shared run's seconds went: the manifest's attempts, relative to the run's start."""
+    from datetime import datetime
+
+    start = datetime.fromisoformat(manifest["started_at"])
+
+    def at(stamp: str | None) -> float:
+        return (datetime.fromisoformat(stamp) - start).total_seconds() if stamp else float("nan")
+
+    for run in manifest.get("shared_runs", []):
+        for attempt in run["attempts"]:
+            print(f"    {run['name']:10} {at(attempt['started_at']):6.1f} -> {at(attempt['ended_at']):6.1f} s")
+    splits = [a for t in manifest["targets"] for a in t["attempts"] if a["message"].startswith("split out of")]
+    if splits:
+        first = min(at(a["started_at"]) for a in splits)
+        print(f"    splits     {first:6.1f} -> {max(at(a['ended_at']) for a in splits):6.1f} s ({len(splits)})")
+    print(f"    manifest ended {at(manifest.get('ended_at')):6.1f} s; the command took {total:.1f} s")
+
+
 def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
     work = Path(tempfile.mkdtemp(prefix="ncuc-shared-"))
     campaign = git_copy(campaign.absolute(), work)
@@ -257,6 +276,8 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
         print(f"{mode}: {seconds[mode]:.1f} s, statuses {dict((s, statuses.count(s)) for s in set(statuses))}")
         for run in manifests[mode].get("shared_runs", []):
             print(f"  {run['name']}: {run['status']} {run['seconds']:.1f} s, {len(run['members'])} targets")
+        if manifests[mode].get("shared_runs"):
+            print_timeline(manifests[mode], seconds[mode])
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             slug = mode.strip("-").replace(", ", "-").replace(" ", "-")
