@@ -165,3 +165,19 @@ def test_plan_of_a_trace_pool_runs_its_trace_and_leaves_nothing_bash_cannot_run(
     )
     assert bash.returncode == 0, bash.stdout + bash.stderr
     assert [p.name for p in (tmp_path / "r" / "shared").glob("*.ncu-rep")] == ["trace.ncu-rep"]
+
+
+def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:
+    """Members with the same filters (a launch_skip matrix) need one listing of the trace, not one
+    each: on the H200 every `ncu --import` costs 0.6-0.9 s of the shared run's critical path."""
+    calls = tmp_path / "calls.log"
+    wrapper = tmp_path / "ncu"
+    fake = Path(__file__).parent / "fake_ncu" / "ncu"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {fake} "$@"\n')
+    wrapper.chmod(0o755)
+    done, manifest = run(tmp_path, SHARING.replace("[0, 5]", "[0, 1, 2, 3, 5]"), NCUCAMPAIGN_NCU=str(wrapper))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set(how(manifest).values()) == {"shared"}
+    trace = Path(unions(manifest)[0]["trace"]["report"]).name
+    listings = [line for line in calls.read_text().splitlines() if line.startswith("--import") and trace in line]
+    assert listings and len(listings) == len(set(listings)), "\n".join(sorted(listings))

@@ -18,7 +18,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, Launch, importer_of, list_launches
 from ncucampaign.execute.shared.partition import Placed, calibrated, partition, selected_ids
 from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.selection import TraceSelections, filter_parts, trace_selections
+from ncucampaign.execute.shared.selection import TraceSelections, trace_selections
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import (
@@ -126,12 +126,10 @@ class _SharedRun:
     def _placed(self, found: TraceSelections) -> list[Placed]:
         """The members the trace places, with what their filters select apart (for the union's window)."""
         members = [m for m in self.members if m.name in found.selected]
-        every = frozenset(launch.id for launch in found.every)
-        parts = filter_parts(self.ctx, found.report, members, every) if len(members) > 1 else {}
         placed = []
         for m in members:
             picked, wanted = found.selected[m.name]
-            part = parts.get(m.name) if isinstance(parts, dict) else None
+            part = found.parts.get(m.name)
             ids, wanted_ids = tuple(x.id for x in picked), tuple(x.id for x in wanted)
             if part is None:  # priced from its own selection alone
                 placed.append(Placed(m, ids, wanted_ids))

@@ -37,6 +37,15 @@ class Short:
 
 
 @dataclass(frozen=True)
+class FilterParts:
+    """What one member's kernel filter alone and its NVTX filters alone select in the trace (IDs)."""
+
+    kernels: frozenset[int]
+    scope: frozenset[int] | None  # None: it has no NVTX filter
+    family: tuple[str, ...]  # its filters as ncu words: members alike share a family
+
+
+@dataclass(frozen=True)
 class TraceSelections:
     info: TraceInfo
     report: Path
@@ -45,6 +54,7 @@ class TraceSelections:
     beyond: list[Invocation]  # their launches lie beyond the trace: it stopped before them
     never: list[Short]  # the application ended first: their launches do not exist
     functions: dict[int, str] = field(default_factory=dict)  # trace ID -> function name ({}: unknown)
+    parts: dict[str, FilterParts] = field(default_factory=dict)  # per member, its filters apart
 
     @property
     def complete(self) -> bool:
@@ -67,103 +77,90 @@ def trace_selections(
         if isinstance(trace, str):
             return trace
         report, info = trace
-        with ThreadPoolExecutor(1) as side:
-            names = side.submit(function_names, ctx, report)
-            selections = select_launches(ctx, report, members)
-            functions = names.result()
-        if not (isinstance(selections, str) and info.reused):
+        listed = list_trace(ctx, report, members)
+        if not (isinstance(listed, str) and info.reused):
             break
         cache.forget(info.key)  # a damaged cache entry
-    if isinstance(selections, str):
-        return selections
-    every = selections.pop("")
-    if isinstance(every, Short):  # never: listing every launch has no window that can miss
-        return every.reason
-    missed = [short for m in members if isinstance(short := selections[m.name], Short)]
-    ended = len(every[0]) < launches
+    if isinstance(listed, str):
+        return listed
+    every = listed[()]
+    selections = {m.name: _selection(m, listed[tuple(filter_words(m.options))]) for m in members}
+    missed = [short for s in selections.values() if isinstance(short := s, Short)]
+    ended = len(every) < launches
     return TraceSelections(
         info=info,
         report=report,
-        every=every[0],
+        every=every,
         selected={name: s for name, s in selections.items() if not isinstance(s, Short)},
         beyond=[] if ended else [short.member for short in missed],
         never=missed if ended else [],
-        functions=functions,
+        functions={launch.id: launch.kernel for launch in listed.get(FUNCTION_NAMES, [])},
+        parts=_filter_parts(members, listed, frozenset(launch.id for launch in every)),
     )
 
 
-def function_names(ctx: RunContext, report: Path) -> dict[int, str]:
-    """Trace ID -> the kernel's function name (what --kernel-id numbers launches by); {} when ncu
-    cannot list them (then no picked windows)."""
-    try:
-        launches = list_launches(import_csv_argv(ctx.ncu_path, report, FUNCTION_NAMES), importer_of(ctx))
-    except ImportFailed:
-        return {}
-    return {launch.id: launch.kernel for launch in launches}
-
-
-def select_launches(ctx: RunContext, report: Path, members: Sequence[Invocation]) -> dict[str, Selection | Short] | str:
-    """Per member, every launch its filters select in the trace and the ones it wants (or why the
-    trace cannot say); under "" every launch of the trace. A string: the trace cannot be listed."""
-
+def list_trace(
+    ctx: RunContext, report: Path, members: Sequence[Invocation]
+) -> dict[tuple[str, ...], list[Launch]] | str:
+    """Every listing the shared run needs of the trace, each distinct filter once and all at once:
+    every launch (under ()), each member's filters, its kernel and NVTX filters apart (the partition
+    prices a union's window with them) and the function names --kernel-id numbers launches by (left
+    out when ncu cannot list them: then no picked windows). A string: the trace cannot be listed."""
+    wanted = [(), FUNCTION_NAMES]
+    for m in members:
+        wanted += [tuple(filter_words(m.options)), *_part_words(m)]
+    distinct = list(dict.fromkeys(wanted))
     ncu, importer = ctx.ncu_path, importer_of(ctx)
 
-    def selection(member: Invocation | None) -> Selection | Short:
-        if member is None:
-            every = list_launches(import_csv_argv(ncu, report), importer)
-            return every, tuple(every)
-        o = member.options
-        skip, count = o.launch_skip or 0, o.launch_count or 1
-        picked = list_launches(import_csv_argv(ncu, report, filter_words(o)), importer)  # all: partition prices them
-        wanted = member_wanted(picked, skip, count)
-        return Short(member, wanted, len(picked)) if isinstance(wanted, str) else (picked, wanted)
+    def listing(words: tuple[str, ...]) -> list[Launch] | None:
+        try:
+            return list_launches(import_csv_argv(ncu, report, list(words)), importer)
+        except ImportFailed:
+            if words == FUNCTION_NAMES:
+                return None
+            raise
 
-    names = ["", *(m.name for m in members)]
     try:
         with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
-            return dict(zip(names, pool.map(selection, [None, *members]), strict=True))
+            found = dict(zip(distinct, pool.map(listing, distinct), strict=True))
     except ImportFailed as exc:
         return f"the discovery trace cannot be listed: {exc}"
+    return {words: launches for words, launches in found.items() if launches is not None}
 
 
-@dataclass(frozen=True)
-class FilterParts:
-    """What one member's kernel filter alone and its NVTX filters alone select in the trace (IDs)."""
-
-    kernels: frozenset[int]
-    scope: frozenset[int] | None  # None: it has no NVTX filter
-    family: tuple[str, ...]  # its filters as ncu words: members alike share a family
+def _selection(member: Invocation, picked: list[Launch]) -> Selection | Short:
+    """What the member's filters select (all: the partition prices them) and the launches it wants."""
+    o = member.options
+    wanted = member_wanted(picked, o.launch_skip or 0, o.launch_count or 1)
+    return Short(member, wanted, len(picked)) if isinstance(wanted, str) else (picked, wanted)
 
 
-def filter_parts(
-    ctx: RunContext, report: Path, members: Sequence[Invocation], every: frozenset[int]
-) -> dict[str, FilterParts] | str:
-    """Per member, what its kernel filter and its NVTX filters select apart (one import per distinct
-    filter; `every`: all the trace's IDs, for a member without a kernel filter); the partition prices
-    a union's window with them. A string: the trace cannot be listed."""
-    kernel_words = {m.name: tuple(filter_words(_only(m, "kernel_name", "kernel_name_base"))) for m in members}
-    nvtx_words = {m.name: tuple(filter_words(_only(m, "nvtx_include", "nvtx_exclude"))) for m in members}
-    distinct = list(dict.fromkeys(words for words in [*kernel_words.values(), *nvtx_words.values()] if words))
+def _part_words(member: Invocation) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Its kernel filter and its NVTX filters, each alone, as ncu words."""
+    return (
+        tuple(filter_words(_only(member, "kernel_name", "kernel_name_base"))),
+        tuple(filter_words(_only(member, "nvtx_include", "nvtx_exclude"))),
+    )
 
-    ncu, importer = ctx.ncu_path, importer_of(ctx)
+
+def _filter_parts(
+    members: Sequence[Invocation], listed: dict[tuple[str, ...], list[Launch]], every: frozenset[int]
+) -> dict[str, FilterParts]:
+    """Per member, what its kernel filter and its NVTX filters select apart (`every`: for a member
+    without a kernel filter)."""
 
     def ids(words: tuple[str, ...]) -> frozenset[int]:
-        listed = list_launches(import_csv_argv(ncu, report, list(words)), importer)
-        return frozenset(launch.id for launch in listed)
+        return frozenset(launch.id for launch in listed[words])
 
-    try:
-        with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
-            found = dict(zip(distinct, pool.map(ids, distinct), strict=True))
-    except ImportFailed as exc:
-        return f"the discovery trace cannot be listed: {exc}"
-    return {
-        m.name: FilterParts(
-            kernels=found[kernel_words[m.name]] if kernel_words[m.name] else every,
-            scope=found[nvtx_words[m.name]] if nvtx_words[m.name] else None,
-            family=(*kernel_words[m.name], "|", *nvtx_words[m.name]),
+    parts = {}
+    for m in members:
+        kernels, nvtx = _part_words(m)
+        parts[m.name] = FilterParts(
+            kernels=ids(kernels) if kernels else every,
+            scope=ids(nvtx) if nvtx else None,
+            family=(*kernels, "|", *nvtx),
         )
-        for m in members
-    }
+    return parts
 
 
 def _only(member: Invocation, *keys: str) -> TargetOptions:
