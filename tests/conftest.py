@@ -22,6 +22,16 @@ FAKE_APP = FAKE_NCU_DIR / "fake_app.py"
 FIXTURES = TESTS / "fixtures"
 
 
+def _fake_release() -> tuple[int, int]:
+    year, minor = (os.environ.get("FAKE_NCU_VERSION") or "2025.3").split(".")[:2]
+    return int(year), int(minor)
+
+
+# The suffix of the reports a run writes under the fake ncu of $FAKE_NCU_VERSION: the suite runs as
+# 2025.3.1 and again as 2026.3.1 (.ci/run), whose reports are .ncu-repz (spec/ncu_versions.py).
+REPORT = ".ncu-repz" if _fake_release() >= (2026, 3) else ".ncu-rep"
+
+
 def fake_env(**extra: str) -> dict[str, str]:
     """The environment a CLI run under test gets: the fake ncu first on PATH."""
     env = dict(os.environ)

@@ -114,6 +114,15 @@ def test_exit_zero_without_a_report_is_a_profiler_error() -> None:
     assert verdict.status == Status.PROFILER_ERROR and verdict.retryable
 
 
+def test_no_ranges_profiled_is_a_miss_not_an_unreadable_report() -> None:
+    """ncu 2025.3.1 under app-range replay, devices [0] on a 2-rank torchrun job (H200 x2, the ==
+    lines of its log as printed): exit 0 and a report with no results, which read as profiler_error."""
+    console = parse_console((FIXTURES / "logs" / "no_ranges.log").read_text())
+    verdict = classify_attempt(exit_code=0, console=console, report_exists=True, results=None, expected=1)
+    assert verdict.status == Status.NO_KERNELS and not verdict.retryable
+    assert verdict.message.startswith("no ranges were profiled")
+
+
 def test_permission_error_is_not_retried() -> None:
     console = parse_console(
         "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters\n"

@@ -12,7 +12,7 @@ import pytest
 
 from ncucampaign.results.findings import Finding, rank
 from ncucampaign.results.rules import RuleResult, plain
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import FIXTURES, REPORT, run_cli
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 
@@ -88,7 +88,12 @@ def test_findings_of_a_run_name_their_targets_and_survive_a_damaged_report(tmp_p
     (group,) = json.loads(done.stdout)
     assert group["title"] == "Small Grid" and [o["target"] for o in group["occurrences"]] == ["rms", "gemm"]
     damaged_report = FIXTURES / "damaged" / "aborts_the_reader.ncu-rep"  # NVIDIA's reader aborts on it
-    (run_dir / "reports" / "gemm.ncu-rep").write_bytes(damaged_report.read_bytes())
+    damaged_bytes = damaged_report.read_bytes()
+    if REPORT == ".ncu-repz":  # damaged as ncu 2026.3 would have written it: compressed
+        import zstandard
+
+        damaged_bytes = zstandard.ZstdCompressor().compress(damaged_bytes)
+    (run_dir / "reports" / f"gemm{REPORT}").write_bytes(damaged_bytes)
     damaged = run_cli("findings", str(run_dir), cwd=tmp_path)
     # the other target's findings still show; the exit status says a report could not be read
     assert damaged.returncode == 2 and "in rms" in damaged.stdout

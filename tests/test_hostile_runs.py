@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, alive, fake_env, load_manifest, run_cli, target
+from tests.conftest import REPORT, ROOT, alive, fake_env, load_manifest, run_cli, target
 from tests.test_shared_runs import TRACE_TARGETS
 
 pytestmark = [
@@ -39,13 +39,13 @@ def test_1_a_truncated_report_fails_its_target_and_the_campaign_goes_on(tmp_path
         record = target(manifest, name)
         assert record["status"] == "profiler_error" and "cannot be read" in record["message"], record
         assert record["report"] is None  # never `ok` with `report: null`
-        assert record["attempts"][-1]["report"] == f"reports/{name}.ncu-rep"  # the evidence is kept
+        assert record["attempts"][-1]["report"] == f"reports/{name}{REPORT}"  # the evidence is kept
     assert manifest["state"] == "finished"
     resumed = run_cli("run", str(campaign), "--out", "runs", "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr  # --resume reruns them
     _, manifest = load_manifest(tmp_path / "runs")
     assert [len(t["attempts"]) for t in manifest["targets"]] == [2, 2]
-    assert (run_dir / "reports" / "cut.attempt-1.ncu-rep").is_file()
+    assert (run_dir / "reports" / f"cut.attempt-1{REPORT}").is_file()
 
 
 def test_1_summarize_says_a_damaged_report_is_damaged(tmp_path: Path) -> None:
@@ -63,10 +63,14 @@ def test_1_summarize_says_a_damaged_report_is_damaged(tmp_path: Path) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    """A 600 KiB tmpfs: room for a campaign's files and a few reports (each fixture report is 80 KiB)."""
+    """A small tmpfs: room for a campaign's files and a few reports (each fixture report is 80 KiB,
+    16 KiB compressed as ncu 2026.3 writes it)."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount)], capture_output=True).returncode:
+    size = "600k" if REPORT == ".ncu-rep" else "160k"
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True
+    ).returncode:
         pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
         yield mount
@@ -375,12 +379,12 @@ def test_hostile_22_10_readers_open_only_regular_files_and_ncu_never_writes_into
     tmp_path: Path, write_campaign, kind: str
 ) -> None:
     run_dir = finished_run(tmp_path, write_campaign)
-    report = run_dir / "reports" / "a.ncu-rep"
+    report = run_dir / "reports" / f"a{REPORT}"
     report.unlink()
     os.mkfifo(report) if kind == "fifo" else report.mkdir()
     done = run_cli("findings", str(run_dir), cwd=tmp_path, timeout=60)  # a FIFO blocked it for 600 s
     no_crash(done)
-    assert "a.ncu-rep: " + ("not a regular file" if kind == "fifo" else "a folder") in done.stdout + done.stderr
+    assert f"a{REPORT}: " + ("not a regular file" if kind == "fifo" else "a folder") in done.stdout + done.stderr
     manifest = json.loads((run_dir / "manifest.json").read_text())
     manifest["targets"][0].update(status="pending", report=None)  # as if killed before its report
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
@@ -511,7 +515,7 @@ def test_hostile_22_11_an_environment_error_mid_run_leaves_nothing_running_and_n
     tmp_path: Path,
 ) -> None:
     # the first target's application plants a link where the second target's report goes
-    plant = 'ln -sf /nonexistent "$NCUCAMPAIGN_RUN_DIR/reports/b.ncu-rep"'
+    plant = f'ln -sf /nonexistent "$NCUCAMPAIGN_RUN_DIR/reports/b{REPORT}"'
     app = f"{plant}; exec {sys.executable} {ROOT / 'tests' / 'fake_ncu' / 'fake_app.py'}"
     targets = "".join(f"  - name: {n}\n    kernel_name: rmsnorm_kernel\n" for n in "abc")
     (tmp_path / "camp.yaml").write_text(
@@ -520,7 +524,7 @@ def test_hostile_22_11_an_environment_error_mid_run_leaves_nothing_running_and_n
     )
     done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path)
     no_crash(done)
-    assert done.returncode == 3 and "b.ncu-rep" in done.stderr, done.stderr
+    assert done.returncode == 3 and f"b{REPORT}" in done.stderr, done.stderr
     assert "Ctrl-C" not in done.stderr and "stopping:" not in done.stderr  # nobody pressed it
     _, manifest = load_manifest(tmp_path / "runs")
     assert manifest["state"] == "interrupted"

@@ -10,7 +10,7 @@ import pytest
 
 from ncucampaign.results.html import render_report, run_link
 from ncucampaign.results.runs import load_run
-from tests.conftest import campaign_text, fake_env, load_manifest, run_cli
+from tests.conftest import REPORT, campaign_text, fake_env, load_manifest, run_cli
 
 ROOT, BASE = Path("/runs/camp/1"), Path("/runs/camp/1")
 
@@ -50,4 +50,4 @@ def test_a_manifest_edited_to_hold_a_script_link_gives_a_report_without_it(tmp_p
     page = render_report(load_run(run_dir))
     assert "javascript:" not in page.replace("log: <code>javascript:", "")
     assert "log: <code>javascript:alert(document.domain)</code> (not a file in the run directory)" in page
-    assert 'href="./reports/a.ncu-rep"' in page
+    assert f'href="./reports/a{REPORT}"' in page

@@ -9,7 +9,7 @@ import pytest
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.plan.lint import lint_plan
 from ncucampaign.spec.loader import parse_campaign
-from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_listing
+from ncucampaign.spec.ncu_catalog import InstalledNcu, known_options, parse_listing
 
 APP = "application:\n  command: python3 bench.py\ntargets:\n"
 INSTALLED = InstalledNcu("2025.3.1.0", frozenset({"SpeedOfLight", "LaunchStats"}), frozenset({"basic", "full"}))
@@ -41,6 +41,10 @@ CASES = {
         "  - name: a\n    command: torchrun --nproc_per_node=2 b.py\n    target_processes: all\n",
         "  - name: a\n    command: torchrun --nproc_per_node=2 b.py\n    target_processes: all\n"
         "    kernel_name: regex:nvjet\n",
+    ),
+    "NCU012": (
+        "  - name: a\n    communicator: shmem\n    communicator_shmem_num_peers: 2\n",
+        "  - name: a\n    extra_args: [--import-sass, 'no']\n",
     ),
 }
 
@@ -75,6 +79,23 @@ def test_unknown_set_needs_an_installed_ncu() -> None:
     assert "NCU009" in codes("  - name: a\n    set: fulll\n    launch_count: 1\n", INSTALLED)
 
 
+def test_an_option_a_later_ncu_added_is_checked_against_the_installed_one() -> None:
+    """--metric-distribution-groups came with ncu 2026.1: on 2025.3.1 it is named with the release that has it; on
+    2026.1 it is fine; an installed ncu whose --help lacks an option is believed over the table."""
+    campaign = "  - name: a\n    extra_args: [--metric-distribution-groups, '2']\n"
+    assert "NCU012" not in codes(campaign)  # no installed ncu: accepted, as any release this tool knows
+    assert "NCU012" in codes(campaign, INSTALLED)
+    newer = InstalledNcu("2026.1.0.0", INSTALLED.sections, INSTALLED.sets)
+    assert "NCU012" not in codes(campaign, newer)
+    flags = frozenset(
+        flag for flag in known_options() if flag.startswith("--") and flag != "--metric-distribution-groups"
+    )
+    listed = InstalledNcu("2026.1.0.0", INSTALLED.sections, INSTALLED.sets, flags)
+    loaded = parse_campaign(APP + campaign, Path("camp.yaml"))
+    (warning,) = [w for w in lint_plan(loaded, build_plan(loaded), listed) if w.code == "NCU012"]
+    assert "does not list it in --help" in warning.message
+
+
 def test_warning_is_located_and_rendered() -> None:
     loaded = parse_campaign(APP + "  - name: a\n    nvtx_include: [x/, decode_step]\n", Path("camp.yaml"))
     (warning,) = lint_plan(loaded, build_plan(loaded))
@@ -94,3 +115,20 @@ def test_listing_parser_reads_real_ncu_output() -> None:
     sets = parse_listing((shared / "list-sets.txt").read_text())
     assert sets == {"basic", "detailed", "full", "nvlink", "pmsampling", "roofline"}
     assert "SpeedOfLight" in parse_listing((shared / "list-sections.txt").read_text())
+
+
+def test_a_collective_only_filter_is_told_what_each_ncu_can_do() -> None:
+    """No replay mode of ncu 2025.3.1 profiled the all-reduce of a 2-rank job (H200 x2); 2026.1 added
+    the communicator keys (never offered app-range, which failed there)."""
+    campaign = (
+        "  - name: a\n    command: torchrun --nproc_per_node=2 b.py\n    target_processes: all\n"
+        "    kernel_name: regex:nccl\n"
+    )
+    loaded = parse_campaign(APP + campaign, Path("camp.yaml"))
+
+    def message(installed: InstalledNcu) -> str:
+        return next(w.message for w in lint_plan(loaded, build_plan(loaded), installed) if w.code == "NCU011")
+
+    assert "profiled them in no replay mode" in message(INSTALLED) and "app-range" not in message(INSTALLED)
+    newer = InstalledNcu("2026.1.0.0", INSTALLED.sections, INSTALLED.sets)
+    assert "communicator: shmem, communicator_shmem_num_peers" in message(newer)

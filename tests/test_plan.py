@@ -19,7 +19,7 @@ def plan_of(text: str, path: str = "/work/c/camp.yaml") -> Plan:
 
 def argv_of(plan: Plan, name: str) -> list[str]:
     inv = next(i for i in plan.invocations if i.name == name)
-    return ncu_argv(inv, "ncu", Path("/r"))
+    return ncu_argv(inv, "ncu", Path("/r"), ".ncu-rep")
 
 
 APP = "application:\n  command: python3 bench.py\n"
@@ -52,7 +52,8 @@ def test_implied_options() -> None:
         "  - name: count\n    launch_count: 2\n"
     )
     nvtx = argv_of(plan, "nvtx")
-    assert nvtx[1:10] == ["--nvtx", "--nvtx-include", "A/", "--nvtx-include", "B/", "--nvtx-exclude", "C]", "-f", "-o"]
+    assert nvtx[1:8] == ["--nvtx", "--nvtx-include", "A/", "--nvtx-include", "B/", "--nvtx-exclude", "C]"]
+    assert nvtx[8:12] == ["--clock-control", "base", "-f", "-o"]  # pinned: ncu 2026.1 changed its default
     stacks = argv_of(plan, "stacks")
     assert stacks[1:5] == ["--call-stack-type", "python", "--call-stack-type", "native"]
     assert "--kill" not in argv_of(plan, "nokill")
@@ -138,7 +139,7 @@ def test_unbalanced_quotes_are_a_campaign_error() -> None:
 def test_shell_command_round_trips_through_a_shell() -> None:
     plan = plan_of(APP + "targets:\n  - name: a\n    kernel_name: 'regex:.*(flash|fmha).*'\n    env: {X: 'a b'}\n")
     inv = plan.invocations[0]
-    argv = ncu_argv(inv, "ncu", Path("/r/dir with space"))
+    argv = ncu_argv(inv, "ncu", Path("/r/dir with space"), ".ncu-rep")
     line = shell_command(argv, inv.env, inv.cwd)
     assert line.startswith("cd /work/c && X='a b' ncu ")
     assert shlex.split(line)[4:] == argv

@@ -167,15 +167,18 @@ def test_the_hints_name_the_kernel_and_the_exclusion_ncu_accepts() -> None:
     assert NCCL in hints[0] and "waits for them forever" in hints[0]
     assert checks.asked == ["regex:^(?!.*(?:nccl|nvshmem))"]
     assert "kernel_name: 'regex:^(?!.*(?:nccl|nvshmem))' (the installed ncu accepts it)" in hints[1]
-    assert any("devices: [0]" in h for h in hints) and any("app-range" in h for h in hints)
-    assert not any("--communicator" in h for h in hints)
+    assert any("devices: [0]" in h for h in hints)
+    # what was measured on ncu 2025.3.1: no replay mode profiled the collective; not offered as a fix
+    assert any("app-range replay of a range around it failed" in h for h in hints)
+    assert not any("communicator: shmem," in h for h in hints)
 
 
 def test_communicator_is_offered_only_when_the_installed_ncu_lists_it() -> None:
     console = parse_console(HANG_LOG)
     hints = replay_hang_hints(TargetOptions(), console, Checks(accepts=False, communicator=True))
     assert "the installed ncu refuses this expression" in hints[1]
-    assert any("--communicator, shmem" in h for h in hints)
+    assert any("communicator: shmem, communicator_shmem_num_peers: <ranks>" in h for h in hints)
+    assert not any("no replay mode of ncu 2025.3.1" in h for h in hints)
 
 
 # --- end to end against the fake ncu --------------------------------------------------------------

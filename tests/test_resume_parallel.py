@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import alive, fake_env, load_manifest, run_cli, target
+from tests.conftest import REPORT, alive, fake_env, load_manifest, run_cli, target
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc"),
@@ -178,8 +178,8 @@ def test_resume_reruns_failed_and_changed_targets_only(tmp_path: Path, write_cam
     attempts = {t["name"]: [a["status"] for a in t["attempts"]] for t in manifest["targets"]}
     assert attempts == {"good": ["ok"], "changes": ["ok", "ok"], "flaky": ["app_failed", "ok"]}
     changes = target(manifest, "changes")
-    assert changes["attempts"][0]["report"] == "reports/changes.attempt-1.ncu-rep"  # the earlier result is kept
-    assert (run_dir / "reports" / "changes.attempt-1.ncu-rep").is_file()
+    assert changes["attempts"][0]["report"] == f"reports/changes.attempt-1{REPORT}"  # the earlier result is kept
+    assert (run_dir / "reports" / f"changes.attempt-1{REPORT}").is_file()
     assert changes["argv"][-2:] == ["--steps", "3"]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT, alive, fake_env, load_manifest, run_cli, target
+from tests.conftest import REPORT, ROOT, alive, fake_env, load_manifest, run_cli, target
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups via /proc"),
@@ -55,7 +55,7 @@ def test_successful_campaign_fills_the_run_directory(tmp_path: Path, write_campa
         report = run_dir / record["report"]["path"]
         assert record["report"]["sha256"] == hashlib.sha256(report.read_bytes()).hexdigest()
         assert record["report"]["bytes"] == report.stat().st_size
-        assert record["argv"][record["argv"].index("-o") + 1] == str(run_dir / "reports" / name)
+        assert record["argv"][record["argv"].index("-o") + 1] == str(report)  # named whole, suffix and all
         assert "==PROF== Report:" in (run_dir / record["log"]).read_text()
         assert len(record["attempts"]) == 1 and record["attempts"][0]["exit_code"] == 0
     assert "--kill" in target(manifest, "rmsnorm")["argv"]
@@ -112,10 +112,10 @@ def test_application_failure_keeps_every_report(tmp_path: Path, write_campaign) 
     assert record["status"] == "app_failed"
     assert [a["exit_code"] for a in record["attempts"]] == [3, 3]
     first, second = record["attempts"]
-    assert first["report"] == "reports/fails.attempt-1.ncu-rep"
-    assert second["report"] == "reports/fails.ncu-rep"
+    assert first["report"] == f"reports/fails.attempt-1{REPORT}"
+    assert second["report"] == f"reports/fails{REPORT}"
     assert (run_dir / first["report"]).is_file() and (run_dir / second["report"]).is_file()
-    assert record["report"]["path"] == "reports/fails.ncu-rep"
+    assert record["report"]["path"] == f"reports/fails{REPORT}"
 
 
 def test_application_crash_is_named(tmp_path: Path, write_campaign) -> None:

@@ -88,7 +88,7 @@ KEY_CHANGES = {
     "app_replay_mode": "app_replay_mode: strict",
     "app_replay_match": "app_replay_match: all",
     "cache_control": "cache_control: none",
-    "clock_control": "clock_control: base",
+    "clock_control": "clock_control: boost",  # unset is pinned to base
     "page": "page: raw",
     "call_stack_type": "call_stack_type: [native]",
     "python_include": "python_include: [app.py@step]",

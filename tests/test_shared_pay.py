@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import campaign_text, fake_env, load_manifest, run_cli, target
+from tests.conftest import REPORT, campaign_text, fake_env, load_manifest, run_cli, target
 from tests.test_shared_runs import TRACE_TARGETS
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
@@ -145,10 +145,10 @@ def test_plan_piped_into_bash_writes_the_reports_run_writes(tmp_path: Path) -> N
     done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env())
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir = load_manifest(tmp_path / "runs")[0]
-    assert sorted(p.name for p in plan_dir.glob("*.ncu-rep")) == sorted(
-        p.name for p in (run_dir / "reports").glob("*.ncu-rep")
+    assert sorted(p.name for p in plan_dir.glob(f"*{REPORT}")) == sorted(
+        p.name for p in (run_dir / "reports").glob(f"*{REPORT}")
     )
-    assert len(list(plan_dir.glob("*.ncu-rep"))) == 4
+    assert len(list(plan_dir.glob(f"*{REPORT}"))) == 4
     commands = [line for line in script.stdout.splitlines() if line and not line.startswith("#")]
     starts = [line for line in commands if " ncu " in f" {line}" and " --import " not in line]
     assert len(starts) == 2  # `counted` alone and the shared run, as run does: no target twice
@@ -164,7 +164,7 @@ def test_plan_of_a_trace_pool_runs_its_trace_and_leaves_nothing_bash_cannot_run(
         ["bash", "-e"], input=script.stdout, cwd=tmp_path, env=fake_env(), capture_output=True, text=True
     )
     assert bash.returncode == 0, bash.stdout + bash.stderr
-    assert [p.name for p in (tmp_path / "r" / "shared").glob("*.ncu-rep")] == ["trace.ncu-rep"]
+    assert [p.name for p in (tmp_path / "r" / "shared").glob(f"*{REPORT}")] == [f"trace{REPORT}"]
 
 
 def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:

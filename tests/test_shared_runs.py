@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import alive, campaign_text, fake_env, load_manifest, run_cli, target
+from tests.conftest import REPORT, alive, campaign_text, fake_env, load_manifest, run_cli, target
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 
@@ -48,7 +48,7 @@ def obtained(manifest: dict[str, Any]) -> dict[str, str]:
 def profiled_launch(run_dir: Path, name: str) -> list[tuple[str, ...]]:
     """What a target's own report holds, as the fake ncu lists it: kernel and NVTX stack."""
     listing = subprocess.run(
-        ["ncu", "--import", str(run_dir / "reports" / f"{name}.ncu-rep"), "--page", "raw", "--csv"],
+        ["ncu", "--import", str(run_dir / "reports" / f"{name}{REPORT}"), "--page", "raw", "--csv"],
         capture_output=True,
         text=True,
         env=fake_env(),
@@ -215,7 +215,7 @@ def test_a_cached_trace_ncu_cannot_read_is_dropped_and_traced_again(tmp_path: Pa
     for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "w"]):
         subprocess.run(["git", *command], cwd=tmp_path, check=True, capture_output=True)
     assert run(campaign).returncode == 0
-    (cached,) = (tmp_path / "runs" / ".cache" / "traces").glob("*.ncu-rep")
+    (cached,) = (tmp_path / "runs" / ".cache" / "traces").glob(f"*{REPORT}")
     cached.unlink()  # a damaged cache: the file is there, but ncu cannot import it
     cached.write_bytes(b"not a report")
     done = run(campaign)

@@ -15,7 +15,7 @@ from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.metrics import DURATION
 from ncucampaign.spec.model import TargetOptions
-from tests.conftest import FIXTURES, campaign_text, fake_env, load_manifest, run_cli, target
+from tests.conftest import FIXTURES, REPORT, campaign_text, fake_env, load_manifest, run_cli, target
 from tests.test_results_helpers import manifest_with, target_record
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
@@ -191,12 +191,12 @@ def test_5_plan_dry_run_and_run_use_the_same_output_folder_wherever_they_run(tmp
         done = run_cli(*args, cwd=cwd)
         assert done.returncode == 0, done.stderr
         outputs.append(re.search(r"-o '?(\S+?)'? ", done.stdout).group(1))
-    assert outputs[0] == str(expected_root / "plan" / "reports" / "t")
-    assert outputs[1] == str(expected_root / "<run-id>" / "reports" / "t")
+    assert outputs[0] == str(expected_root / "plan" / "reports" / f"t{REPORT}")
+    assert outputs[1] == str(expected_root / "<run-id>" / "reports" / f"t{REPORT}")
     done = run_cli("run", str(project / "camp.yaml"), cwd=elsewhere)
     assert done.returncode == 0, done.stderr
     run_dir, manifest = load_manifest(project / "runs")
-    assert target(manifest, "t")["report"]["path"] == "reports/t.ncu-rep" and run_dir.parent == expected_root
+    assert target(manifest, "t")["report"]["path"] == f"reports/t{REPORT}" and run_dir.parent == expected_root
     assert not (elsewhere / "runs").exists()
 
 

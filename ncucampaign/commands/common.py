@@ -12,12 +12,14 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-from ncucampaign.errors import CampaignError, UsageError
+from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
 from ncucampaign.execute.provenance import installed_ncu
+from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
 from ncucampaign.plan.lint import lint_plan
+from ncucampaign.results.reader import reader_too_old, wheel_version
 from ncucampaign.spec.loader import LoadedCampaign, load_campaign, parse_campaign
-from ncucampaign.spec.ncu_catalog import InstalledNcu
+from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 
 DEFAULT_RUNS_DIR = "runs"
 PIPED_WIDTH = 10_000  # piped to a file or CI log: never squeeze or wrap (trailing padding is stripped)
@@ -106,6 +108,28 @@ class PipedConsole(Console):
         lines = captured.get().splitlines()
         self.file.write("".join(line.rstrip() + "\n" for line in lines))
         self.file.flush()
+
+
+def checked_ncu(ncu_path: str, plan: Plan) -> InstalledNcu | None:
+    """What the installed ncu says of itself, once it is known to run the plan: its report reader opens
+    its reports (an older ncu-report cannot: every report would be unreadable), and it has every
+    option the campaign passes (else ncu refuses every such target). Said before anything runs."""
+    installed = installed_ncu(ncu_path)
+    too_old = reader_too_old(installed.version if installed else None, wheel_version())
+    if too_old:
+        raise EnvironmentProblem(too_old)
+    if installed is None:
+        return None
+    missing: dict[str, list[str]] = {}
+    for inv in plan.invocations:
+        for problem in missing_options(ncu_flags(inv), installed.facts, installed.options):
+            missing.setdefault(problem, []).append(inv.name)
+    if missing:
+        lines = [f"  {problem} (targets: {', '.join(names)})" for problem, names in missing.items()]
+        raise EnvironmentProblem(
+            f"the campaign passes options the installed ncu ({ncu_path}) does not have:\n" + "\n".join(lines)
+        )
+    return installed
 
 
 def installed_listing(ncu: str) -> InstalledNcu | None:

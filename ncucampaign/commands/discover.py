@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, runs_root
+from ncucampaign.commands.common import add_ncu_option, checked_ncu, load_plan, ncu_choice, out_console, runs_root
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.discover.analysis import Mode
 from ncucampaign.discover.session import Discovery, DiscoveryRequest, bare_command_campaign, run_discovery
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         reader=NcuReportReader(ncu_path),
         show_output=args.show_output,
         command_line=tuple(sys.argv),
+        installed=checked_ncu(ncu_path, plan),  # its reports are named with its own suffix
     )
     stop = StopRequest()
     console = out_console()

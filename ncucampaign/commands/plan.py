@@ -23,6 +23,7 @@ from ncucampaign.plan.share import share_plan
 from ncucampaign.plan.share_text import group_data, plan_text
 from ncucampaign.plan.slurm import array_tasks, batch_script
 from ncucampaign.plan.units import units_in_plan_order
+from ncucampaign.spec.ncu_catalog import report_suffix
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -57,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         if args.report_dir
         else runs_root(args.out, loaded) / plan.campaign / "plan" / "reports"
     )
-    argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir) for inv in plan.invocations}
+    suffix = report_suffix(installed)
+    argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir, suffix) for inv in plan.invocations}
     shares = share_plan(plan.invocations, not args.no_share, installed)
     if args.slurm:
         slurm_args = checked_slurm_args(args.slurm_arg)
@@ -77,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.format == "json":
         data = plan_json(plan, argvs)
-        data["shared_runs"] = [group_data(group, plan.ncu, report_dir) for group in shares.groups]
+        data["shared_runs"] = [group_data(group, plan.ncu, report_dir, suffix) for group in shares.groups]
         data["alone"] = {inv.name: why for inv, why in shares.alone}
         print(json.dumps(data, indent=2))
         return EXIT_OK
-    print("\n".join(plan_text(plan, argvs, shares, report_dir, args.file)))
+    print("\n".join(plan_text(plan, argvs, shares, report_dir, args.file, suffix)))
     return EXIT_OK

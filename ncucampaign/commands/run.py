@@ -11,7 +11,9 @@ from pathlib import Path
 from ncucampaign.commands import run_slurm
 from ncucampaign.commands.common import (
     add_ncu_option,
+    checked_ncu,
     file_from_only,
+    installed_listing,
     load_plan,
     ncu_choice,
     out_console,
@@ -22,18 +24,17 @@ from ncucampaign.commands.progress import ConsoleReporter, final_table
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.provenance import installed_ncu, usable_gpus
+from ncucampaign.execute.provenance import usable_gpus
 from ncucampaign.execute.rundir.store import latest_run, open_regular
 from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
-from ncucampaign.results.reader import reader_too_old, wheel_version
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
 from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
-from ncucampaign.spec.ncu_catalog import InstalledNcu
+from ncucampaign.spec.ncu_catalog import report_suffix
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -87,14 +88,14 @@ def run(args: argparse.Namespace) -> int:
     loaded, plan = campaign_and_plan(args, resume_dir)
     root = runs_root(args.out, loaded)
     if args.dry_run:
-        return dry_run(plan, root / plan.campaign / "<run-id>" / "reports")
+        return dry_run(plan, root / plan.campaign / "<run-id>" / "reports", report_suffix(installed_listing(plan.ncu)))
     if args.jobs_per_gpu < 1:
         raise UsageError("--jobs-per-gpu must be at least 1")
     if args.jobs_per_gpu > 1 and not args.gpus:
         raise UsageError("--jobs-per-gpu needs --gpus")
     gpus = gpu_list(args.gpus)
     ncu_path = resolve_ncu(plan.ncu)
-    installed = checked_ncu(ncu_path)
+    installed = checked_ncu(ncu_path, plan)
     print_warnings(loaded, plan, installed, sys.stderr)
     if args.jobs_per_gpu > 1:
         print(
@@ -127,16 +128,6 @@ def run(args: argparse.Namespace) -> int:
     return execute(loaded, plan, settings)
 
 
-def checked_ncu(ncu_path: str) -> InstalledNcu | None:
-    """What the installed ncu lists, once its report reader is known to open its reports (an older
-    ncu-report cannot: every report would be unreadable, so it is said before anything runs)."""
-    installed = installed_ncu(ncu_path)
-    too_old = reader_too_old(installed.version if installed else None, wheel_version())
-    if too_old:
-        raise EnvironmentProblem(too_old)
-    return installed
-
-
 def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
     """Run with the progress display, Ctrl-C handling and the final table."""
     stop = StopRequest()
@@ -158,10 +149,10 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
     return result.exit_code
 
 
-def dry_run(plan: Plan, report_dir: Path) -> int:
+def dry_run(plan: Plan, report_dir: Path, suffix: str) -> int:
     print(f"# dry run: {plural(len(plan.invocations), 'ncu invocation')}; nothing is created")
     for inv in plan.invocations:
-        print(shell_command(ncu_argv(inv, plan.ncu, report_dir), inv.env, inv.cwd))
+        print(shell_command(ncu_argv(inv, plan.ncu, report_dir, suffix), inv.env, inv.cwd))
     return EXIT_OK
 
 

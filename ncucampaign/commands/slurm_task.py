@@ -21,6 +21,7 @@ from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.spec.loader import parse_campaign
+from ncucampaign.spec.ncu_catalog import report_suffix
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -40,19 +41,20 @@ def run(args: argparse.Namespace) -> int:
     loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
     plan = build_plan(loaded, main.ncu.path or None)
     ncu_path = resolve_ncu(plan.ncu)
+    installed = installed_ncu(ncu_path)
     settings = RunSettings(
         runs_root=root.parent.parent,
         ncu_path=ncu_path,
         reader=NcuReportReader(ncu_path),
         command_line=tuple(sys.argv),
         share=bool(listing.get("share", True)),
-        installed=installed_ncu(ncu_path),  # as at submission: the same targets share
+        installed=installed,  # as at submission: the same targets share
     )
     stop = StopRequest()
     console = out_console()
     reporter = ConsoleReporter(console, live=False)
     with stop_on_signals(stop, reporter.stopping), reporter:
-        result = run_task(RunStore.open(root), plan, settings, reporter, stop, main, names)
+        result = run_task(RunStore.open(root, report_suffix(installed)), plan, settings, reporter, stop, main, names)
     if result is None:
         console.print(f"slurm-task: {', '.join(names)}: claimed by another task already; nothing to do")
         return EXIT_OK

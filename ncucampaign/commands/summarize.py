@@ -15,11 +15,12 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.records import result_records
 from ncucampaign.results.runs import run_rows, tidy_rows
 from ncucampaign.results.tables import target_table, target_text, tidy_csv, tidy_json
+from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("summarize", help="what each target measured (from the manifest or reports)")
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR|REPORT", help="run directories or .ncu-rep files")
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR|REPORT", help="run directories or .ncu-rep/.ncu-repz files")
     parser.add_argument(
         "--format",
         choices=("text", "csv", "json"),
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, object]] = []
     for given in args.runs:
         path = Path(given)
-        if path.suffix == ".ncu-rep":
+        if path.suffix in REPORT_SUFFIXES:
             record = report_record(path)
             rows += tidy_rows("", record.name, "", record.results)
             if args.format == "text":
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report_record(path: Path) -> TargetRecord:
-    """A bare .ncu-rep as a target record of its own (named after the file), for the same tables."""
+    """A bare report (.ncu-rep, or .ncu-repz from ncu 2026.3) as a target record of its own (named
+    after the file), for the same tables."""
     if not path.is_file():
         raise UsageError(f"{path}: no such report")
     results = result_records(path, (), ConsoleSummary(), "ncu")

@@ -21,6 +21,7 @@ from ncucampaign.execute.rundir.store import RunStore, latest_run
 from ncucampaign.plan.argv import ncu_argv, plan_json
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.ncu_catalog import report_suffix
 
 
 @dataclass
@@ -49,7 +50,12 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     """Check, then create (or reopen) the run directory, take its lock and write the starting manifest."""
     preflight(plan, settings)
     previous = previous_seconds(settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign))
-    store = RunStore.open(settings.resume) if settings.resume else RunStore.create(settings.runs_root, plan.campaign)
+    suffix = report_suffix(settings.installed)
+    store = (
+        RunStore.open(settings.resume, suffix)
+        if settings.resume
+        else RunStore.create(settings.runs_root, plan.campaign, report_suffix=suffix)
+    )
     held = contextlib.ExitStack()
     held.enter_context(store.lock())
     try:
@@ -69,7 +75,7 @@ def _begin(
     if old is not None:
         clean_up_after_a_crash(old, str(run.root), now_iso())
     store.make_folders()
-    argvs = {inv.name: ncu_argv(inv, settings.ncu_path, run.reports) for inv in plan.invocations}
+    argvs = {inv.name: ncu_argv(inv, settings.ncu_path, run.reports, run.report_suffix) for inv in plan.invocations}
     copy = store.write_text("campaign.yaml", loaded.text)
     store.write_json("plan.json", plan_json(plan, argvs))
     fresh = {inv.name: pending_record(inv, argvs[inv.name], run) for inv in plan.invocations}

@@ -17,7 +17,7 @@ from typing import Any
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
-from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_listing
+from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_help_options, parse_listing
 
 
 def host_info() -> HostInfo:
@@ -64,27 +64,32 @@ def git_info(directory: Path) -> GitInfo | None:
 
 
 def installed_ncu(ncu_path: str) -> InstalledNcu | None:
-    """The sections and sets the installed ncu lists; None when it cannot be asked.
+    """The sections, sets, options and version of the installed ncu; None when it cannot be asked.
 
-    Asking costs ncu's start-up three times (about 2 s), so the answer is cached per ncu binary
-    (path, size, modification time) under $XDG_CACHE_HOME/ncucampaign.
+    Asking costs ncu's start-up four times (about 2 s, at once), so the answer is cached per ncu
+    binary (path, size, modification time) under $XDG_CACHE_HOME/ncucampaign.
     """
     cached = _cached(ncu_path)
     if cached is None:
-        with ThreadPoolExecutor(3) as pool:
-            sections, sets, version = pool.map(
-                lambda flag: probe([ncu_path, flag], timeout=60), ("--list-sections", "--list-sets", "--version")
-            )
+        flags = ("--list-sections", "--list-sets", "--version", "--help")
+        with ThreadPoolExecutor(len(flags)) as pool:
+            sections, sets, version, help_text = pool.map(lambda flag: probe([ncu_path, flag], timeout=60), flags)
         if sections is None or sets is None:
             return None
+        options = parse_help_options(help_text or "")
         cached = {
             "version": parse_ncu_version(version or ""),
             "sections": sorted(parse_listing(sections)),
             "sets": sorted(parse_listing(sets)),
+            "options": sorted(options) if options is not None else None,
         }
         _store(ncu_path, cached)
+    options = cached["options"]
     return InstalledNcu(
-        version=cached["version"], sections=frozenset(cached["sections"]), sets=frozenset(cached["sets"])
+        version=cached["version"],
+        sections=frozenset(cached["sections"]),
+        sets=frozenset(cached["sets"]),
+        options=frozenset(options) if options is not None else None,
     )
 
 
@@ -110,7 +115,10 @@ def _cached(ncu_path: str) -> dict[str, Any] | None:
     version, sections, sets = data.get("version"), data.get("sections"), data.get("sets")
     if not (version is None or isinstance(version, str)):
         return None
-    if not all(isinstance(listing, list) and all(isinstance(x, str) for x in listing) for listing in (sections, sets)):
+    if "options" not in data:  # written before ncucampaign read --help: ask again
+        return None
+    listings = (sections, sets) if data["options"] is None else (sections, sets, data["options"])
+    if not all(isinstance(listing, list) and all(isinstance(x, str) for x in listing) for listing in listings):
         return None
     return data
 

@@ -98,7 +98,7 @@ class UnitRunner:
         ctx, record = self.ctx, self.ctx.record(inv.name)
         if gpus is not None:
             inv = pin(inv, gpus)
-        argv = ncu_argv(inv, ctx.ncu_path, ctx.run.reports)
+        argv = ncu_argv(inv, ctx.ncu_path, ctx.run.reports, ctx.run.report_suffix)
         if gpus is not None:
 
             def pinned() -> None:

@@ -9,9 +9,7 @@ from typing import Any
 
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.spec.model import option_value
-from ncucampaign.spec.ncu_catalog import OPTION_SPECS, OptionSpec
-
-REPORT_SUFFIX = ".ncu-rep"
+from ncucampaign.spec.ncu_catalog import OPTION_SPECS, OptionSpec, option_flags
 
 
 def ncu_options(invocation: Invocation) -> list[str]:
@@ -24,6 +22,17 @@ def ncu_options(invocation: Invocation) -> list[str]:
             argv.extend(render_option(spec, value))
     argv.extend(options.extra_args or ())
     return argv
+
+
+def ncu_flags(invocation: Invocation) -> list[str]:
+    """The long names of every ncu option the invocation passes (its keys' and its extra_args')."""
+    options = invocation.options
+    flags = []
+    for spec in OPTION_SPECS:
+        value = option_value(options, spec.key)
+        if value is not None and render_option(spec, value):
+            flags.append(spec.flag)
+    return [*flags, *option_flags(options.extra_args or ())]
 
 
 def render_option(spec: OptionSpec, value: Any) -> list[str]:
@@ -40,9 +49,11 @@ def render_option(spec: OptionSpec, value: Any) -> list[str]:
     return [spec.flag] if value else []  # switch
 
 
-def report_stem(report_dir: Path, invocation: Invocation) -> Path:
-    """ncu appends .ncu-rep to the -o name; pass the name without it."""
-    return report_dir / invocation.name
+def report_path(report_dir: Path, invocation: Invocation, suffix: str) -> Path:
+    """The report's whole name, suffix included: ncu writes `-o NAME.ncu-rep` as exactly that (measured
+    on 2025.3.1; docs/ncu-behaviour.md, "Versions"), and each version gets its own default suffix
+    (`.ncu-repz` from 2026.3), so that the name never depends on what a version appends."""
+    return report_dir / f"{invocation.name}{suffix}"
 
 
 def escape_macros(path: str) -> str:
@@ -50,13 +61,13 @@ def escape_macros(path: str) -> str:
     return path.replace("%", "%%")
 
 
-def ncu_argv(invocation: Invocation, ncu: str, report_dir: Path) -> list[str]:
+def ncu_argv(invocation: Invocation, ncu: str, report_dir: Path, suffix: str) -> list[str]:
     return [
         ncu,
         *ncu_options(invocation),
         "-f",
         "-o",
-        escape_macros(str(report_stem(report_dir, invocation))),
+        escape_macros(str(report_path(report_dir, invocation, suffix))),
         *invocation.app_argv,
     ]
 

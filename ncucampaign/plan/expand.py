@@ -22,6 +22,7 @@ from ncucampaign.plan.command import PlanProblems, command_argv
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.messages import message_for
 from ncucampaign.spec.model import NAME_PATTERN, OPTION_KEYS, Target, TargetOptions, field_name, keys_set, option_value
+from ncucampaign.spec.ncu_versions import PINNED_CLOCK_CONTROL
 
 DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
@@ -255,6 +256,8 @@ def _implied(values: dict[str, Any], here: tuple[str | int, ...]) -> dict[str, A
         implied["call_stack_type"] = tuple(stacks)
     if values.get("kill") is None and values.get("launch_count") is not None:
         implied["kill"] = True  # stop the application once the launch count is profiled
+    if values.get("clock_control") is None:
+        implied["clock_control"] = PINNED_CLOCK_CONTROL  # the same clocks whatever ncu's own default
     return implied
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ncucampaign.errors import format_key_path, printable
+from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.lint_rules import RULES, Context, KeyPath
 from ncucampaign.spec.loader import LoadedCampaign
@@ -44,7 +45,9 @@ def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None
     by_target: dict[int, list[TargetOptions]] = {}
     for inv in plan.invocations:
         by_target.setdefault(inv.target_index, []).append(inv.options)
-        context = Context(("targets", inv.target_index), inv.options, installed, command=inv.app_argv)
+        context = Context(
+            ("targets", inv.target_index), inv.options, installed, command=inv.app_argv, flags=tuple(ncu_flags(inv))
+        )
         run(context, inv.target, per_target=False)
     for index, expansion in by_target.items():
         target = loaded.target_at(index)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ncucampaign.plan.collectives import can_match_collective, excluding_collectives, launcher_of
 from ncucampaign.spec.model import TargetOptions
-from ncucampaign.spec.ncu_catalog import InstalledNcu
+from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 from ncucampaign.spec.ncu_grammar import compile_regex, is_start_end_name, push_pop_names, split_regex
 
 KeyPath = tuple[str | int, ...]
@@ -31,6 +31,7 @@ class Context:
     expansion: tuple[TargetOptions, ...] = ()
     matrix: Mapping[str, Any] | None = None
     command: tuple[str, ...] = ()  # the application command line
+    flags: tuple[str, ...] = ()  # the long names of the ncu options it passes (plan/argv.py ncu_flags)
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,14 @@ def not_installed(c: Context) -> Found:
         )
 
 
+def option_not_in_installed(c: Context) -> Found:
+    installed = c.installed
+    if installed is None:
+        return
+    for problem in missing_options(list(c.flags), installed.facts, installed.options):
+        yield c.here, f"{problem}; ncu will refuse it, and run refuses the campaign before starting"
+
+
 def kill_without_count(c: Context) -> Found:
     if c.options.kill and c.options.launch_count is None:
         yield (
@@ -200,13 +209,21 @@ def collective_under_replay(c: Context) -> Found:
         return
     key = "kernel_id" if o.kernel_id else "kernel_name" if o.kernel_name else None
     fix = excluding_collectives(o.kernel_name) if not o.kernel_id else None
+    if fix:
+        advice = f"Exclude them: kernel_name: '{fix}'."
+    elif c.installed is not None and c.installed.facts.multi_process:
+        advice = "Profile them with communicator: shmem, communicator_shmem_num_peers and lockstep_kernel_launch."
+    else:
+        advice = (
+            "ncu 2025.3.1 profiled them in no replay mode on a 2-rank job (docs/ncu-behaviour.md, "
+            "'Multi-rank jobs'); ncu 2026.1 and later can, with communicator: shmem."
+        )
     yield (
         (*c.here, key) if key else c.here,
         (
             f"a multi-process job ({launcher}) whose kernel filter can match collective kernels such as "
             f"{collective!r}: ncu replays a profiled kernel alone, and a collective replayed alone waits for "
-            "its peers forever (observed with torchrun and NCCL). "
-            + (f"Exclude them: kernel_name: '{fix}'." if fix else "Use replay_mode: app-range for them.")
+            "its peers forever (observed with torchrun and NCCL). " + advice
         ),
     )
 
@@ -225,4 +242,5 @@ RULES: dict[str, Rule] = {
     "NCU009": Rule("section or set the installed ncu does not list", not_installed),
     "NCU010": Rule("kill without a launch count", kill_without_count),
     "NCU011": Rule("kernel filter that can match collective kernels in a multi-process job", collective_under_replay),
+    "NCU012": Rule("ncu option the installed ncu does not have", option_not_in_installed),
 }

@@ -16,40 +16,41 @@ from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, split_argv, tra
 FROM_TRACE = "<from-the-trace>"
 
 
-def group_data(group: SharedGroup, ncu: str, report_dir: Path) -> dict[str, Any]:
+def group_data(group: SharedGroup, ncu: str, report_dir: Path, suffix: str) -> dict[str, Any]:
     """The group's commands; with a trace window the skip and counts it decides are placeholders."""
     shared = report_dir / "shared"
     by_trace = group.window == "trace"
     union = with_options(group.union, launch_skip=FROM_TRACE, launch_count=FROM_TRACE) if by_trace else group.union
-    report = shared / f"{group.name}.ncu-rep"
+    report = shared / f"{group.name}{suffix}"
     splits = {}
     for member in group.members:
         filters = filter_words(member.options) if by_trace else []
         skip: int | str = FROM_TRACE if by_trace else group.skip_in_union(member)
-        argv = split_argv(ncu, report, filters, skip, member.options.launch_count or 1, report_dir / member.name)
+        out = report_dir / f"{member.name}{suffix}"
+        argv = split_argv(ncu, report, filters, skip, member.options.launch_count or 1, out)
         splits[member.name] = shell_command(argv)
-    own = {m.name: shell_command(ncu_argv(m, ncu, report_dir), m.env, m.cwd) for m in group.members}
+    own = {m.name: shell_command(ncu_argv(m, ncu, report_dir, suffix), m.env, m.cwd) for m in group.members}
     data: dict[str, Any] = {
         "name": group.name,
         "window": group.window,
         "members": [m.name for m in group.members],
-        "union": shell_command(ncu_argv(union, ncu, shared), union.env, union.cwd),
+        "union": shell_command(ncu_argv(union, ncu, shared, suffix), union.env, union.cwd),
         "splits": splits,
         "own": own,
     }
     if by_trace:
         trace = trace_invocation(group.members, TRACE_LAUNCHES)
-        data["trace"] = shell_command(ncu_argv(trace, ncu, shared), trace.env, trace.cwd)
+        data["trace"] = shell_command(ncu_argv(trace, ncu, shared, suffix), trace.env, trace.cwd)
     return data
 
 
-def share_lines(shares: SharePlan, ncu: str, report_dir: Path) -> list[str]:
+def share_lines(shares: SharePlan, ncu: str, report_dir: Path, suffix: str) -> list[str]:
     """The shared runs as lines that bash can run: a group with a window from the targets as its union
     and splits; a trace pool as its trace, its targets' own commands commented (the run partitions
     the pool on the trace, so its shared runs and their windows exist only then)."""
     lines = []
     for group in shares.groups:
-        data = group_data(group, ncu, report_dir)
+        data = group_data(group, ncu, report_dir, suffix)
         members = ", ".join(data["members"])
         if group.window == "trace":
             lines.append(
@@ -69,7 +70,9 @@ def share_lines(shares: SharePlan, ncu: str, report_dir: Path) -> list[str]:
     return lines
 
 
-def plan_text(plan: Plan, argvs: dict[str, list[str]], shares: SharePlan, report_dir: Path, source: str) -> list[str]:
+def plan_text(
+    plan: Plan, argvs: dict[str, list[str]], shares: SharePlan, report_dir: Path, source: str, suffix: str
+) -> list[str]:
     """`plan`'s output: exactly what `run` does, pasteable into bash (nothing it cannot run is left
     uncommented): the targets that run alone as their own commands, the others as their shared runs."""
     count, alone = len(plan.invocations), [inv for inv, _ in shares.alone]
@@ -84,5 +87,5 @@ def plan_text(plan: Plan, argvs: dict[str, list[str]], shares: SharePlan, report
         lines.append(f"# --- {shared} targets in {groups}; each is split out on import and verified")
         lines.append("# (run --no-share: every target alone)")
         lines.append(f"mkdir -p {shell_command([str(report_dir / 'shared')])}")
-        lines.extend(share_lines(shares, plan.ncu, report_dir))
+        lines.extend(share_lines(shares, plan.ncu, report_dir, suffix))
     return lines

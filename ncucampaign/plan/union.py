@@ -146,8 +146,7 @@ def split_argv(
 ) -> list[str]:
     """Export one member's launches from the union's report into its own report."""
     window = (["--launch-skip", str(skip)] if skip else []) + ["--launch-count", str(count)]
-    stem = str(out)[: -len(".ncu-rep")] if str(out).endswith(".ncu-rep") else str(out)
-    return [ncu, "--import", str(union_report), *filters, *window, "-f", "-o", escape_macros(stem)]
+    return [ncu, "--import", str(union_report), *filters, *window, "-f", "-o", escape_macros(str(out))]
 
 
 def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions:

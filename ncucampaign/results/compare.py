@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.metrics import DURATION, STANDARD_METRICS
+from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
+
+CLOCK_TOLERANCE = 0.02  # SM frequencies further apart than this are different clocks
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ def _compare_target(
     for status, run in ((target_a.status, "A"), (target_b.status, "B")):
         if status != Status.OK:
             notes.append(f"{target_a.name}: {status.value} in run {run}")
+    notes.extend(_clock_notes(target_a, target_b))
     if len(target_a.results) != len(target_b.results):
         notes.append(
             f"{target_a.name}: {len(target_a.results)} results in A, {len(target_b.results)} in B; "
@@ -145,6 +148,23 @@ def _compare_target(
                 )
             )
     return changes
+
+
+def _clock_notes(target_a: TargetRecord, target_b: TargetRecord) -> Iterable[str]:
+    """Results taken at different clocks: durations differ for that alone (ncu 2026.1 changed its
+    default clock control from base to boost; ncucampaign pins base where a campaign sets none)."""
+    clocks = (target_a.clock_control, target_b.clock_control)
+    if None not in clocks and clocks[0] != clocks[1]:
+        yield (
+            f"warning: {target_a.name}: clock control {clocks[0]} in A, {clocks[1]} in B; durations are not comparable"
+        )
+    for result_a, result_b in zip(target_a.results, target_b.results, strict=False):
+        before, after = result_a.value(SM_FREQUENCY), result_b.value(SM_FREQUENCY)
+        if before and after and abs(after - before) / before > CLOCK_TOLERANCE:
+            yield (
+                f"warning: {target_a.name}[{result_a.index}]: SM frequency {before / 1e9:.2f} GHz in A, "
+                f"{after / 1e9:.2f} GHz in B; durations are not comparable"
+            )
 
 
 def _environment_notes(a: Manifest, b: Manifest) -> Iterable[str]:

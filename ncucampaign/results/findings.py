@@ -12,6 +12,7 @@ from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.isolated import read_rule_results
 from ncucampaign.results.rules import RuleResult
 from ncucampaign.results.runs import LoadedRun, load_run
+from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 # Messages that are findings (something to act on); OK and NONE messages are informative.
 ACTIONABLE = ("ERROR", "WARNING", "OPT")
@@ -95,7 +96,7 @@ def recorded_findings(manifest: Manifest) -> list[Finding]:
 
 def is_report_path(path: Path) -> bool:
     """A report file (findings of one report), not a run directory or its campaign's folder."""
-    return path.suffix == ".ncu-rep" or (path.is_file() and path.name != "manifest.json")
+    return path.suffix in REPORT_SUFFIXES or (path.is_file() and path.name != "manifest.json")
 
 
 NO_RULES = "ncu's rules did not run (a metrics-only target collects no sections, so no rule results)"

@@ -11,6 +11,8 @@ OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 REGISTERS = "launch__registers_per_thread"
 PASSES = "profiler__replayer_passes"
 DEVICE_ID = "launch__device_id"
+# What ncu's SpeedOfLight section shows as "SM Frequency": the clock a result was taken at.
+SM_FREQUENCY = "gpc__cycles_elapsed.avg.per_second"
 
 # What every result records, when the report has it (missing metrics are absent, never zero).
 STANDARD_METRICS: dict[str, str] = {
@@ -20,6 +22,7 @@ STANDARD_METRICS: dict[str, str] = {
     OCCUPANCY: "achieved occupancy",
     REGISTERS: "registers/thread",
     PASSES: "replay passes",
+    SM_FREQUENCY: "SM frequency",
 }
 
 

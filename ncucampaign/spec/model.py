@@ -33,6 +33,7 @@ NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$"
 # Before matrix expansion a name may hold {key} placeholders.
 TEMPLATE_NAME_PATTERN = r"^[A-Za-z0-9_{][A-Za-z0-9_.{}-]{0,99}$"
 MAX_LAUNCHES = 2**63 - 1  # ncu counts launches in 64 bits; more is a typo (and a number too long to print)
+MAX_PEERS = 4096  # ranks of one job that ncu instances coordinate
 RANGE_FILTER_PATTERN = r"^(yes|no|on|off)?:[^:]*:[^:]*$"
 
 
@@ -98,7 +99,25 @@ class TargetOptions(Frozen):
     app_replay_mode: Literal["strict", "balanced", "relaxed"] | None = Field(None, description="--app-replay-mode")
     app_replay_match: Literal["name", "grid", "all"] | None = Field(None, description="--app-replay-match")
     cache_control: Literal["all", "none"] | None = Field(None, description="--cache-control")
-    clock_control: Literal["base", "none", "boost", "force-boost"] | None = Field(None, description="--clock-control")
+    clock_control: Literal["base", "none", "boost", "force-boost"] | None = Field(
+        None, description="--clock-control (unset: base, pinned; ncu 2026.1 changed its own default to boost)"
+    )
+
+    # Multi-process profiling: the ncu instances of a job coordinate, so that a collective (NCCL,
+    # NVSHMEM) can be profiled with its peers (ncu 2026.1 and later; docs/ncu-behaviour.md, "Versions").
+    communicator: Literal["none", "tcp", "shmem"] | None = Field(
+        None, description="--communicator (ncu 2026.1+): tcp across process trees, shmem within one"
+    )
+    communicator_tcp_num_peers: int | None = Field(
+        None, ge=1, le=MAX_PEERS, description="--communicator-tcp-num-peers (ncu 2026.1+)"
+    )
+    communicator_tcp_port: int | None = Field(None, ge=1, le=65535, description="--communicator-tcp-port (ncu 2026.1+)")
+    communicator_shmem_num_peers: int | None = Field(
+        None, ge=1, le=MAX_PEERS, description="--communicator-shmem-num-peers (ncu 2026.1+)"
+    )
+    lockstep_kernel_launch: bool | None = Field(
+        None, description="--lockstep-kernel-launch (ncu 2026.1+): launch kernels in lockstep across the peers"
+    )
 
     extra_args: ShellWords | None = Field(
         None,

@@ -15,6 +15,10 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
+from ncucampaign.spec.ncu_versions import ADDED_OPTIONS, MEASURED, REPORT_SUFFIX, NcuVersion, release_text
+
+LATEST_KNOWN = "2026.3"  # the newest release whose documented changes spec/ncu_versions.py holds
+
 OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch"]
 
 
@@ -67,18 +71,24 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec("app_replay_match", "--app-replay-match", "value"),
     OptionSpec("cache_control", "--cache-control", "value"),
     OptionSpec("clock_control", "--clock-control", "value"),
+    OptionSpec("communicator", "--communicator", "value"),
+    OptionSpec("communicator_tcp_num_peers", "--communicator-tcp-num-peers", "value"),
+    OptionSpec("communicator_tcp_port", "--communicator-tcp-port", "value"),
+    OptionSpec("communicator_shmem_num_peers", "--communicator-shmem-num-peers", "value"),
+    OptionSpec("lockstep_kernel_launch", "--lockstep-kernel-launch", "switch"),
     OptionSpec("page", "--page", "value"),
 )
 
 # Options ncucampaign manages itself, or that would break running and classifying an attempt.
 MANAGED_OPTIONS: dict[str, str] = {
-    "--export": "ncucampaign chooses the report path (reports/<target>.ncu-rep)",
+    "--export": "ncucampaign chooses the report path (reports/<target>.ncu-rep, .ncu-repz from ncu 2026.3)",
     "--force-overwrite": "ncucampaign always passes -f",
     "--import": "a campaign profiles applications; it does not read reports",
     "--log-file": "ncucampaign captures ncu's console output to logs/<target>.log to classify each attempt",
     "--quiet": "ncucampaign reads ncu's ==PROF==/==ERROR== lines to classify each attempt",
     "--open-in-ui": "runs are unattended",
     "--mode": "only launch-and-attach profiles an application started by the campaign",
+    "--process-id": "it attaches to a running process (--mode attach); a campaign starts its application",
     "--help": "it prints help and profiles nothing",
     "--version": "it prints the version and profiles nothing",
     "--list-sets": "it lists and profiles nothing",
@@ -102,8 +112,9 @@ class NcuOption:
 
 @cache
 def known_options() -> dict[str, NcuOption]:
-    """Long and short spellings (without '=value') -> option, from ncu 2025.3.1's --help."""
-    table: dict[str, NcuOption] = {}
+    """Long and short spellings (without '=value') -> option: ncu 2025.3.1's --help, and the options
+    later releases added (spec/ncu_versions.py), which the installed ncu is checked for at run time."""
+    table: dict[str, NcuOption] = {flag: NcuOption(flag, "", value) for flag, (_, value) in ADDED_OPTIONS.items()}
     text = _data("ncu-2025.3.1-options.tsv")
     for line in text.splitlines():
         if not line or line.startswith("#"):
@@ -122,7 +133,8 @@ def modelled_flags() -> dict[str, str]:
 
 
 def check_extra_args(args: tuple[str, ...]) -> None:
-    """Raise ValueError with a clear message when extra ncu arguments cannot be used as given."""
+    """Raise ValueError with a clear message when extra ncu arguments cannot be used as given (by any
+    ncu release this tool knows; `missing_options` checks them against the installed one)."""
     options = known_options()
     modelled = modelled_flags()
     index = 0
@@ -137,7 +149,10 @@ def check_extra_args(args: tuple[str, ...]) -> None:
         if option is None:
             hint = difflib.get_close_matches(spelled, [k for k in options if k.startswith("--")], n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-            raise ValueError(f"{spelled!r} is not an option of ncu 2025.3.1 (use full option names){suggestion}")
+            raise ValueError(
+                f"{spelled!r} is not an option of ncu {MEASURED} through {LATEST_KNOWN} (use full option names)"
+                f"{suggestion}"
+            )
         if option.flag in MANAGED_OPTIONS:
             raise ValueError(f"{spelled!r} cannot be used: {MANAGED_OPTIONS[option.flag]}")
         if option.flag in modelled:
@@ -147,6 +162,26 @@ def check_extra_args(args: tuple[str, ...]) -> None:
                 raise ValueError(f"{spelled!r} needs a value")
             index += 1
         index += 1
+
+
+def option_flags(args: tuple[str, ...]) -> list[str]:
+    """The long names of the ncu options in `args` (already checked by check_extra_args)."""
+    options = known_options()
+    return [options[token.partition("=")[0]].flag for token in args if token.partition("=")[0] in options]
+
+
+def missing_options(flags: list[str], version: NcuVersion, listed: frozenset[str] | None) -> list[str]:
+    """What `version` of ncu does not have among `flags`, each with why: its own --help does not list
+    it (`listed`, when known), or NVIDIA added it in a later release."""
+    found = []
+    for flag in dict.fromkeys(flags):
+        added = version.lacks(flag)
+        if listed is not None and flag not in listed:
+            since = f" (NVIDIA added it in ncu {release_text(added)})" if added else ""
+            found.append(f"{flag}: the installed {version.name} does not list it in --help{since}")
+        elif listed is None and added is not None:
+            found.append(f"{flag}: needs ncu {release_text(added)} or later; this is {version.name}")
+    return found
 
 
 def _data(name: str) -> str:
@@ -171,11 +206,28 @@ def known_sections() -> tuple[frozenset[str], frozenset[str]]:
 
 @dataclass(frozen=True)
 class InstalledNcu:
-    """What the ncu on PATH lists (`ncu --list-sections`, `ncu --list-sets`)."""
+    """What the ncu on PATH says of itself (`--version`, `--list-sections`, `--list-sets`, `--help`)."""
 
     version: str | None
     sections: frozenset[str]
     sets: frozenset[str]
+    options: frozenset[str] | None = None  # long option names its --help lists (None: unknown)
+
+    @property
+    def facts(self) -> NcuVersion:
+        return NcuVersion(self.version)
+
+
+def report_suffix(installed: InstalledNcu | None) -> str:
+    """The suffix of the reports this ncu writes by default (.ncu-rep when it is not known)."""
+    return installed.facts.report_suffix if installed is not None else REPORT_SUFFIX
+
+
+def parse_help_options(text: str) -> frozenset[str] | None:
+    """Long option names from `ncu --help` ('  -o [ --export ] arg', '  --nvtx', ...); None when the
+    text lists none (not a help text)."""
+    found = set(re.findall(r"^\s+(?:-\w \[ )?(--[a-z][a-z0-9-]*)", text, flags=re.MULTILINE))
+    return frozenset(found) if len(found) > 10 else None
 
 
 def parse_listing(text: str) -> frozenset[str]:

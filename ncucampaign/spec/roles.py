@@ -77,6 +77,11 @@ OPTION_ROLES: dict[str, Role] = {
     "app_replay_match": Role(_S.RUN, _D.DROPPED),
     "cache_control": Role(_S.RUN, _D.SCOPE),
     "clock_control": Role(_S.RUN, _D.SCOPE),
+    "communicator": Role(_S.RUN, _D.SCOPE),  # how the job's ncu instances coordinate: kept by discovery
+    "communicator_tcp_num_peers": Role(_S.RUN, _D.SCOPE),
+    "communicator_tcp_port": Role(_S.RUN, _D.SCOPE),
+    "communicator_shmem_num_peers": Role(_S.RUN, _D.SCOPE),
+    "lockstep_kernel_launch": Role(_S.RUN, _D.SCOPE),
     "extra_args": Role(_S.ALONE, _D.DROPPED),
     "args": Role(_S.WORKLOAD, _D.SCOPE),
     "env": Role(_S.WORKLOAD, _D.SCOPE),

@@ -88,7 +88,9 @@ def bench_plan(targets: int) -> None:
     lint_s = timed(lambda: lint_plan(loaded, plan))
     from ncucampaign.plan.argv import ncu_argv, shell_command
 
-    argv_s = timed(lambda: [shell_command(ncu_argv(i, "ncu", Path("/r")), i.env, i.cwd) for i in plan.invocations])
+    argv_s = timed(
+        lambda: [shell_command(ncu_argv(i, "ncu", Path("/r"), ".ncu-rep"), i.env, i.cwd) for i in plan.invocations]
+    )
     total = load_s + plan_s + lint_s + argv_s
     ROWS.append((f"validate+plan {targets} targets (CPU)", f"{total:.2f} s", f"{total / targets * 1e6:.0f} us/target"))
     print(

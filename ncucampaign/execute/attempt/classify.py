@@ -82,6 +82,10 @@ def _app_last_line(text: str) -> str | None:
     return lines[-1][:300] if lines else None
 
 
+# Range replay says it of ranges (ncu 2025.3.1, app-range on a 2-rank job): the same miss.
+_MISSES = ("No kernels were profiled", "No ranges were profiled")
+
+
 def parse_console(text: str) -> ConsoleSummary:
     profiled = 0
     errors: list[str] = []
@@ -120,7 +124,7 @@ def parse_console(text: str) -> ConsoleSummary:
         profiled=profiled,
         errors=tuple(errors),
         warnings=tuple(warnings),
-        no_kernels=any("No kernels were profiled" in w for w in warnings),
+        no_kernels=any(miss in w for w in warnings for miss in _MISSES),
         available_kernels=tuple(available),
         nvtx_start_end_note="match only start/end ranges" in joined,
         nvtx_push_pop_note="match only push/pop ranges" in joined,
@@ -185,7 +189,8 @@ def classify_attempt(
         permanent = _has(_PERMANENT_PROFILER_PATTERNS, console.errors) is not None
         return Verdict(Status.PROFILER_ERROR, not permanent, f"{first}{kept}")
     if console.no_kernels:
-        return Verdict(Status.NO_KERNELS, False, "no kernels were profiled: the filters matched nothing")
+        what = "ranges" if any("No ranges were profiled" in w for w in console.warnings) else "kernels"
+        return Verdict(Status.NO_KERNELS, False, f"no {what} were profiled: the filters matched nothing")
     if console.errors:
         return Verdict(Status.PROFILER_ERROR, True, f"{console.errors[0]}{kept}")
     if not report_exists:

@@ -29,19 +29,27 @@ def replay_hang_hints(options: TargetOptions, console: ConsoleSummary, checks: N
         "target_processes_filter: the other ranks then run unprofiled. A collective on the profiled rank "
         "still hangs under kernel replay, so keep collectives out of the kernel filter as well"
     )
-    hints.append(
-        "where the job allows it, replay a whole range instead of single kernels: replay_mode: app-range with "
-        "an NVTX range (nvtx_include) or profiler start/stop around the steps, so every pass reruns the job "
-        "and all ranks take part; the range must end before the job does (ncu 2025.3.1 otherwise fails with "
-        "'The application disconnected before reaching the range end marker')"
-    )
     if checks is not None and checks.lists_option("--communicator"):
-        hints.append(
-            "the installed ncu lists --communicator: extra_args: [--communicator, shmem, "
-            "--communicator-shmem-num-peers, <ranks>, --lockstep-kernel-launch] replays collectives on all "
-            "ranks together (one ncu over the whole process tree)"
-        )
+        hints.append(COMMUNICATOR_FIX)
+    else:
+        hints.append(NO_REPLAY_PROFILES_COLLECTIVES)
     return hints
+
+
+# Measured on an H200 x2 with ncu 2025.3.1 (tests/gpu/collective_replay.yaml; docs/ncu-behaviour.md,
+# "Multi-rank jobs"): no replay mode profiled the all-reduce of a 2-rank torchrun job.
+NO_REPLAY_PROFILES_COLLECTIVES = (
+    "this ncu has no multi-process profiling (--communicator came with ncu 2026.1), and no replay mode of ncu "
+    "2025.3.1 profiled the all-reduce of a 2-rank torchrun job on an H200 x2: kernel and application replay hung "
+    "on it (also with devices: [0]), range replay failed ('Unsupported API during capture (cuInit)') and app-range "
+    "replay of a range around it failed on its second pass. Profile the compute kernels here, and the collectives "
+    "with ncu 2026.1 or later (communicator: shmem)"
+)
+COMMUNICATOR_FIX = (
+    "the installed ncu has multi-process profiling (ncu 2026.1 and later): communicator: shmem, "
+    "communicator_shmem_num_peers: <ranks>, lockstep_kernel_launch: true replays collectives on all ranks "
+    "together, one ncu over the whole process tree (NVIDIA's documentation; only ncu 2025.3.1 was measured here)"
+)
 
 
 def _why(kernel: str | None) -> str:
@@ -69,8 +77,8 @@ def _exclusion(options: TargetOptions, checks: NcuChecks | None) -> list[str]:
     if expression is None:
         return [
             f"kernel_name {options.kernel_name!r} selects the collective kernels themselves: kernel replay "
-            "cannot profile them while their peers run (and leaving them out would leave nothing); use the "
-            "range replay below"
+            "cannot profile them while their peers run, and leaving them out would leave nothing (below: what "
+            "can profile them)"
         ]
     accepted = checks.accepts_kernel_name(expression) if checks is not None else None
     verdict = {

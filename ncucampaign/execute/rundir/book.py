@@ -47,6 +47,7 @@ def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecor
         retries=inv.retries,
         expected_results=inv.expected_results,
         fingerprint=fingerprint(argv, inv),
+        clock_control=inv.options.clock_control,
         status=Status.PENDING,
         log=run.relative(run.log(inv.name)),
     )

@@ -174,6 +174,9 @@ class TargetRecord(Record):
     expected_results: int | None
     fingerprint: str = Field("", description="sha256 of argv, environment and cwd; resume keeps ok results that match")
     gpus: list[str] | None = Field(None, description="CUDA_VISIBLE_DEVICES it was pinned to (run --gpus)")
+    clock_control: str | None = Field(
+        None, description="the --clock-control it ran with (base where the campaign sets none; None: older runs)"
+    )
     status: Status
     message: str = ""
     seconds: float = 0.0

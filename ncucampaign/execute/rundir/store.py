@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.spec.ncu_versions import REPORT_SUFFIX
 
 LATEST = "latest"
 LOCK_FILE = ".lock"
 MANIFEST = "manifest.json"
-REPORT_SUFFIX = ".ncu-rep"
 
 
 def latest_run(runs_root: Path, campaign: str) -> Path:
@@ -39,6 +39,7 @@ def latest_run(runs_root: Path, campaign: str) -> Path:
 class RunDir:
     root: Path
     run_id: str
+    report_suffix: str = REPORT_SUFFIX  # the installed ncu's own (spec/ncu_versions.py); readers take both
 
     @property
     def reports(self) -> Path:
@@ -64,7 +65,7 @@ class RunDir:
         return str(path.relative_to(self.root))
 
     def report(self, name: str) -> Path:
-        return self.inside("reports", name + REPORT_SUFFIX)
+        return self.inside("reports", name + self.report_suffix)
 
     def log(self, name: str) -> Path:
         return self.inside("logs", name + ".log")
@@ -77,7 +78,9 @@ class RunStore:
         self.run = run
 
     @classmethod
-    def create(cls, runs_root: Path, campaign: str, now: float | None = None) -> RunStore:
+    def create(
+        cls, runs_root: Path, campaign: str, now: float | None = None, report_suffix: str = REPORT_SUFFIX
+    ) -> RunStore:
         """A fresh runs_root/<campaign>/<run-id>/; the id is the local start time, made unique.
 
         The path is absolute: ncu runs in the application's working directory, not in ours.
@@ -96,18 +99,18 @@ class RunStore:
                 continue
             except OSError as exc:
                 raise EnvironmentProblem(f"cannot create {base / run_id}: {exc.strerror}") from None
-            store = cls(RunDir(base / run_id, run_id))
+            store = cls(RunDir(base / run_id, run_id, report_suffix))
             store.make_folders()
             return store
         raise EnvironmentProblem(f"cannot find a free run id under {base}")
 
     @classmethod
-    def open(cls, path: Path) -> RunStore:
+    def open(cls, path: Path, report_suffix: str = REPORT_SUFFIX) -> RunStore:
         """An existing run directory (for --resume); `path` may be a campaign folder's `latest`."""
         root = path.resolve()
         if not (root / MANIFEST).is_file():
             raise UsageError(f"--resume {path}: not a run directory (no {MANIFEST})")
-        return cls(RunDir(root, root.name))
+        return cls(RunDir(root, root.name, report_suffix))
 
     def make_folders(self, sub: str | None = None) -> None:
         """reports/ and logs/ (or their `sub` folders: shared runs keep theirs in reports/shared/)."""
@@ -211,7 +214,7 @@ class RunStore:
         _refuse_odd(report)  # a FIFO would stall ncu's write, a folder fail every attempt
         if not report.is_file():
             return None
-        kept = self.run.inside("reports", f"{name}.attempt-{number}{REPORT_SUFFIX}")
+        kept = self.run.inside("reports", f"{name}.attempt-{number}{report.suffix}")
         with writing(kept):
             _refuse_odd(kept)
             report.replace(kept)

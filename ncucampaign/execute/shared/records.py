@@ -26,7 +26,7 @@ def new_shared_record(
 
     def build(name: str) -> SharedRunRecord:
         named = dataclasses.replace(union, name=name)
-        argv = ncu_argv(named, ctx.ncu_path, ctx.run.reports)
+        argv = ncu_argv(named, ctx.ncu_path, ctx.run.reports, ctx.run.report_suffix)
         record = SharedRunRecord(
             **pending_record(named, argv, ctx.run).model_dump(), members=[m.name for m in members], window=window
         )

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo
+from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
 
@@ -114,7 +115,7 @@ class TraceCache:
         self._this_run[key.digest] = report
         if seconds is not None:
             self._seconds[key.digest] = seconds
-        cached = self._path(key)
+        cached = self._path(key, report.suffix)
         if not key.reusable or cached is None:
             return report
         try:
@@ -135,9 +136,16 @@ class TraceCache:
 
     def forget(self, digest: str) -> None:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""
-        if self.folder is not None:
-            with contextlib.suppress(OSError):
-                (self.folder / f"{digest}.ncu-rep").unlink()
+        for suffix in REPORT_SUFFIXES:
+            if self.folder is not None:
+                with contextlib.suppress(OSError):
+                    (self.folder / f"{digest}{suffix}").unlink()
 
-    def _path(self, key: TraceKey) -> Path | None:
-        return self.folder / f"{key.digest}.ncu-rep" if self.folder is not None else None
+    def _path(self, key: TraceKey, suffix: str | None = None) -> Path | None:
+        """Where the trace of `key` is kept: with `suffix`, or (None) with the suffix it was kept with."""
+        if self.folder is None:
+            return None
+        if suffix is None:
+            found = [self.folder / f"{key.digest}{s}" for s in REPORT_SUFFIXES]
+            return next((path for path in found if path.is_file()), found[0])
+        return self.folder / f"{key.digest}{suffix}"

@@ -68,7 +68,7 @@ def task_manifest(
     previous = {record.name: record for record in main.targets}
     records: list[TargetRecord] = []
     for inv in claimed:
-        fresh = pending_record(inv, ncu_argv(inv, ncu_path, store.run.reports), store.run)
+        fresh = pending_record(inv, ncu_argv(inv, ncu_path, store.run.reports, store.run.report_suffix), store.run)
         record = previous[inv.name].model_copy(deep=True) if inv.name in previous else fresh.model_copy()
         record.argv, record.env, record.shell_command = fresh.argv, fresh.env, fresh.shell_command
         record.status, record.slurm = Status.PENDING, where
