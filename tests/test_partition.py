@@ -149,3 +149,13 @@ def test_sections_that_cost_no_passes_of_their_own_do_not_split_a_dense_group() 
     assert len(partition(plain + matrix, measured)) == 1
     dear = [placed(f"third_{extra}", "rms", rms, 2, sections=("SpeedOfLight", extra)) for extra in ("A", "B", "C")]
     assert len(partition(plain + dear, measured)) > 1  # sections with passes of their own still add theirs
+
+
+def test_the_start_earlier_shared_runs_measured_wins_over_the_traces_estimate() -> None:
+    """On an H200 x2 a 7.5 s trace estimated a start of about 2 s where its union runs
+    measured 5 s; a start that low split shared.yaml in two groups that together took longer."""
+    from ncucampaign.execute.shared.partition import calibrated
+
+    assert calibrated(7.5, 270, None).start_s == pytest.approx(2.1)  # 7.5 s less 270 x 0.02 s
+    assert calibrated(7.5, 270, None, [4.8, 5.1, 9.0]).start_s == pytest.approx(5.1)  # the median
+    assert calibrated(None, 0, None).start_s == Costs().start_s  # nothing measured: the first guess

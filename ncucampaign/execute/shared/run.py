@@ -31,7 +31,7 @@ from ncucampaign.execute.shared.windows import (
 )
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share import SharedGroup, pays, union_for
+from ncucampaign.plan.share import SharedGroup, pays, per_launch_s, union_for
 from ncucampaign.plan.union import (
     TRACE_LAUNCHES,
     filter_words,
@@ -114,7 +114,8 @@ class _SharedRun:
         functions = found.functions or None
         placed = self._placed(found)
         self.placed = {p.member.name: p for p in placed}
-        for part in partition(placed, calibrated(found.info.seconds, len(found.every), functions)):
+        starts = self.cache.starts(found.info.key)
+        for part in partition(placed, calibrated(found.info.seconds, len(found.every), functions, starts)):
             members = [p.member for p in part]
             if len(members) < 2:
                 self._alone(
@@ -234,6 +235,8 @@ class _SharedRun:
             return False
         report = ctx.run.root / record.report.path
         console = parse_console(ctx.store.read_log(union.name, 0))
+        if trace is not None and console.profiled:  # this machine's start, for later partitions
+            self.cache.note_start(trace.key, record.seconds - console.profiled * per_launch_s(union.options))
         # The splits (CPU) go on while the next group's run uses the GPU; their verdicts are taken in
         # order once every run is done (_collect).
         job = SplitJob(record, union, tuple(members), windows, trace_window, report, console)

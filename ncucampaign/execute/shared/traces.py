@@ -24,6 +24,7 @@ from ncucampaign.execute.rundir.manifest import GitInfo
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
+KEPT_STARTS = 5  # measured application starts kept per trace (the partition takes their median)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,29 @@ class TraceCache:
         except OSError:
             pass  # a cache that cannot be written only costs a later run its trace
         return report
+
+    def starts(self, digest: str) -> list[float]:
+        """Application starts measured by earlier shared runs on this trace (newest last): a union run's
+        seconds less its launches' replay (execute/shared/run.py); [] when none were kept."""
+        try:
+            data = json.loads((self.folder / f"{digest}.json").read_text()) if self.folder is not None else None
+            starts = data.get("starts") if isinstance(data, dict) else None
+        except (OSError, ValueError, RecursionError):
+            return []
+        if not isinstance(starts, list):
+            return []
+        return [float(s) for s in starts if isinstance(s, int | float) and 0 < s < 1e6]
+
+    def note_start(self, digest: str, start: float) -> None:
+        """Keep a union run's measured start for later runs' partitions (the last few)."""
+        if self.folder is None:
+            return
+        side = self.folder / f"{digest}.json"
+        with self._lock, contextlib.suppress(OSError, ValueError, RecursionError):
+            data = json.loads(side.read_text()) if side.is_file() else {}
+            data = data if isinstance(data, dict) else {}
+            data["starts"] = [*self.starts(digest), round(start, 3)][-KEPT_STARTS:]
+            side.write_text(json.dumps(data))
 
     def forget(self, digest: str) -> None:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""
