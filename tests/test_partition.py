@@ -151,11 +151,19 @@ def test_sections_that_cost_no_passes_of_their_own_do_not_split_a_dense_group() 
     assert len(partition(plain + dear, measured)) > 1  # sections with passes of their own still add theirs
 
 
-def test_the_start_earlier_shared_runs_measured_wins_over_the_traces_estimate() -> None:
-    """On an H200 x2 a 7.5 s trace estimated a start of about 2 s where its union runs
-    measured 5 s; a start that low split shared.yaml in two groups that together took longer."""
+def test_costs_are_fitted_to_the_union_runs_this_machine_measured() -> None:
+    """On an H200 x2 (shared.yaml): a 27-launch group took 14.8 s, a 5-launch group 8.2 s (SpeedOfLight
+    and near-free sections, priced 0.43 s a launch): a start of about 6 s and replay three quarters
+    of its price. A start fitted to one run alone (3 s) had split the next run into two dearer groups."""
     from ncucampaign.execute.shared.partition import calibrated
 
-    assert calibrated(7.5, 270, None).start_s == pytest.approx(2.1)  # 7.5 s less 270 x 0.02 s
-    assert calibrated(7.5, 270, None, [4.8, 5.1, 9.0]).start_s == pytest.approx(5.1)  # the median
+    assert calibrated(7.5, 270, None).start_s == pytest.approx(7.5 - 270 * 0.02)  # the trace's estimate
+    fitted = calibrated(7.5, 270, None, [(14.8, 27 * 0.43), (8.2, 5 * 0.43)])
+    assert fitted.start_s == pytest.approx(6.7, abs=0.1) and fitted.replay_scale == pytest.approx(0.7, abs=0.05)
+    one = calibrated(12.8, 170, None, [(14.8, 27 * 0.43)])
+    assert one.start_s == pytest.approx(12.8 - 170 * 0.02)  # more than 14.8 - 11.6: the trace's estimate
     assert calibrated(None, 0, None).start_s == Costs().start_s  # nothing measured: the first guess
+    rms = range(0, 40)
+    members = [placed(f"rms{s}", "rms", rms, s) for s in range(0, 24)] + [placed("late", "rms", rms, 30)]
+    assert len(partition(members, fitted)) == 1  # the late one is worth its 6 more launches at this price
+    assert len(partition(members, calibrated(7.5, 270, None))) == 2  # at the trace's 2 s start, it was not

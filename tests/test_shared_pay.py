@@ -182,6 +182,6 @@ def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:
     trace = Path(unions(manifest)[0]["trace"]["report"]).name
     listings = [line for line in calls.read_text().splitlines() if line.startswith("--import") and trace in line]
     assert listings and len(listings) == len(set(listings)), "\n".join(sorted(listings))
-    # the union run's measured start is kept beside the cached trace, for the next run's partition
+    # what the union runs took is kept beside the cached trace, for the next run's partition
     (side,) = (tmp_path / "runs" / ".cache" / "traces").glob("*.json")
-    assert len(json.loads(side.read_text())["starts"]) == len(unions(manifest))
+    assert len(json.loads(side.read_text())["runs"]) == len(unions(manifest))

@@ -29,6 +29,7 @@ from ncucampaign.spec.model import TargetOptions
 EXACT_MEMBERS = 10
 # A measured start is believed within these bounds (docs/ncu-behaviour.md, "Cost": 7-12 s measured).
 MIN_START_S, MAX_START_S = 2.0, 3 * APP_START_S
+MIN_SCALE, MAX_SCALE = 0.25, 4.0  # a fitted replay price within these factors of the table's
 TRACE_OPTIONS = TargetOptions.model_construct(metrics=(TRACE_METRIC,))  # what a trace collects
 
 
@@ -55,33 +56,52 @@ class Costs:
 
     start_s: float = APP_START_S
     split_s: float = SPLIT_S
+    replay_scale: float = 1.0  # the replay prices (plan/share.py) times this, as measured here
     functions: Mapping[int, str] | None = None  # trace ID -> function name (None: no picked windows)
 
 
 def calibrated(
-    trace_seconds: float | None, traced: int, functions: Mapping[int, str] | None, starts: Sequence[float] = ()
+    trace_seconds: float | None,
+    traced: int,
+    functions: Mapping[int, str] | None,
+    runs: Sequence[tuple[float, float]] = (),
 ) -> Costs:
-    """Costs from this machine's own measurements: the starts earlier shared runs of this trace measured
-    (their median), else the trace's, which ran the application under ncu once: its seconds less its
-    `traced` launches' replay (metrics only). The constant stays the first guess when neither is known.
-    (On an H200 x2 the trace's estimate was 2-3 s where the union runs measured 5 s: a fast trace
-    underestimates, so what the runs measured wins.)"""
-    if starts:
-        start = statistics.median(starts)
-    elif trace_seconds is not None:
-        start = trace_seconds - traced * per_launch_s(TRACE_OPTIONS)
-    else:
+    """Costs from this machine's own measurements. `runs`: earlier union runs of this trace, (seconds,
+    their launches' replay as priced): with two of different sizes, the start and the replay's scale
+    are fitted (least squares); with one, the start is what it leaves after its priced replay or the
+    trace's estimate, whichever is more. The trace ran the application under ncu once: its seconds
+    less its `traced` launches' replay (metrics only) estimate a start. The constant stays the first
+    guess when nothing is known. (On an H200 x2 a group of 27 launches took 14.8 s and one of 5 took
+    8.2 s: a 6 s start and replay priced a quarter too dear; start alone, fitted to the first, was 3 s.)"""
+    trace_start = trace_seconds - traced * per_launch_s(TRACE_OPTIONS) if trace_seconds is not None else None
+    scale, start = 1.0, trace_start
+    if len({round(priced, 1) for _, priced in runs}) >= 2:
+        scale, start = _fit(runs)
+    elif runs:
+        seconds, priced = runs[-1]
+        start = max(seconds - priced, trace_start or 0.0)
+    if start is None:
         return Costs(functions=functions)
-    return Costs(start_s=min(max(start, MIN_START_S), MAX_START_S), functions=functions)
+    return Costs(start_s=min(max(start, MIN_START_S), MAX_START_S), functions=functions, replay_scale=scale)
+
+
+def _fit(runs: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """seconds = start + scale * priced, least squares; the scale kept within MIN/MAX_SCALE."""
+    xs, ys = [priced for _, priced in runs], [seconds for seconds, _ in runs]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    scale = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+    scale = min(max(scale, MIN_SCALE), MAX_SCALE)
+    return scale, mean_y - scale * mean_x
 
 
 def group_cost(members: Sequence[Placed], costs: Costs = Costs()) -> float:
     """Estimated seconds of `members` profiled together (one member: its own run)."""
     if len(members) == 1:
-        return alone_s(members[0].member) - APP_START_S + costs.start_s
+        return costs.start_s + (alone_s(members[0].member) - APP_START_S) * costs.replay_scale
     union = union_options([p.member for p in members], with_nvtx=True)
     launches = profiled_launches(members, costs.functions if picks_possible(union) else None)
-    return costs.start_s + launches * per_launch_s(union) + costs.split_s * len(members)
+    return costs.start_s + launches * per_launch_s(union) * costs.replay_scale + costs.split_s * len(members)
 
 
 def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | None = None) -> int:

@@ -114,8 +114,8 @@ class _SharedRun:
         functions = found.functions or None
         placed = self._placed(found)
         self.placed = {p.member.name: p for p in placed}
-        starts = self.cache.starts(found.info.key)
-        for part in partition(placed, calibrated(found.info.seconds, len(found.every), functions, starts)):
+        runs = self.cache.runs(found.info.key)
+        for part in partition(placed, calibrated(found.info.seconds, len(found.every), functions, runs)):
             members = [p.member for p in part]
             if len(members) < 2:
                 self._alone(
@@ -235,8 +235,8 @@ class _SharedRun:
             return False
         report = ctx.run.root / record.report.path
         console = parse_console(ctx.store.read_log(union.name, 0))
-        if trace is not None and console.profiled:  # this machine's start, for later partitions
-            self.cache.note_start(trace.key, record.seconds - console.profiled * per_launch_s(union.options))
+        if trace is not None and console.profiled:  # this machine's costs, for later partitions
+            self.cache.note_run(trace.key, record.seconds, console.profiled * per_launch_s(union.options))
         # The splits (CPU) go on while the next group's run uses the GPU; their verdicts are taken in
         # order once every run is done (_collect).
         job = SplitJob(record, union, tuple(members), windows, trace_window, report, console)

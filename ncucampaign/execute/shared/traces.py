@@ -24,7 +24,7 @@ from ncucampaign.execute.rundir.manifest import GitInfo
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
-KEPT_STARTS = 5  # measured application starts kept per trace (the partition takes their median)
+KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
 
 
 @dataclass(frozen=True)
@@ -135,27 +135,31 @@ class TraceCache:
             pass  # a cache that cannot be written only costs a later run its trace
         return report
 
-    def starts(self, digest: str) -> list[float]:
-        """Application starts measured by earlier shared runs on this trace (newest last): a union run's
-        seconds less its launches' replay (execute/shared/run.py); [] when none were kept."""
+    def runs(self, digest: str) -> list[tuple[float, float]]:
+        """What earlier shared runs on this trace took (newest last): (seconds, the replay seconds the
+        cost model priced their launches at); [] when none were kept."""
         try:
             data = json.loads((self.folder / f"{digest}.json").read_text()) if self.folder is not None else None
-            starts = data.get("starts") if isinstance(data, dict) else None
+            runs = data.get("runs") if isinstance(data, dict) else None
         except (OSError, ValueError, RecursionError):
             return []
-        if not isinstance(starts, list):
+        if not isinstance(runs, list):
             return []
-        return [float(s) for s in starts if isinstance(s, int | float) and 0 < s < 1e6]
+        return [
+            (float(run[0]), float(run[1]))
+            for run in runs
+            if isinstance(run, list) and len(run) == 2 and all(isinstance(x, int | float) and 0 <= x < 1e6 for x in run)
+        ]
 
-    def note_start(self, digest: str, start: float) -> None:
-        """Keep a union run's measured start for later runs' partitions (the last few)."""
+    def note_run(self, digest: str, seconds: float, priced: float) -> None:
+        """Keep a union run's seconds and priced replay for later runs' partitions (the last few)."""
         if self.folder is None:
             return
         side = self.folder / f"{digest}.json"
         with self._lock, contextlib.suppress(OSError, ValueError, RecursionError):
             data = json.loads(side.read_text()) if side.is_file() else {}
             data = data if isinstance(data, dict) else {}
-            data["starts"] = [*self.starts(digest), round(start, 3)][-KEPT_STARTS:]
+            data["runs"] = [*([s, p] for s, p in self.runs(digest)), [round(seconds, 3), round(priced, 3)]][-KEPT_RUNS:]
             side.write_text(json.dumps(data))
 
     def forget(self, digest: str) -> None:
