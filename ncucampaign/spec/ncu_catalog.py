@@ -15,9 +15,14 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from ncucampaign.spec.ncu_versions import ADDED_OPTIONS, MEASURED, REPORT_SUFFIX, NcuVersion, release_text
-
-LATEST_KNOWN = "2026.3"  # the newest release whose documented changes spec/ncu_versions.py holds
+from ncucampaign.spec.ncu_versions import (
+    ADDED_OPTIONS,
+    LATEST_KNOWN,
+    MEASURED,
+    REPORT_SUFFIX,
+    NcuVersion,
+    release_text,
+)
 
 OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch"]
 
@@ -150,7 +155,8 @@ def check_extra_args(args: tuple[str, ...]) -> None:
             hint = difflib.get_close_matches(spelled, [k for k in options if k.startswith("--")], n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
             raise ValueError(
-                f"{spelled!r} is not an option of ncu {MEASURED} through {LATEST_KNOWN} (use full option names)"
+                f"{spelled!r} is not an option of ncu {MEASURED} through {release_text(LATEST_KNOWN)} "
+                "(use full option names)"
                 f"{suggestion}"
             )
         if option.flag in MANAGED_OPTIONS:

@@ -29,6 +29,9 @@ ADDED_OPTIONS: dict[str, tuple[Release, bool]] = {
 COMPRESSED_REPORTS: Release = (2026, 3)  # -o NAME writes NAME.ncu-repz (zstd)
 BOOST_CLOCK_DEFAULT: Release = (2026, 1)  # --clock-control's default became boost (base before)
 
+# The newest release whose documented changes this table holds.
+LATEST_KNOWN: Release = max([COMPRESSED_REPORTS, BOOST_CLOCK_DEFAULT, *(since for since, _ in ADDED_OPTIONS.values())])
+
 REPORT_SUFFIX = ".ncu-rep"
 COMPRESSED_SUFFIX = ".ncu-repz"
 REPORT_SUFFIXES = (REPORT_SUFFIX, COMPRESSED_SUFFIX)  # what every reader accepts

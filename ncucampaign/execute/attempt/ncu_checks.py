@@ -4,11 +4,11 @@ lists an option. Asked only when an attempt needs the answer (a replay hang), at
 from __future__ import annotations
 
 import functools
-import re
 import shutil
 from dataclasses import dataclass
 
-from ncucampaign.execute.process.short import probe, run_captured
+from ncucampaign.execute.process.short import run_captured
+from ncucampaign.execute.provenance import installed_ncu
 
 CHECK_TIMEOUT_S = 120.0
 
@@ -37,9 +37,7 @@ def _accepts_kernel_name(ncu: str, expression: str) -> bool | None:
     return code == 0 and "==ERROR==" not in output
 
 
-@functools.cache
 def _lists_option(ncu: str, flag: str) -> bool | None:
-    text = probe([ncu, "--help"])
-    if text is None:
-        return None
-    return re.search(rf"(^|[\s,]){re.escape(flag)}\b", text, re.MULTILINE) is not None
+    """From what the installed ncu says of itself (its --help, parsed and cached per binary)."""
+    installed = installed_ncu(ncu)
+    return None if installed is None or installed.options is None else flag in installed.options

@@ -85,7 +85,7 @@ def trace_selections(
         return listed
     every = listed[()]
     selections = {m.name: _selection(m, listed[tuple(filter_words(m.options))]) for m in members}
-    missed = [short for s in selections.values() if isinstance(short := s, Short)]
+    missed = [s for s in selections.values() if isinstance(s, Short)]
     ended = len(every) < launches
     return TraceSelections(
         info=info,
