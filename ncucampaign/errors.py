@@ -99,14 +99,14 @@ def first_line(exc: BaseException) -> str:
 
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7F, 0xA0)]}
 _CONTROL.update({ord("\t"): "\\t", ord("\r"): "\\r", ord("\n"): "\\n"})
+_CONTROL_BUT_NEWLINES = {code: escape for code, escape in _CONTROL.items() if code != ord("\n")}
 
 
 def printable(text: str, keep_newlines: bool = False) -> str:
     """Control characters written as escapes, so that a value from a file cannot drive the terminal."""
-    table = dict(_CONTROL)
-    if keep_newlines:
-        del table[ord("\n")]
-    return text.translate(table)
+    if text.isprintable():  # no control character (the common case: summarize calls this a million times)
+        return text
+    return text.translate(_CONTROL_BUT_NEWLINES if keep_newlines else _CONTROL)
 
 
 def plural(count: int, noun: str) -> str:

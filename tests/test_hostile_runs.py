@@ -4,6 +4,9 @@ loses nothing already recorded."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import json
 import os
 import signal
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ncucampaign.cli import main
 from tests.conftest import REPORT, ROOT, alive, fake_env, load_manifest, run_cli, target
 from tests.test_shared_runs import TRACE_TARGETS
 
@@ -509,6 +513,43 @@ def test_hostile_22_9_a_manifest_far_beyond_what_runs_write_is_refused_with_its_
         done = run_cli(command, str(run_dir), cwd=tmp_path, timeout=60)
         no_crash(done)
         assert done.returncode == 2 and "300 MiB, more than any run writes" in done.stderr, (command, done.stderr)
+
+
+def test_hostile_22_9_reading_a_large_run_triggers_no_more_garbage_collections_than_a_small_one(
+    tmp_path: Path,
+) -> None:
+    """At 20,000 targets, the cyclic collections that building a run's records triggered took two thirds
+    of summarize's and compare's time (tests/benchmarks/bench.py read prints the seconds). Counted here,
+    not timed: a run of 2,000 targets triggers no more of them than one of 20 (the command's own
+    start-up, its parser and imports, triggers a few either way)."""
+    from tests.benchmarks.read_scale import large_run
+
+    def collections(args: list[str], last: str) -> int:
+        started: list[int] = []
+
+        def count(phase: str, info: dict[str, int]) -> None:
+            started.extend([info["generation"]] if phase == "start" else [])
+
+        gc.callbacks.append(count)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                code = main(args)
+        finally:
+            gc.callbacks.remove(count)
+        assert code == 0, (args, code)
+        assert args[0] == "compare" or last in out.getvalue(), args  # every target was read
+        return len(started)
+
+    (tmp_path / "small").mkdir()
+    (tmp_path / "large").mkdir()
+    small, large = large_run(tmp_path / "small", 20), large_run(tmp_path / "large", 2000)
+    for command in (["summarize"], ["summarize", "--format", "csv"], ["compare"]):
+        runs = [[str(run)] * (2 if command[0] == "compare" else 1) for run in (small, large)]
+        few, many = (
+            collections([command[0], *paths, *command[1:]], last)
+            for paths, last in zip(runs, ("t19", "t1999"), strict=True)
+        )
+        assert many <= few + 2, (command, few, many)
 
 
 def test_hostile_22_11_an_environment_error_mid_run_leaves_nothing_running_and_no_ctrl_c_message(

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import gc
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,6 +26,23 @@ from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 
 DEFAULT_RUNS_DIR = "runs"
 PIPED_WIDTH = 10_000  # piped to a file or CI log: never squeeze or wrap (trailing padding is stripped)
+
+
+@contextlib.contextmanager
+def reading_runs() -> Iterator[None]:
+    """For a command that reads whole runs and then ends (summarize, compare): Python's cyclic
+    collector paused throughout, and what it read frozen before the collector runs again. Two runs of
+    20,000 targets are about four million containers and no cycle; collections triggered while they
+    were built took two thirds of the time, and the first collection after a pause walks every one
+    of them once more (0.6 s). Frozen, they are left alone; they are freed when the command ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
 
 
 def add_ncu_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:

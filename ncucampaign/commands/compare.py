@@ -7,7 +7,7 @@ import sys
 
 from rich.markup import escape
 
-from ncucampaign.commands.common import out_console
+from ncucampaign.commands.common import out_console, reading_runs
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.results.compare import Comparison, compare_runs
@@ -41,6 +41,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+@reading_runs()
 def run(args: argparse.Namespace) -> int:
     if args.threshold < 0:
         raise UsageError("--threshold must not be negative")

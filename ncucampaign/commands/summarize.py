@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.common import PipedConsole, out_console
+from ncucampaign.commands.common import PipedConsole, out_console, reading_runs
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
 from ncucampaign.execute.attempt.classify import ConsoleSummary
@@ -31,6 +31,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+@reading_runs()
 def run(args: argparse.Namespace) -> int:
     console = out_console()
     # Plain text for files and pipes, and for --wide (every column and whole names, in lines as long
@@ -48,15 +49,17 @@ def run(args: argparse.Namespace) -> int:
         path = Path(given)
         if path.suffix in REPORT_SUFFIXES:
             record = report_record(path)
-            rows += tidy_rows("", record.name, "", record.results)
             if args.format == "text":
                 show(path.name, record)
+            else:
+                rows += tidy_rows("", record.name, "", record.results)
             continue
         loaded = load_collected(path)
-        rows += run_rows(loaded)
         if args.format == "text":
             for record in loaded.manifest.targets:
                 show(loaded.manifest.run_id, record)
+        else:
+            rows += run_rows(loaded)
     if args.format == "csv":
         sys.stdout.write(tidy_csv(rows))
     elif args.format == "json":

@@ -15,7 +15,7 @@ from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
 from ncucampaign.execute.context import ReportReader
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo, collector_paused
 from ncucampaign.execute.rundir.store import MANIFEST, RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
@@ -66,7 +66,9 @@ def preflight(plan: Plan, settings: RunSettings) -> None:
 def resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
     """The manifest to resume from, checked before anything in the run directory is rewritten."""
     try:
-        old = Manifest.model_validate(json.loads(store.run.manifest.read_bytes()))
+        raw = store.run.manifest.read_bytes()
+        with collector_paused():
+            old = Manifest.model_validate(json.loads(raw))
     except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, validation, huge integers
         raise UsageError(f"{store.run.manifest}: cannot resume from it: {first_line(exc)}") from None
     if old.campaign.name != plan.campaign:

@@ -128,6 +128,8 @@ def _compare_target(
         if result_a.kernel != result_b.kernel:
             notes.append(f"{target_a.name}[{result_a.index}]: kernel {result_a.kernel} in A, {result_b.kernel} in B")
         for metric in wanted:
+            if metric not in result_a.metrics or metric not in result_b.metrics:  # the common case, cheaply
+                continue
             before, after = result_a.value(metric), result_b.value(metric)
             if before is None or after is None:
                 continue

@@ -4,7 +4,6 @@ and JSON forms."""
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 from collections.abc import Sequence
@@ -169,7 +168,15 @@ def tidy_csv(rows: Sequence[dict[str, object]]) -> str:
 
 
 def tidy_json(rows: Sequence[dict[str, object]]) -> str:
-    return json.dumps(list(rows), indent=1) + "\n"
+    return _records_json(rows) + "\n"
+
+
+def _records_json(records: Sequence[dict[str, object]]) -> str:
+    """A JSON list with one record a line: as readable as indented JSON for lists of flat records, and
+    written by json's C encoder (an indent selects its Python one: 20,000 targets took 5 s more)."""
+    if not records:
+        return "[]"
+    return "[\n" + ",\n".join(json.dumps(record) for record in records) + "\n]"
 
 
 def comparison_table(comparison: Comparison, threshold: float, all_rows: bool, wide: bool = False) -> RenderableType:
@@ -199,14 +206,16 @@ def comparison_table(comparison: Comparison, threshold: float, all_rows: bool, w
 
 
 def comparison_json(comparison: Comparison) -> str:
-    data = {
-        "changes": [dataclasses.asdict(change) for change in comparison.changes],
-        "only_in_a": list(comparison.only_in_a),
-        "only_in_b": list(comparison.only_in_b),
-        "notes": list(comparison.notes),
-        "problems": list(comparison.problems),
-        "findings_appeared": list(comparison.findings_appeared),
-        "findings_disappeared": list(comparison.findings_disappeared),
-        "regressions": len(comparison.regressions),
+    lists = {
+        "only_in_a": comparison.only_in_a,
+        "only_in_b": comparison.only_in_b,
+        "notes": comparison.notes,
+        "problems": comparison.problems,
+        "findings_appeared": comparison.findings_appeared,
+        "findings_disappeared": comparison.findings_disappeared,
     }
-    return json.dumps(data, indent=1) + "\n"
+    # vars(): the frozen dataclass's fields as they are (dataclasses.asdict deep-copies each one).
+    fields = [f' "changes": {_records_json([vars(change) for change in comparison.changes])}']
+    fields += [f" {json.dumps(key)}: {json.dumps(list(values))}" for key, values in lists.items()]
+    fields.append(f' "regressions": {len(comparison.regressions)}')
+    return "{\n" + ",\n".join(fields) + "\n}\n"

@@ -4,6 +4,7 @@
     python tests/benchmarks/bench.py overhead --reps 3 --only a b c     # GPU: ncucampaign vs a shell loop
     python tests/benchmarks/bench.py gpus --gpus 0,1 --only t1 ... t8   # GPU: --gpus speed-up, same kernels
     python tests/benchmarks/bench.py shared --campaign campaigns/shared.yaml  # GPU: shared runs vs --no-share
+    python tests/benchmarks/bench.py read --targets 20000       # CPU: summarize and compare a huge run
     python tests/benchmarks/bench.py all ...
 
 overhead: the campaign through `ncucampaign run` against the very commands `ncucampaign plan`
@@ -327,7 +328,7 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "all"))
+    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "read", "all"))
     parser.add_argument("--no-warm", action="store_true", help="shared: skip the run with the cached trace")
     parser.add_argument("--keep", type=Path, default=None, help="shared: copy both manifests into this folder")
     parser.add_argument("--campaign", type=Path, default=CAMPAIGN)
@@ -339,6 +340,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.what in ("plan", "all"):
         bench_plan(args.targets)
+    if args.what in ("read", "all"):
+        from tests.benchmarks.read_scale import bench_read
+
+        bench_read(args.targets, ROWS)
     if args.what in ("overhead", "all"):
         bench_overhead(args.campaign, args.only, args.reps)
     if args.what in ("shared", "all"):

@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -121,7 +124,7 @@ class ResultRecord(Record):
 
     def value(self, metric: str) -> float | None:
         found = self.metrics.get(metric)
-        return float(found.value) if found is not None and isinstance(found.value, int | float) else None
+        return float(found.value) if found is not None and isinstance(found.value, (int, float)) else None
 
 
 class Obtained(Record):
@@ -230,6 +233,20 @@ class Manifest(Record):
         for target in self.targets:
             counts[target.status.value] = counts.get(target.status.value, 0) + 1
         return counts
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a manifest is parsed and validated: a manifest
+    of 20,000 targets is about two million containers, none in a cycle, and the collections their
+    allocation triggers took two thirds of the time (load 5.5 s, 1.5 s without them)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def manifest_schema() -> dict[str, Any]:
