@@ -282,3 +282,29 @@ def test_waiting_prints_a_line_whenever_a_target_changes_state() -> None:
         slurm_arrays=[SimpleNamespace(job_id="4242")],
     )
     assert progress_line(manifest) == "waiting for Slurm array job 4242: 2 ok, 1 running, 1 pending, 1 no_kernels"
+
+
+def test_hostile_22_8_a_task_that_died_before_claiming_is_reported_by_collect(tmp_path: Path) -> None:
+    """No task claimed either target and the array is over: collect says so per target, with the last
+    line its task printed, instead of a finished run of pending targets and no word why."""
+    _stand_ins(tmp_path / "bin")
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n"))
+    env = fake_env()
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
+    done = run_cli("run", "camp.yaml", "--slurm", "--no-share", "--out", "runs", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and "submitted Slurm array job 4242" in done.stdout, done.stdout + done.stderr
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    tasks = json.loads((run_dir / "manifest.json").read_text())["slurm_arrays"][0]["tasks"]
+    assert tasks == [["a"], ["b"]], tasks
+    died = "ModuleNotFoundError: No module named 'ncucampaign'\x1b[2J"
+    (run_dir / "slurm" / "out" / "4242_0.out").write_text(f"Traceback (most recent call last):\n{died}\n")
+    collected = run_cli("collect", str(run_dir), cwd=tmp_path, env=env)
+    assert collected.returncode == 1, collected.stdout + collected.stderr
+    a, b = json.loads((run_dir / "manifest.json").read_text())["targets"]
+    assert a["status"] == b["status"] == "interrupted", (a, b)
+    assert a["message"].startswith("its Slurm task (job 4242, task 0) ended without claiming it; it printed: ")
+    assert "No module named 'ncucampaign'\\x1b[2J" in a["message"]  # the escape written out, not sent
+    assert "task 1) ended without claiming it; it left no output (slurm/out/4242_1.out)" in b["message"]
+    assert "run --resume RUN_DIR --slurm reruns it" in b["message"]
+    summary = run_cli("summarize", str(run_dir), cwd=tmp_path, env=env)
+    assert "ended without claiming it" in summary.stdout and "\x1b" not in summary.stdout, summary.stdout

@@ -17,7 +17,7 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.execute.slurm.files import SlurmFiles
+from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
 from ncucampaign.execute.slurm.queue import active_jobs
 
 UNFINISHED = (Status.PENDING, Status.RUNNING)
@@ -62,11 +62,42 @@ def collect(store: RunStore, manifest: Manifest, clean_up: bool) -> Collected:
             merged = _died(merged, claim, str(store.run.root) if clean_up else None)
         manifest.targets[position] = merged
     manifest.shared_runs = list(shared.values())
+    if result.queue_known:
+        _never_claimed(manifest, files, result.active)
     if manifest.state in ("submitted", "running") and result.done and result.queue_known:
         manifest.state = "finished"
         manifest.ended_at = manifest.ended_at or now_iso()
     store.save_manifest(manifest.model_dump(mode="json"))
     return result
+
+
+def _never_claimed(manifest: Manifest, files: SlurmFiles, active: set[str]) -> None:
+    """Targets still pending whose array ended without any task claiming them: the task died before
+    it claimed (it could not start, its Python failed, the node failed): said, with the last line the
+    task printed, instead of a finished run of pending targets and no word why."""
+    placed: dict[str, tuple[str, int]] = {}
+    for array in manifest.slurm_arrays:  # oldest first: the newest array that lists a target runs it
+        for index, names in enumerate(array.tasks):
+            placed.update({name: (array.job_id, index) for name in names if array.job_id})
+    for position, record in enumerate(manifest.targets):
+        job, index = placed.get(record.name, ("", 0))
+        if record.status != Status.PENDING or not job or job in active or files.read_claim(record.name) is not None:
+            continue
+        printed = files.output_tail(job, index)
+        said = (
+            f"it printed: {printed}"
+            if printed
+            else "it printed nothing"
+            if printed is not None
+            else f"it left no output ({SLURM}/out/{job}_{index}.out): Slurm could not start it or write its output"
+        )
+        record = record.model_copy(deep=True)
+        record.status = Status.INTERRUPTED
+        record.message = (
+            f"its Slurm task (job {job}, task {index}) ended without claiming it; {said}. "
+            "run --resume RUN_DIR --slurm reruns it"
+        )
+        manifest.targets[position] = record
 
 
 def _find(task: Manifest, name: str) -> TargetRecord | None:

@@ -17,7 +17,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.errors import EnvironmentProblem, printable
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import RunStore, open_regular, writing
 
@@ -76,6 +76,18 @@ class SlurmFiles:
         if os.path.lexists(path):
             with writing(path):
                 os.replace(path, self.run.inside(SLURM, "claims", "old", f"{_safe(target)}.before-{before}.claim"))
+
+    def output_tail(self, array_job: str, task: int) -> str | None:
+        """The last line the task printed (slurm/out/<job>_<task>.out), '' when it printed nothing,
+        None when there is no such file (Slurm did not start the task, or could not write there)."""
+        try:
+            fd = open_regular(self.run.inside(SLURM, "out", f"{_safe(array_job)}_{task}.out"), os.O_RDONLY)
+        except (OSError, EnvironmentProblem):
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))
+            lines = handle.read().decode(errors="replace").strip().splitlines()
+        return printable(lines[-1].strip()) if lines else ""
 
     def record_path(self, array_job: str, task: int) -> str:
         return f"{SLURM}/tasks/{_safe(array_job)}_{task}.json"
