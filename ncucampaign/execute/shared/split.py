@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,14 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
+from ncucampaign.execute.shared.imports import (
+    IMPORT_WORKERS,
+    ImportFailed,
+    Launch,
+    export,
+    importer_of,
+    list_launches,
+)
 from ncucampaign.execute.shared.windows import MemberWindow, UnionWindow, verified_text, verify_against_trace
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
@@ -50,42 +57,52 @@ class SplitJob:
 
 
 def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
-    """Every member's split (several at once); a string when the union's report cannot be listed."""
-    profiled = None
-    if job.trace_window is not None:
-        try:
-            profiled = list_launches(import_csv_argv(ctx.ncu_path, job.report), importer_of(ctx))
-        except ImportFailed as exc:
-            return f"the shared report cannot be listed: {exc}"
+    """Every member's split (several at once); a string when the union's report cannot be listed.
 
-    def split(member: Invocation) -> Split:
-        window = job.windows[member.name]
-        problem = None
-        if isinstance(window, MemberWindow) and profiled is not None and job.trace_window is not None:
-            problem = verify_against_trace(profiled, job.trace_window, window)
-        return split_member(ctx, member, job.shared, job.union, job.report, window, job.console, problem)
+    The union's listing, against which each split is verified, runs beside the exports instead of
+    before them (one `ncu --import` less on the critical path, about 0.7 s a group): a split waits
+    for it only before it is recorded, and is dropped when it does not verify."""
+    with ThreadPoolExecutor(1) as lister, ThreadPoolExecutor(IMPORT_WORKERS) as pool:
+        listing = lister.submit(_listed, ctx, job.report) if job.trace_window is not None else None
 
-    with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
-        return list(pool.map(split, job.members))
+        def split(member: Invocation) -> Split:
+            return split_member(ctx, member, job, TraceCheck(listing, job.trace_window, job.windows[member.name]))
+
+        splits = list(pool.map(split, job.members))
+    listed = listing.result() if listing is not None else None
+    return listed if isinstance(listed, str) else splits
 
 
-def split_member(
-    ctx: RunContext,
-    member: Invocation,
-    shared: SharedRunRecord,
-    union: Invocation,
-    union_report: Path,
-    window: int | MemberWindow,
-    console: ConsoleSummary,
-    problem: str | None,
-) -> Split:
-    """`window`: the member's skip in the union report ("targets" window) or its trace window;
-    `problem`: why the union run does not match the trace for this member (then nothing is exported)."""
-    if problem is not None:
-        return Split(member, False, problem)
+def _listed(ctx: RunContext, report: Path) -> list[Launch] | str:
+    try:
+        return list_launches(import_csv_argv(ctx.ncu_path, report), importer_of(ctx))
+    except ImportFailed as exc:
+        return f"the shared report cannot be listed: {exc}"
+
+
+@dataclass(frozen=True)
+class TraceCheck:
+    """How a member's split is verified against the trace: the union's listing (a future: it runs
+    beside the exports), the trace's window and the member's. No listing: nothing to verify."""
+
+    listing: Future[list[Launch] | str] | None
+    trace_window: UnionWindow | None
+    window: int | MemberWindow
+
+    def problem(self) -> str | None:
+        if self.listing is None or self.trace_window is None or not isinstance(self.window, MemberWindow):
+            return None
+        profiled = self.listing.result()
+        if isinstance(profiled, str):
+            return profiled
+        return verify_against_trace(profiled, self.trace_window, self.window)
+
+
+def split_member(ctx: RunContext, member: Invocation, job: SplitJob, check: TraceCheck) -> Split:
+    """Export `member` out of the union's report, read it, and record it once `check` verifies it."""
     if ctx.stop.level:
         return Split(member, False, "interrupted before its split")
-    return _MemberSplit(ctx, member, shared, union, window).run(union_report, console)
+    return _MemberSplit(ctx, member, job.shared, job.union, check).run(job.report, job.console)
 
 
 class _MemberSplit:
@@ -95,11 +112,12 @@ class _MemberSplit:
         member: Invocation,
         shared: SharedRunRecord,
         union: Invocation,
-        window: int | MemberWindow,
+        check: TraceCheck,
     ) -> None:
-        self.ctx, self.member, self.shared, self.union, self.window = ctx, member, shared, union, window
+        self.ctx, self.member, self.shared, self.union = ctx, member, shared, union
+        self.check, self.window = check, check.window
         self.count = member.options.launch_count or 1
-        self.skip = window.skip_in_union if isinstance(window, MemberWindow) else window
+        self.skip = self.window.skip_in_union if isinstance(self.window, MemberWindow) else self.window
         self.record = ctx.record(member.name)
         self.report = ctx.run.report(member.name)
 
@@ -129,6 +147,10 @@ class _MemberSplit:
         results = len(read) if read is not None else exported
         if results != self.count or not self.report.is_file():
             return Split(self.member, False, f"its split holds {results} result(s), {self.count} asked")
+        problem = self.check.problem()
+        if problem is not None:  # exported before the union was listed: not this target's report after all
+            self.report.unlink(missing_ok=True)
+            return Split(self.member, False, problem)
         attempt = AttemptRecord(
             number=previous + 1,
             started_at=started,
