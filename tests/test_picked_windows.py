@@ -51,6 +51,28 @@ def test_a_picked_window_holds_every_function_at_the_wanted_numbers_up_to_the_la
     assert len(contiguous.launches) == 6  # what it saves: IDs 2 and 3
 
 
+def test_a_picked_window_names_only_the_wanted_launches_functions() -> None:
+    # c matches the union's filter but no member wants it: --kernel-id names a and b, so c's launches
+    # at the wanted numbers are not profiled (on the H200, shared.yaml's nvjet regex matched 4 cuBLAS
+    # functions where 3 were wanted).
+    trace = launches("a", "c", "b", "c", "a", "b")
+    functions = {launch.id: launch.kernel for launch in trace}
+    window = picked_window(trace, [[trace[0]], [trace[5]]], functions)  # a's 1st and b's 2nd
+    assert window is not None and window.functions == ("a", "b") and window.invocations == (1, 2)
+    assert [launch.id for launch in window.launches] == [0, 2, 4, 5]  # not c's 1st (ID 1) nor 2nd (ID 3)
+    union = picked(invocation("u", kernel_name="regex:a|b|c"), window.invocations, 4, window.functions)
+    assert union.options.kernel_id == "::regex:^(a|b)$:1|2"
+    assert profiled_launches([Placed(invocation("m"), (0, 1, 2, 3, 4, 5), (0, 5))], functions) == 4
+
+
+def test_a_function_name_with_a_colon_leaves_the_unions_own_filter_in_kernel_id() -> None:
+    trace = launches("ns::a", "c", "c", "ns::a")
+    functions = {launch.id: launch.kernel for launch in trace}
+    window = picked_window(trace, [[trace[3]]], functions)  # ns::a's 2nd
+    assert window is not None and window.functions == ()  # not writable in --kernel-id's grammar
+    assert [launch.id for launch in window.launches] == [2, 3]  # so c's 2nd is profiled too
+
+
 def test_without_every_function_name_there_is_no_picked_window() -> None:
     assert picked_window(TRACE, [[TRACE[0]]], {0: "a"}) is None
 

@@ -101,11 +101,14 @@ def picks_possible(options: TargetOptions) -> bool:
     )
 
 
-def picked(inv: Invocation, invocations: Sequence[int], count: int) -> Invocation:
-    """The union with its kernel filter moved into `--kernel-id ::[regex:]NAMES:N1|N2|...` and its count."""
+def picked(inv: Invocation, invocations: Sequence[int], count: int, functions: Sequence[str] = ()) -> Invocation:
+    """The union with its kernel filter moved into `--kernel-id ::regex:NAMES:N1|N2|...` and its count;
+    NAMES: exactly `functions` when given, else the union's own kernel filter."""
     name = inv.options.kernel_name or ""
     is_regex, body = split_regex(name) if name else (False, "")
     kernel = f"regex:{body}" if is_regex else name
+    if functions:
+        kernel = "regex:^(" + "|".join(escape_regex(function) for function in functions) + ")$"
     numbers = "|".join(str(n) for n in invocations)
     return with_options(inv, kernel_name=None, kernel_id=f"::{kernel}:{numbers}", launch_skip=None, launch_count=count)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from ncucampaign.execute.shared.windows import invocation_numbers
+from ncucampaign.execute.shared.windows import picked_ids
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share import APP_START_S, SPLIT_S, alone_s, per_launch_s
 from ncucampaign.plan.union import TRACE_METRIC, picks_possible, union_options
@@ -113,9 +113,8 @@ def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | 
     window = sum(1 for i in selected if first <= i <= last)
     if functions is None or any(i not in functions for i in selected):
         return window
-    numbers = invocation_numbers(selected, functions)
-    picked = {numbers[i] for p in members for i in p.wanted if i in numbers}
-    return min(window, sum(1 for i in selected if i <= last and numbers[i] in picked))
+    wanted = {i for p in members for i in p.wanted if i in functions}
+    return min(window, len(picked_ids(selected, wanted, functions).ids)) if wanted else window
 
 
 def selected_ids(members: Sequence[Placed]) -> set[int]:

@@ -155,7 +155,7 @@ class _SharedRun:
         if not pays(members, "trace", len(union.launches)):
             return self._alone(members, f"sharing would profile {len(union.launches)} launches: dearer than own runs")
         if chosen is not None:
-            union_inv = picked(union_inv, chosen.invocations, len(chosen.launches))
+            union_inv = picked(union_inv, chosen.invocations, len(chosen.launches), chosen.functions)
         else:
             union_inv = with_options(union_inv, launch_skip=union.skip or None, launch_count=len(union.launches))
         union_inv = pin(union_inv, self.gpus) if self.gpus else union_inv

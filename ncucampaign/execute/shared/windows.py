@@ -34,6 +34,7 @@ class UnionWindow:
     launches: tuple[Launch, ...]  # what the union run will profile, as the trace lists them
     first_id: int = 0  # the trace ID of the earliest wanted launch
     invocations: tuple[int, ...] = ()  # a picked window's invocation numbers (empty: every match)
+    functions: tuple[str, ...] = ()  # a picked window's function names (empty: every the filter matches)
 
 
 def member_wanted(selected: Sequence[Launch], skip: int, count: int) -> tuple[Launch, ...] | str:
@@ -60,17 +61,40 @@ def union_window(union_selected: Sequence[Launch], wanted: Sequence[Sequence[Lau
 def picked_window(
     union_selected: Sequence[Launch], wanted: Sequence[Sequence[Launch]], functions: Mapping[int, str]
 ) -> UnionWindow | None:
-    """The launches `--kernel-id` with the wanted launches' invocation numbers profiles, up to the
-    latest wanted one; None when a launch's function name is unknown. `union_selected`: every launch
-    the union's filter selects in the trace from its start; `functions`: trace ID -> function name."""
+    """The launches `--kernel-id` with the wanted launches' function names and invocation numbers
+    profiles, up to the latest wanted one; None when a launch's function name is unknown.
+    `union_selected`: every launch the union's filter selects in the trace from its start;
+    `functions`: trace ID -> function name."""
     if any(launch.id not in functions for launch in union_selected):
         return None
-    numbers = invocation_numbers((launch.id for launch in union_selected), functions)
     wanted_ids = {launch.id for launches in wanted for launch in launches}
-    picked = {numbers[i] for i in wanted_ids}
-    last = max(wanted_ids)
-    launches = tuple(x for x in union_selected if x.id <= last and numbers[x.id] in picked)
-    return UnionWindow(0, launches, min(wanted_ids), tuple(sorted(picked)))
+    chosen = picked_ids([launch.id for launch in union_selected], wanted_ids, functions)
+    launches = tuple(x for x in union_selected if x.id in chosen.ids)
+    return UnionWindow(0, launches, min(wanted_ids), chosen.invocations, chosen.functions)
+
+
+@dataclass(frozen=True)
+class Picks:
+    ids: frozenset[int]  # the trace IDs `--kernel-id` selects, up to the latest wanted launch
+    invocations: tuple[int, ...]
+    functions: tuple[str, ...]  # empty: the union's own kernel filter names the functions
+
+
+def picked_ids(selected: Sequence[int], wanted: Iterable[int], functions: Mapping[int, str]) -> Picks:
+    """What `--kernel-id ::NAMES:NUMBERS` selects among the union's matches `selected` (trace order):
+    every launch of a wanted launch's function whose number is a wanted launch's number. The
+    functions are named exactly (not every function the union's regex matches: a GEMM campaign's
+    regex matches 4 cuBLAS functions where 2 are wanted), where the union matches others and unless
+    a name cannot be written in --kernel-id's grammar (a ':')."""
+    numbers = invocation_numbers(selected, functions)
+    wanted = set(wanted)
+    picked = {numbers[i] for i in wanted}
+    names = {functions[i] for i in wanted}
+    # Named only where that narrows the union (it matches other functions) and ':' cannot break the grammar.
+    named = any(functions[i] not in names for i in selected) and all(":" not in name for name in names)
+    last = max(wanted)
+    ids = frozenset(i for i in selected if i <= last and numbers[i] in picked and (not named or functions[i] in names))
+    return Picks(ids, tuple(sorted(picked)), tuple(sorted(names)) if named else ())
 
 
 def invocation_numbers(ids: Iterable[int], functions: Mapping[int, str]) -> dict[int, int]:
