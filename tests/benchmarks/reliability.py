@@ -1,0 +1,160 @@
+"""Reliability figures (issue 22), against the fake ncu: nothing here passes or fails, it counts.
+
+    python tests/benchmarks/reliability.py --kills 20 --floods 10
+
+kills: a shared-run campaign is run once with --no-share (the reference); then, again and again, a
+shared run is killed with SIGKILL at a random moment (the runner only, as a crash would) and
+resumed. Counted: resumes that ended with exit 0 and every target ok, targets whose report holds a
+launch other than the reference's, processes of the run left alive after the resume.
+floods: a run receives SIGINT as fast as it can be sent for a random time; counted: runs that did not
+end within 30 s of the flood, exit codes, and processes left alive.
+The hostile suite's generated inputs are counted by pytest itself:
+`HOSTILE_EXAMPLES=1000 pytest tests/test_hostile_suite.py` ends with "hostile inputs: N cases".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import campaign_text, fake_env  # noqa: E402
+from tests.test_shared_runs import TRACE_TARGETS, profiled_launch  # noqa: E402
+
+TARGETS = TRACE_TARGETS + (
+    "- name: rms_sections_{sections}\n  kernel_name: rmsnorm_kernel\n  launch_skip: 2\n"
+    "  matrix:\n    sections: [[SpeedOfLight, LaunchStats], [SpeedOfLight, Occupancy]]\n"
+)
+MARKER = "NCUCAMPAIGN_RUN_DIR="
+
+
+def cli(campaign: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out), *extra],
+        cwd=campaign.parent,
+        env=fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def latest(out: Path) -> Path:
+    return (out / "camp" / "latest").resolve()
+
+
+def left_alive(run_dir: Path) -> int:
+    """Processes whose environment carries this run's marker (ncu, imports, the application)."""
+    marker = f"{MARKER}{run_dir}".encode()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                count += marker in (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+    return count
+
+
+def launches(run_dir: Path) -> dict[str, list[tuple[str, ...]]]:
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    return {t["name"]: profiled_launch(run_dir, t["name"]) for t in manifest["targets"] if t["status"] == "ok"}
+
+
+def kills(work: Path, count: int, rng: random.Random) -> None:
+    campaign = work / "camp.yaml"
+    campaign.write_text(campaign_text(TARGETS))
+    reference = work / "reference"
+    started = time.monotonic()
+    assert cli(campaign, reference, "--no-share").wait() == 0
+    print(f"reference (--no-share): {time.monotonic() - started:.1f} s")
+    expected = launches(latest(reference))
+    started = time.monotonic()
+    assert cli(campaign, work / "timing").wait() == 0
+    shared_s = time.monotonic() - started
+    print(f"one shared run: {shared_s:.1f} s; kills land at random within it")
+    outcomes: Counter[str] = Counter()
+    wrong = alive = compared = 0
+    for number in range(count):
+        out = work / f"kill-{number}"
+        runner = cli(campaign, out)
+        time.sleep(rng.uniform(1.0, shared_s))  # a random moment of the run: the point of the exercise
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        if not (out / "camp" / "latest").exists():
+            outcomes["killed before the run directory existed"] += 1
+            continue
+        resumed = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "run", "--resume", str(latest(out))],
+            cwd=work,
+            env=fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05"),
+            capture_output=True,
+            text=True,
+        )
+        manifest = json.loads((latest(out) / "manifest.json").read_text())
+        statuses = {t["status"] for t in manifest["targets"]}
+        outcomes[f"resume exit {resumed.returncode}, statuses {sorted(statuses)}"] += 1
+        got = launches(latest(out))
+        compared += len(got)
+        wrong += sum(1 for name, launch in got.items() if launch != expected.get(name))
+        alive += left_alive(latest(out))
+    print(f"kill -9 at a random moment, then run --resume: {count} times")
+    for outcome, times in outcomes.most_common():
+        print(f"  {times:3d}  {outcome}")
+    print(f"  targets whose report holds another launch than --no-share's: {wrong} of {compared}")
+    print(f"  processes of the run left alive after the resume: {alive}")
+
+
+def floods(work: Path, count: int, rng: random.Random) -> None:
+    campaign = work / "flood.yaml"
+    campaign.write_text(campaign_text(TARGETS))
+    codes: Counter[int] = Counter()
+    hung = alive = sent_total = 0
+    for number in range(count):
+        out = work / f"flood-{number}"
+        runner = cli(campaign, out)
+        time.sleep(rng.uniform(0.2, 2.0))
+        end, sent = time.monotonic() + rng.uniform(0.1, 1.0), 0
+        while time.monotonic() < end and runner.poll() is None:
+            runner.send_signal(signal.SIGINT)
+            sent += 1
+        sent_total += sent
+        try:
+            codes[runner.wait(timeout=30)] += 1
+        except subprocess.TimeoutExpired:
+            hung += 1
+            runner.kill()
+            runner.wait()
+        if (out / "camp" / "latest").exists():
+            alive += left_alive(latest(out))
+    print(f"SIGINT floods: {count} runs, {sent_total:,} signals; exit codes {dict(codes)}")
+    print(f"  runs not ended 30 s after their flood: {hung}; processes of the runs left alive: {alive}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--floods", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=22)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory(prefix="ncuc-reliability-") as folder:
+        os.chdir(folder)
+        kills(Path(folder), args.kills, rng)
+        floods(Path(folder), args.floods, rng)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
