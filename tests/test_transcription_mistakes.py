@@ -176,7 +176,10 @@ def test_4_compare_fails_on_what_a_ci_job_must_know(tmp_path: Path, b_targets: l
     assert done.returncode == 1, done.stdout
     assert problem in done.stdout
     clean = run_cli("compare", str(run_a), str(run_a), "--fail-on-regression", cwd=tmp_path)
-    assert clean.returncode == 0 and "1 value compared, 0 flagged, 0 regressions, 0 problems" in clean.stdout
+    # One sample a side decides nothing: AMBIGUOUS, which fails a gate only with --strict.
+    assert clean.returncode == 0 and "1 value compared, 0 flagged; verdicts: 1 AMBIGUOUS; 0 problems" in clean.stdout
+    strict = run_cli("compare", str(run_a), str(run_a), "--fail-on-regression", "--strict", cwd=tmp_path)
+    assert strict.returncode == 1 and "5 a side can" in strict.stdout, strict.stdout
 
 
 def test_5_plan_dry_run_and_run_use_the_same_output_folder_wherever_they_run(tmp_path: Path) -> None:

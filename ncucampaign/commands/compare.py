@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
 from rich.markup import escape
 
@@ -11,8 +12,10 @@ from ncucampaign.commands.common import out_console, reading_runs
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.results.compare import Comparison, compare_runs
+from ncucampaign.results.gate_tables import verdict_table
 from ncucampaign.results.runs import LoadedRun
 from ncucampaign.results.tables import comparison_json, comparison_table
+from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Verdict
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -22,9 +25,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--threshold",
         type=float,
-        default=10.0,
+        default=THRESHOLD * 100,
         metavar="PERCENT",
-        help="flag changes beyond this relative change (default 10)",
+        help="the practical threshold: a duration is SLOWER or FASTER only when it moved at least this much "
+        f"(and significantly); values beyond it are flagged (default {THRESHOLD * 100:g})",
     )
     parser.add_argument(
         "--metric", action="append", default=[], metavar="NAME", help="compare this ncu metric too (repeatable)"
@@ -35,8 +39,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit 1 when a duration grew beyond the threshold, a target ok in A is not ok (or missing) in B, "
-        "nothing was compared, or a --metric is in neither run (for CI)",
+        help="exit 1 on a SLOWER verdict, a target ok in A that is not ok (or missing) in B, nothing compared, "
+        "or a --metric in neither run (for CI); never on AMBIGUOUS or CHANGED without --strict",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="with --fail-on-regression: AMBIGUOUS and CHANGED verdicts fail too"
     )
     parser.set_defaults(handler=run)
 
@@ -47,12 +54,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--threshold must not be negative")
     run_a, run_b = load_collected(args.run_a), load_collected(args.run_b)  # Slurm runs: collected first
     threshold = args.threshold / 100
-    comparison = compare_runs(run_a.manifest, run_b.manifest, threshold, args.metric)
+    comparison = compare_runs(run_a.manifest, run_b.manifest, threshold, args.metric, (threshold, ALPHA))
     if args.format == "json":
-        sys.stdout.write(comparison_json(comparison))
+        sys.stdout.write(comparison_json(comparison, args.strict))
     else:
         print_comparison(run_a, run_b, comparison, threshold, args.all, args.wide)
-    return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.failed else EXIT_OK
+    return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.failed(args.strict) else EXIT_OK
 
 
 def shown(text: str) -> str:
@@ -72,6 +79,8 @@ def print_comparison(
     for name in comparison.only_in_b:
         console.print(f"only in B: {shown(name)}")
     console.print(comparison_table(comparison, threshold, every, wide))
+    if comparison.verdicts:
+        console.print(verdict_table(comparison.verdicts, every))
     for finding in comparison.findings_appeared:
         console.print(f"finding appeared in B: {shown(finding)}")
     for finding in comparison.findings_disappeared:
@@ -79,7 +88,9 @@ def print_comparison(
     for problem in comparison.problems:
         console.print(f"problem: {shown(problem)}", style="bold red")
     flagged = sum(1 for change in comparison.changes if change.flagged)
+    counts = Counter(v.verdict.value for v in comparison.verdicts)
+    verdicts = ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict if counts[v.value]) or "no verdict"
     console.print(
-        f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged, "
-        f"{plural(len(comparison.regressions), 'regression')}, {plural(len(comparison.problems), 'problem')}"
+        f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged; verdicts: {verdicts}; "
+        f"{plural(len(comparison.problems), 'problem')}"
     )

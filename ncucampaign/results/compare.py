@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
+from ncucampaign.results.gate import TargetVerdict, target_verdicts
 from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
+from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Verdict
 
 CLOCK_TOLERANCE = 0.02  # SM frequencies further apart than this are different clocks
 
@@ -38,29 +40,46 @@ class Comparison:
     # ncu's findings (rule: title) per target that B has and A had not, and the other way round.
     findings_appeared: tuple[str, ...] = ()
     findings_disappeared: tuple[str, ...] = ()
+    # Per target in both runs: what its samples say (results/gate.py).
+    verdicts: tuple[TargetVerdict, ...] = ()
 
     @property
     def regressions(self) -> tuple[Change, ...]:
+        """Values beyond the threshold, one sample a side: shown, no longer what a gate fails on."""
         return tuple(change for change in self.changes if change.regression)
 
-    @property
-    def failed(self) -> bool:
-        """What `--fail-on-regression` exits 1 for."""
-        return bool(self.regressions or self.problems)
+    def failing(self, strict: bool = False) -> tuple[TargetVerdict, ...]:
+        """The verdicts `--fail-on-regression` fails on: SLOWER; with `strict`, AMBIGUOUS and CHANGED too."""
+        bad = {Verdict.SLOWER, Verdict.AMBIGUOUS, Verdict.CHANGED} if strict else {Verdict.SLOWER}
+        return tuple(v for v in self.verdicts if v.verdict in bad)
+
+    def failed(self, strict: bool = False) -> bool:
+        """What `--fail-on-regression` exits 1 for: a SLOWER verdict, a target that broke or went missing,
+        nothing compared, a --metric neither run holds (and with `strict`, any undecided verdict)."""
+        return bool(self.failing(strict) or self.problems)
 
 
-def compare_runs(a: Manifest, b: Manifest, threshold: float = 0.1, metrics: Sequence[str] = ()) -> Comparison:
-    """Targets matched by name, results by order; `metrics` adds to the standard ones."""
+def compare_runs(
+    a: Manifest,
+    b: Manifest,
+    threshold: float = 0.1,
+    metrics: Sequence[str] = (),
+    gate: tuple[float, float] = (THRESHOLD, ALPHA),
+) -> Comparison:
+    """Targets matched by name, results by order; `metrics` adds to the standard ones. `threshold`
+    flags single values; `gate` is the verdicts' practical threshold and significance level."""
     notes = list(_environment_notes(a, b))
     by_name_b = {target.name: target for target in b.targets}
     names_a = [target.name for target in a.targets]
     known_a = set(names_a)  # once: a set per target made compare quadratic (20,000 targets: 60 s)
     wanted = tuple(dict.fromkeys([*STANDARD_METRICS, *metrics]))
     changes: list[Change] = []
+    verdicts: list[TargetVerdict] = []
     for target_a in a.targets:
         target_b = by_name_b.get(target_a.name)
         if target_b is not None:
             changes += _compare_target(target_a, target_b, wanted, threshold, notes)
+            verdicts += target_verdicts(target_a, target_b, *gate)
     only_in_a = tuple(name for name in names_a if name not in by_name_b)
     appeared, disappeared = _finding_changes(a, b)
     return Comparison(
@@ -71,6 +90,7 @@ def compare_runs(a: Manifest, b: Manifest, threshold: float = 0.1, metrics: Sequ
         problems=tuple(_problems(a, b, changes, only_in_a, metrics)),
         findings_appeared=appeared,
         findings_disappeared=disappeared,
+        verdicts=tuple(verdicts),
     )
 
 

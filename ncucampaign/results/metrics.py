@@ -13,6 +13,8 @@ PASSES = "profiler__replayer_passes"
 DEVICE_ID = "launch__device_id"
 # What ncu's SpeedOfLight section shows as "SM Frequency": the clock a result was taken at.
 SM_FREQUENCY = "gpc__cycles_elapsed.avg.per_second"
+# SpeedOfLight's "Elapsed Cycles": what compare tests instead of durations where the clocks differ.
+CYCLES = "gpc__cycles_elapsed.max"
 
 # What every result records, when the report has it (missing metrics are absent, never zero).
 STANDARD_METRICS: dict[str, str] = {
@@ -23,6 +25,7 @@ STANDARD_METRICS: dict[str, str] = {
     REGISTERS: "registers/thread",
     PASSES: "replay passes",
     SM_FREQUENCY: "SM frequency",
+    CYCLES: "elapsed cycles",
 }
 
 

@@ -18,6 +18,7 @@ from rich.text import Text
 from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.results.compare import Comparison
+from ncucampaign.results.gate_tables import verdict_records
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS
 from ncucampaign.results.runs import TIDY_COLUMNS
 
@@ -205,7 +206,7 @@ def comparison_table(comparison: Comparison, threshold: float, all_rows: bool, w
     return _table(title, ("target", "#", "kernel", "metric", "before", "after", "change", ""), rows)
 
 
-def comparison_json(comparison: Comparison) -> str:
+def comparison_json(comparison: Comparison, strict: bool = False) -> str:
     lists = {
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
@@ -217,5 +218,7 @@ def comparison_json(comparison: Comparison) -> str:
     # vars(): the frozen dataclass's fields as they are (dataclasses.asdict deep-copies each one).
     fields = [f' "changes": {_records_json([vars(change) for change in comparison.changes])}']
     fields += [f" {json.dumps(key)}: {json.dumps(list(values))}" for key, values in lists.items()]
+    fields.append(f' "verdicts": {_records_json(verdict_records(comparison.verdicts))}')
     fields.append(f' "regressions": {len(comparison.regressions)}')
+    fields.append(f' "failing": {len(comparison.failing(strict))}')
     return "{\n" + ",\n".join(fields) + "\n}\n"

@@ -1,0 +1,91 @@
+"""compare's verdicts (issue 23): per target present in both runs, what its samples say. Pure.
+
+A target's samples are its results in the launch state of its first result: the same kernel, grid,
+block and NVTX stack (`launch_count: N` on a kernel launched in a loop gives N of them); results in
+other states are left out of the test and counted. The duration is decided by `verdicts.py`'s rank
+test (on cycles where the clocks differ); the launch state and the near-deterministic values
+(registers, and the instruction and byte counters where both runs hold them) are compared exactly.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
+from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
+from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Decision, Verdict, duration_decision, exact_decision
+
+# Near-deterministic: the same code on the same input does the same work (compared exactly).
+EXACT_METRICS = (REGISTERS, "smsp__inst_executed.sum", "dram__bytes.sum", "lts__t_bytes.sum")
+
+
+@dataclass(frozen=True)
+class TargetVerdict:
+    target: str
+    metric: str
+    verdict: Verdict
+    reason: str
+    samples: tuple[int, int]  # in A and in B
+    p_value: float | None = None
+    shift: float | None = None
+    samples_needed: int | None = None
+
+
+def target_verdicts(
+    a: TargetRecord, b: TargetRecord, threshold: float = THRESHOLD, alpha: float = ALPHA
+) -> list[TargetVerdict]:
+    """The verdicts of one target: its launch state, its duration, its near-deterministic values."""
+    left, right = _samples(a.results), _samples(b.results)
+    counts = (len(left), len(right))
+
+    def verdict(metric: str, decision: Decision) -> TargetVerdict:
+        return TargetVerdict(
+            a.name, metric, decision.verdict, decision.reason, counts, decision.p_value, decision.shift,
+            decision.samples_needed,
+        )  # fmt: skip
+
+    if not left or not right:
+        return []
+    if _state(left[0]) != _state(right[0]):
+        return [verdict("launch", exact_decision("launch", [_state_text(left[0])], [_state_text(right[0])]))]
+    found = [verdict(DURATION, _duration(left, right, threshold, alpha))]
+    for metric in EXACT_METRICS:
+        values_a, values_b = _values(left, metric), _values(right, metric)
+        if values_a and values_b:
+            found.append(verdict(metric, exact_decision(metric, values_a, values_b)))
+    return found
+
+
+def _duration(left: Sequence[ResultRecord], right: Sequence[ResultRecord], threshold: float, alpha: float) -> Decision:
+    clocks = [_values(side, SM_FREQUENCY) for side in (left, right)]
+    return duration_decision(
+        _values(left, DURATION),
+        _values(right, DURATION),
+        threshold,
+        alpha,
+        cycles=(_values(left, CYCLES), _values(right, CYCLES)),
+        clocks=(
+            statistics.median(clocks[0]) if clocks[0] else None,
+            statistics.median(clocks[1]) if clocks[1] else None,
+        ),
+    )
+
+
+def _samples(results: Sequence[ResultRecord]) -> list[ResultRecord]:
+    return [r for r in results if _state(r) == _state(results[0])] if results else []
+
+
+def _state(result: ResultRecord) -> tuple[object, ...]:
+    return (result.kernel, tuple(result.grid or ()), tuple(result.block or ()), tuple(result.nvtx))
+
+
+def _state_text(result: ResultRecord) -> str:
+    grid = "x".join(map(str, result.grid or ())) or "-"
+    block = "x".join(map(str, result.block or ())) or "-"
+    return f"{result.kernel} grid {grid} block {block} NVTX {'; '.join(result.nvtx) or '-'}"
+
+
+def _values(results: Sequence[ResultRecord], metric: str) -> list[float]:
+    return [value for value in (r.value(metric) for r in results) if value is not None]

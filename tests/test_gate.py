@@ -1,0 +1,79 @@
+"""compare's verdicts per target (issue 23): samples are a target's results in its first result's
+launch state; durations by the rank test, launch state and near-deterministic values exactly."""
+
+from __future__ import annotations
+
+import random
+
+from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord
+from ncucampaign.results.compare import compare_runs
+from ncucampaign.results.gate import target_verdicts
+from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
+from tests.test_results_helpers import manifest_with, target_record
+
+
+def results(
+    seed: int, n: int, scale: float = 1.0, grid: int = 1024, registers: int = 32, clock: float = 1.98e9
+) -> list[ResultRecord]:
+    rng = random.Random(seed)
+    made = []
+    for index in range(n):
+        cycles = round(rng.gauss(5940 * scale, 5940 * 0.037))
+        metrics = {
+            DURATION: MetricValue(value=round(cycles / clock * 1e9 / 32) * 32, unit="ns"),
+            CYCLES: MetricValue(value=cycles, unit="cycle"),
+            SM_FREQUENCY: MetricValue(value=clock, unit="Hz"),
+            REGISTERS: MetricValue(value=registers, unit="register/thread"),
+        }
+        made.append(
+            ResultRecord(index=index, kernel="k", demangled="k", workload="kernel", grid=[grid, 1, 1],
+                         block=[128, 1, 1], nvtx=["decode_step/"], metrics=metrics)
+        )  # fmt: skip
+    return made
+
+
+def verdicts_of(a: list[ResultRecord], b: list[ResultRecord]) -> dict[str, str]:
+    found = target_verdicts(target_record("t", results=a), target_record("t", results=b))
+    return {v.metric: f"{v.verdict.value} {v.reason}" for v in found}
+
+
+def test_samples_of_the_same_workload_are_the_same() -> None:
+    found = verdicts_of(results(1, 32), results(2, 32))
+    assert found[DURATION].startswith("SAME") and found[REGISTERS].startswith("SAME"), found
+
+
+def test_a_slower_kernel_is_slower_and_a_faster_one_faster() -> None:
+    assert verdicts_of(results(1, 32), results(2, 32, 1.1))[DURATION].startswith("SLOWER")
+    assert verdicts_of(results(1, 32, 1.1), results(2, 32))[DURATION].startswith("FASTER")
+
+
+def test_another_launch_state_is_changed_and_nothing_else_is_tested() -> None:
+    found = verdicts_of(results(1, 32), results(2, 32, grid=512))
+    assert list(found) == ["launch"] and found["launch"].startswith("CHANGED launch k grid 1024x1x1"), found
+
+
+def test_results_in_other_states_are_left_out_of_the_samples() -> None:
+    a = results(1, 32)
+    b = results(2, 32) + results(3, 8, 2.0, grid=512)  # 8 more launches of another shape, twice as long
+    (verdict,) = [v for v in target_verdicts(target_record("t", results=a), target_record("t", results=b))
+                  if v.metric == DURATION]  # fmt: skip
+    assert verdict.verdict.value == "SAME" and verdict.samples == (32, 32)
+
+
+def test_more_registers_are_changed() -> None:
+    assert verdicts_of(results(1, 32), results(2, 32, registers=40))[REGISTERS].startswith("CHANGED")
+
+
+def test_at_other_clocks_the_cycles_decide() -> None:
+    found = verdicts_of(results(1, 32), results(2, 32, clock=1.5e9))  # the same cycles, 32% longer
+    assert found[DURATION].startswith("SAME cycles (the SM clocks differ: 1.98 GHz / 1.50 GHz)"), found
+
+
+def test_a_gate_fails_on_slower_and_with_strict_on_undecided_verdicts() -> None:
+    a = manifest_with([target_record("slow", results=results(1, 32)), target_record("one", results=results(3, 1))])
+    b = manifest_with([target_record("slow", results=results(2, 32, 1.1)), target_record("one", results=results(4, 1))])
+    comparison = compare_runs(a, b)
+    assert [(v.target, v.verdict.value) for v in comparison.failing()] == [("slow", "SLOWER")]
+    assert ("one", "AMBIGUOUS") in [(v.target, v.verdict.value) for v in comparison.failing(strict=True)]
+    same = compare_runs(a, a)
+    assert not same.failed() and same.failed(strict=True)  # "one" has one sample a side: undecided
