@@ -33,6 +33,7 @@ COMMANDS = (
     "discover",
     "summarize",
     "compare",
+    "ab",
     "findings",
     "report",
     "schema",

@@ -4,11 +4,17 @@ launch state; durations by the rank test, launch state and near-deterministic va
 from __future__ import annotations
 
 import random
+from pathlib import Path
+
+import pytest
 
 from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.compare import compare_runs
 from ncucampaign.results.gate import target_verdicts
 from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
+from ncucampaign.results.pooling import pooled
+from tests.conftest import campaign_text, fake_env, run_cli
 from tests.test_results_helpers import manifest_with, target_record
 
 
@@ -77,3 +83,31 @@ def test_a_gate_fails_on_slower_and_with_strict_on_undecided_verdicts() -> None:
     assert ("one", "AMBIGUOUS") in [(v.target, v.verdict.value) for v in comparison.failing(strict=True)]
     same = compare_runs(a, a)
     assert not same.failed() and same.failed(strict=True)  # "one" has one sample a side: undecided
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--a", "X=1", "--b", "X=1"], "A and B are the same"),
+        (["--a", "X"], "--a 'X': expected NAME=VALUE"),
+        (["--a", "X=1", "--pairs", "0"], "--pairs must be between 1 and 100"),
+    ],
+)
+def test_ab_refuses_what_cannot_be_an_ab_comparison_before_running(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: t\n  kernel_name: rmsnorm_kernel\n"))
+    done = run_cli("ab", "camp.yaml", *args, cwd=tmp_path, env=fake_env())
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_pooled_runs_hold_every_runs_samples_and_keep_a_failure() -> None:
+    ok = manifest_with([target_record("t", results=results(1, 4)), target_record("u", results=results(2, 4))])
+    broken = manifest_with(
+        [target_record("t", results=results(3, 4)), target_record("u", Status.TIMED_OUT, message="timed out")]
+    )
+    merged = pooled([ok, broken])
+    t, u = merged.targets
+    assert [r.index for r in t.results] == list(range(8)) and t.status == Status.OK
+    assert u.status == Status.TIMED_OUT and u.results == []

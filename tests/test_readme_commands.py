@@ -57,3 +57,25 @@ def test_the_try_it_without_a_gpu_block_runs_as_written(tmp_path: Path) -> None:
     }, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert list((tmp_path / "campaigns" / "runs" / "try").glob("*/report.html"))
+
+
+@pytest.mark.slow
+def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
+    """issue 23: the one-line A/B gate against the fake ncu, with the Try block's environment."""
+    line = next(c for c in COMMANDS if c.startswith("ncucampaign ab campaigns/try.yaml"))
+    for part in ("campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data"):
+        source, target = ROOT / part, tmp_path / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    python = shlex.quote(sys.executable)
+    script = (
+        f'export PATH="$PWD/tests/fake_ncu:$PATH" FAKE_NCU_REPORTS="$PWD/tests/fixtures/reports"\n'
+        f'ncucampaign() {{ PYTHONPATH={shlex.quote(str(ROOT))} {python} -m ncucampaign "$@"; }}\n{line}\n'
+    )
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "A/B: 5 pairs of runs in " in done.stdout and "Traceback" not in done.stderr
+    summary = done.stdout.strip().splitlines()[-1]
+    assert summary.startswith("verdicts: ") and "SAME" in summary and "SLOWER" not in summary, summary
+    runs = list((tmp_path / "campaigns" / "runs" / "try").glob("ab-*/[AB]/try/2*/manifest.json"))
+    assert len(runs) == 10  # 5 pairs, A and B each

@@ -79,18 +79,21 @@ def print_comparison(
     for name in comparison.only_in_b:
         console.print(f"only in B: {shown(name)}")
     console.print(comparison_table(comparison, threshold, every, wide))
-    if comparison.verdicts:
-        console.print(verdict_table(comparison.verdicts, every))
     for finding in comparison.findings_appeared:
         console.print(f"finding appeared in B: {shown(finding)}")
     for finding in comparison.findings_disappeared:
         console.print(f"finding gone in B: {shown(finding)}")
+    flagged = sum(1 for change in comparison.changes if change.flagged)
+    print_verdicts(comparison, every, f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged; ")
+
+
+def print_verdicts(comparison: Comparison, every: bool, prefix: str = "") -> None:
+    """The verdict table, the problems a gate fails on, and one line of counts."""
+    console = out_console()
+    if comparison.verdicts:
+        console.print(verdict_table(comparison.verdicts, every))
     for problem in comparison.problems:
         console.print(f"problem: {shown(problem)}", style="bold red")
-    flagged = sum(1 for change in comparison.changes if change.flagged)
     counts = Counter(v.verdict.value for v in comparison.verdicts)
     verdicts = ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict if counts[v.value]) or "no verdict"
-    console.print(
-        f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged; verdicts: {verdicts}; "
-        f"{plural(len(comparison.problems), 'problem')}"
-    )
+    console.print(f"{prefix}verdicts: {verdicts}; {plural(len(comparison.problems), 'problem')}")

@@ -131,12 +131,17 @@ def floods(work: Path, count: int, rng: random.Random) -> None:
             sent += 1
         sent_total += sent
         try:
-            codes[runner.wait(timeout=30)] += 1
+            _, err = runner.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             hung += 1
             runner.kill()
-            runner.wait()
-        if (out / "camp" / "latest").exists():
+            _, err = runner.communicate()
+        created = (out / "camp" / "latest").exists()
+        codes[runner.returncode] += 1
+        if runner.returncode != 130:
+            last = (err.strip().splitlines() or ["(nothing on stderr)"])[-1]
+            print(f"  exit {runner.returncode}, run directory {'created' if created else 'not created'}: {last}")
+        if created:
             alive += left_alive(latest(out))
     print(f"SIGINT floods: {count} runs, {sent_total:,} signals; exit codes {dict(codes)}")
     print(f"  runs not ended 30 s after their flood: {hung}; processes of the runs left alive: {alive}")
@@ -151,7 +156,8 @@ def main() -> int:
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="ncuc-reliability-") as folder:
         os.chdir(folder)
-        kills(Path(folder), args.kills, rng)
+        if args.kills:
+            kills(Path(folder), args.kills, rng)
         floods(Path(folder), args.floods, rng)
     return 0
 

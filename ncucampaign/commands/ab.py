@@ -1,0 +1,113 @@
+"""`ncucampaign ab FILE --a NAME=VALUE --b NAME=VALUE`: the campaign profiled under a baseline and a
+candidate environment, runs interleaved, ending with compare's verdicts and a CI exit code.
+
+A and B differ by environment variables of the application (a knob, PATH or PYTHONPATH to two
+builds or two checkouts). Each of the `--pairs` pairs runs A and B back to back, in alternating
+order (A B, B A, ...) so that a drift of the machine over time falls on both; every run is an
+ordinary run directory under `<runs>/<campaign>/ab-<time>/A|B/`. Each target's results of all of a
+side's runs are its samples, and compare decides on them (README, "compare").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from ncucampaign.commands import run as run_command
+from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, runs_root
+from ncucampaign.commands.compare import print_verdicts
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.execute.rundir.store import LATEST
+from ncucampaign.results.compare import compare_runs
+from ncucampaign.results.pooling import pooled
+from ncucampaign.results.runs import load_run
+from ncucampaign.results.tables import comparison_json
+from ncucampaign.results.verdicts import ALPHA, THRESHOLD
+
+MAX_PAIRS = 100
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("ab", help="profile the campaign under a baseline (A) and a candidate (B); verdicts")
+    parser.add_argument("file", metavar="FILE", help="the campaign")
+    for side, what in (("a", "baseline"), ("b", "candidate")):
+        parser.add_argument(
+            f"--{side}",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help=f"an environment variable of the {what}'s application (repeatable)",
+        )
+    parser.add_argument("--pairs", type=int, default=3, help="A/B pairs of runs, interleaved (default 3)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
+    parser.add_argument("--out", metavar="DIR", help="root of run directories (as run's --out)")
+    add_ncu_option(parser)
+    parser.add_argument("--threshold", type=float, default=THRESHOLD * 100, metavar="PERCENT", help="as compare's")
+    parser.add_argument("--strict", action="store_true", help="AMBIGUOUS and CHANGED verdicts fail too")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    sides = {"A": environment(args.a, "--a"), "B": environment(args.b, "--b")}
+    if sides["A"] == sides["B"]:
+        raise UsageError("A and B are the same: give what differs with --a NAME=VALUE and/or --b NAME=VALUE")
+    if not 1 <= args.pairs <= MAX_PAIRS:
+        raise UsageError(f"--pairs must be between 1 and {MAX_PAIRS}")
+    loaded, plan = load_plan(args.file, ncu_choice(args), args.only)  # every problem of the file, up front
+    folder = runs_root(args.out, loaded) / plan.campaign / time.strftime("ab-%Y%m%d-%H%M%S")
+    folder.mkdir(parents=True, exist_ok=False)
+    files = {side: derived_campaign(Path(args.file), env, folder / f"{side}.yaml") for side, env in sides.items()}
+    runs: dict[str, list[Path]] = {"A": [], "B": []}
+    for pair in range(args.pairs):
+        for side in ("A", "B") if pair % 2 == 0 else ("B", "A"):
+            print(f"ncucampaign ab: pair {pair + 1}/{args.pairs}, {side}", file=sys.stderr)
+            code = one_run(args, files[side], folder / side)
+            if code == EXIT_INTERRUPTED:
+                return code
+            runs[side].append((folder / side / plan.campaign / LATEST).resolve())
+    a, b = (pooled([load_run(path).manifest for path in runs[side]]) for side in ("A", "B"))
+    threshold = args.threshold / 100
+    comparison = compare_runs(a, b, threshold, (), (threshold, ALPHA))
+    if args.format == "json":
+        sys.stdout.write(comparison_json(comparison, args.strict))
+    else:
+        out_console().print(f"A/B: {args.pairs} pairs of runs in {folder}")
+        print_verdicts(comparison, every=True)
+    return EXIT_TARGETS_FAILED if comparison.failed(args.strict) else EXIT_OK
+
+
+def environment(assignments: list[str], flag: str) -> dict[str, str]:
+    env = {}
+    for assignment in assignments:
+        name, equals, value = assignment.partition("=")
+        if not equals or not name or not name.replace("_", "a").isalnum():
+            raise UsageError(f"{flag} {assignment!r}: expected NAME=VALUE (an environment variable)")
+        env[name] = value
+    return env
+
+
+def derived_campaign(original: Path, env: dict[str, str], path: Path) -> Path:
+    """The campaign with `env` added to its application's environment, and its working directory made
+    absolute (relative paths start at the campaign file, which this copy is not beside)."""
+    data = yaml.safe_load(original.read_text(encoding="utf-8"))
+    application = data["application"]
+    application["env"] = {**(application.get("env") or {}), **env}
+    application["cwd"] = str((original.parent.absolute() / (application.get("cwd") or ".")).resolve())
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
+    """One ordinary `run` of `campaign` into `out` (its own parser: the same options and checks)."""
+    parser = argparse.ArgumentParser(prog="ncucampaign")
+    run_command.add_parser(parser.add_subparsers(dest="command"))
+    argv = ["run", str(campaign), "--out", str(out)]
+    argv += ["--ncu", args.ncu] if args.ncu else []
+    argv += ["--only", *args.only] if args.only else []
+    parsed = parser.parse_args(argv)
+    return int(parsed.handler(parsed))
