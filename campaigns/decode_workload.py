@@ -63,6 +63,9 @@ def make_layers(args: argparse.Namespace, device: torch.device) -> list[Layer]:
     h, dtype = args.hidden, torch.float16
     head_dim = h // args.heads
     cache_shape = (args.batch, args.heads, args.context + args.steps + 1, head_dim)
+    # --ffn-extra: a wider MLP, in multiples of 128 (a knob for compare's tests: the down projection's
+    # GEMM reads that much more weight with the same output, grid and block if cuBLAS keeps its kernel).
+    ffn = round(4 * h * (1 + args.ffn_extra) / 128) * 128
 
     def weight(rows: int, cols: int) -> torch.Tensor:
         return torch.randn(rows, cols, device=device, dtype=dtype) / math.sqrt(rows)
@@ -73,8 +76,8 @@ def make_layers(args: argparse.Namespace, device: torch.device) -> list[Layer]:
             norm2=torch.ones(h, device=device, dtype=dtype),
             wqkv=weight(h, 3 * h),
             wo=weight(h, h),
-            w1=weight(h, 4 * h),
-            w2=weight(4 * h, h),
+            w1=weight(h, ffn),
+            w2=weight(ffn, h),
             k_cache=torch.randn(cache_shape, device=device, dtype=dtype),
             v_cache=torch.randn(cache_shape, device=device, dtype=dtype),
         )
@@ -169,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-step", type=int, default=None, help="cudaProfilerStart/Stop around step N")
     parser.add_argument("--hang-at-step", type=int, default=None, help="hang forever at step N (tests)")
     parser.add_argument("--exit-code", type=int, default=0, help="exit with this code after the run (tests)")
+    parser.add_argument(
+        "--ffn-extra",
+        type=float,
+        default=float(os.environ.get("DECODE_FFN_EXTRA", "0")),
+        help="make the MLP this fraction wider (default $DECODE_FFN_EXTRA or 0): more work for its GEMMs",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.workers:
