@@ -3,6 +3,7 @@ launch state; durations by the rank test, launch state and near-deterministic va
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -111,3 +112,37 @@ def test_pooled_runs_hold_every_runs_samples_and_keep_a_failure() -> None:
     t, u = merged.targets
     assert [r.index for r in t.results] == list(range(8)) and t.status == Status.OK
     assert u.status == Status.TIMED_OUT and u.results == []
+
+
+def plan_counts(tmp_path: Path, targets: str, *extra: str) -> dict[str, str]:
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets))  # launch_count: 1 in its defaults
+    done = run_cli("plan", "camp.yaml", "--format", "json", "--no-share", *extra, cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stderr
+    invocations = json.loads(done.stdout)["invocations"]
+    return {i["name"]: i["argv"][i["argv"].index("--launch-count") + 1] for i in invocations}
+
+
+def test_samples_are_planned_as_that_many_launches_and_run_samples_overrides_them(tmp_path: Path) -> None:
+    targets = "- name: a\n  kernel_name: k\n  samples: 6\n- name: b\n  kernel_name: k\n"
+    assert plan_counts(tmp_path, targets) == {"a": "6", "b": "1"}
+    assert plan_counts(tmp_path, targets, "--samples", "9") == {"a": "9", "b": "9"}
+
+
+def test_samples_with_a_launch_count_of_several_results_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n  launch_count: 3\n  samples: 6\n"))
+    done = run_cli("validate", "camp.yaml", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 2 and "targets[0].samples: samples takes a launch each" in done.stderr, done.stderr
+    bad = run_cli("run", "camp.yaml", "--samples", "0", cwd=tmp_path, env=fake_env())
+    assert bad.returncode == 2 and "--samples must be between 1 and 1000" in bad.stderr, bad.stderr
+
+
+@pytest.mark.slow
+def test_summarize_shows_a_targets_samples_median_and_spread(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: rms\n  kernel_name: rmsnorm_kernel\n  samples: 8\n"))
+    assert run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env()).returncode == 0
+    done = run_cli("summarize", "runs/camp/latest", cwd=tmp_path, env=fake_env())
+    manifest = json.loads(next((tmp_path / "runs" / "camp").glob("2*/manifest.json")).read_text())
+    (record,) = manifest["targets"]
+    assert len(record["results"]) == 8  # every sample kept
+    line = next(x for x in done.stdout.splitlines() if x.startswith("rms: ") and "samples" in x)
+    assert "duration median " in line and "interquartile spread " in line, done.stdout

@@ -46,6 +46,7 @@ SAMPLE: dict[str, Any] = {
     "launch_skip": 3,
     "launch_skip_before_match": 2,
     "launch_count": 2,
+    "samples": 4,
     "filter_mode": "per-gpu",
     "kill": False,
     "call_stack_type": ["python"],

@@ -43,6 +43,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
             help=f"an environment variable of the {what}'s application (repeatable)",
         )
     parser.add_argument("--pairs", type=int, default=3, help="A/B pairs of runs, interleaved (default 3)")
+    parser.add_argument("--samples", type=int, metavar="N", help="as run's: samples per target in each run")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
     parser.add_argument("--out", metavar="DIR", help="root of run directories (as run's --out)")
     add_ncu_option(parser)
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("A and B are the same: give what differs with --a NAME=VALUE and/or --b NAME=VALUE")
     if not 1 <= args.pairs <= MAX_PAIRS:
         raise UsageError(f"--pairs must be between 1 and {MAX_PAIRS}")
-    loaded, plan = load_plan(args.file, ncu_choice(args), args.only)  # every problem of the file, up front
+    loaded, plan = load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)  # problems up front
     folder = runs_root(args.out, loaded) / plan.campaign / time.strftime("ab-%Y%m%d-%H%M%S")
     folder.mkdir(parents=True, exist_ok=False)
     files = {side: derived_campaign(Path(args.file), env, folder / f"{side}.yaml") for side, env in sides.items()}
@@ -109,5 +110,6 @@ def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
     argv = ["run", str(campaign), "--out", str(out)]
     argv += ["--ncu", args.ncu] if args.ncu else []
     argv += ["--only", *args.only] if args.only else []
+    argv += ["--samples", str(args.samples)] if args.samples is not None else []
     parsed = parser.parse_args(argv)
     return int(parsed.handler(parsed))

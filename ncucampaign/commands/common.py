@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import difflib
 import gc
 import os
@@ -22,6 +23,7 @@ from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
 from ncucampaign.plan.lint import lint_plan
 from ncucampaign.results.reader import reader_too_old, wheel_version
 from ncucampaign.spec.loader import LoadedCampaign, load_campaign, parse_campaign
+from ncucampaign.spec.model import MAX_SAMPLES
 from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 
 DEFAULT_RUNS_DIR = "runs"
@@ -56,17 +58,22 @@ def ncu_choice(args: argparse.Namespace) -> str | None:
 
 
 def load_plan(
-    file: str, ncu: str | None, only: list[str] | None, text: str | None = None
+    file: str, ncu: str | None, only: list[str] | None, text: str | None = None, samples: int | None = None
 ) -> tuple[LoadedCampaign, Plan]:
     """The validated campaign and its plan; one CampaignError with every problem of the file.
     `text`: the campaign's text when it comes from elsewhere (a run's copy); `file` then only
-    names it and is where its relative paths start."""
+    names it and is where its relative paths start. `samples`: run --samples, over every target's."""
     try:
         loaded = load_campaign(file) if text is None else parse_campaign(text, Path(file))
     except CampaignError as exc:
         if exc.partial is None:
             raise
         raise CampaignError(exc.file, [*exc.problems, *plan_problems(exc.partial)], exc.partial) from None
+    if samples is not None:
+        if not 1 <= samples <= MAX_SAMPLES:
+            raise UsageError(f"--samples must be between 1 and {MAX_SAMPLES}")
+        targets = tuple(t.model_copy(update={"samples": samples}) for t in loaded.campaign.targets)
+        loaded = dataclasses.replace(loaded, campaign=loaded.campaign.model_copy(update={"targets": targets}))
     plan = build_plan(loaded, ncu)
     if only:
         try:

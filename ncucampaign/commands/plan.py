@@ -36,6 +36,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--out", metavar="DIR", help="root of run directories, as for run (default: runs_dir: or runs/)"
     )
     parser.add_argument("--no-share", action="store_true", help="as run --no-share: every target runs alone")
+    parser.add_argument("--samples", type=int, metavar="N", help="as run --samples")
     parser.add_argument(
         "--report-dir", metavar="DIR", help="where -o points (default: <runs root>/<campaign>/plan/reports)"
     )
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     file_from_only(args)
     if args.file is None:
         raise UsageError("plan needs a campaign FILE")
-    loaded, plan = load_plan(args.file, ncu_choice(args), args.only)
+    loaded, plan = load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)
     installed = installed_listing(plan.ncu)
     print_warnings(loaded, plan, installed, sys.stderr)
     report_dir = (

@@ -45,6 +45,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--out", metavar="DIR", help="root of run directories (default: runs_dir: or runs/ beside the campaign file)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would run; create nothing")
+    parser.add_argument(
+        "--samples", type=int, metavar="N", help="samples per target for compare's verdicts, over the campaign's"
+    )
     add_ncu_option(parser)
     parser.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
     parser.add_argument(
@@ -162,9 +165,9 @@ NAME_IT = "name the campaign FILE to resume with"
 def campaign_and_plan(args: argparse.Namespace, resume_dir: Path | None) -> tuple[LoadedCampaign, Plan]:
     """The FILE named, or (for --resume RUN_DIR alone) the campaign as the run used it."""
     if args.file is not None or resume_dir is None:
-        return load_plan(args.file, ncu_choice(args), args.only)
+        return load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)
     source, text = resumed_campaign(resume_dir)
-    return load_plan(source, ncu_choice(args), args.only, text=text)
+    return load_plan(source, ncu_choice(args), args.only, text=text, samples=args.samples)
 
 
 def resumed_campaign(run_dir: Path) -> tuple[str, str]:

@@ -6,12 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from rich.text import Text
+
 from ncucampaign.commands.common import PipedConsole, out_console, reading_runs
 from ncucampaign.commands.slurm_common import load_collected
-from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError
+from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError, printable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.execute.rundir.status import Status
+from ncucampaign.results.gate import sample_summary
 from ncucampaign.results.records import result_records
 from ncucampaign.results.runs import run_rows, tidy_rows
 from ncucampaign.results.tables import target_table, target_text, tidy_csv, tidy_json
@@ -43,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(target_text(run_id, record, args.wide))
         else:
             console.print(target_table(run_id, record, args.wide, console.width))
+        summary = sample_summary(record)
+        if summary is not None and plain:  # the samples compare decides on (README, "compare")
+            sys.stdout.write(printable(summary) + "\n")
+        elif summary is not None:
+            console.print(Text(printable(summary)))
 
     rows: list[dict[str, object]] = []
     for given in args.runs:

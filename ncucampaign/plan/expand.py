@@ -249,11 +249,14 @@ def _implied(values: dict[str, Any], here: tuple[str | int, ...]) -> dict[str, A
             )
         implied["nvtx"] = True
     stacks = list(values.get("call_stack_type") or ())
-    for stack in ("python", "native"):
-        if (values.get(f"{stack}_include") or values.get(f"{stack}_exclude")) and stack not in stacks:
-            stacks.append(stack)
+    stacks += [s for s in ("python", "native") if (values.get(f"{s}_include") or values.get(f"{s}_exclude"))]
+    stacks = list(dict.fromkeys(stacks))
     if stacks:
         implied["call_stack_type"] = tuple(stacks)
+    if (values.get("samples") or 1) > 1:  # a sample is one more matching launch (README, "compare")
+        if values.get("launch_count") not in (None, 1, values["samples"]):
+            raise PlanProblems([Problem((*here, "samples"), "samples takes a launch each: launch_count must be 1")])
+        implied["launch_count"] = values["launch_count"] = values["samples"]
     if values.get("kill") is None and values.get("launch_count") is not None:
         implied["kill"] = True  # stop the application once the launch count is profiled
     if values.get("clock_control") is None:

@@ -58,6 +58,24 @@ def target_verdicts(
     return found
 
 
+def sample_summary(record: TargetRecord) -> str | None:
+    """What `summarize` says of a target's samples (None with fewer than two): how many are in its
+    first result's launch state, and their duration's median and spread."""
+    samples = _samples(record.results)
+    durations = sorted(_values(samples, DURATION))
+    if len(durations) < 2:
+        return None
+    median = statistics.median(durations)
+    quartiles = statistics.quantiles(durations, n=4, method="inclusive")
+    others = len(record.results) - len(samples)
+    aside = f" ({others} in other launch states left out)" if others else ""
+    return (
+        f"{record.name}: {len(durations)} samples{aside}; duration median {median / 1000:.2f} us, "
+        f"range {durations[0] / 1000:.2f}-{durations[-1] / 1000:.2f} us, "
+        f"interquartile spread {(quartiles[2] - quartiles[0]) / median:.1%}"
+    )
+
+
 def _duration(left: Sequence[ResultRecord], right: Sequence[ResultRecord], threshold: float, alpha: float) -> Decision:
     clocks = [_values(side, SM_FREQUENCY) for side in (left, right)]
     return duration_decision(

@@ -33,6 +33,7 @@ NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$"
 # Before matrix expansion a name may hold {key} placeholders.
 TEMPLATE_NAME_PATTERN = r"^[A-Za-z0-9_{][A-Za-z0-9_.{}-]{0,99}$"
 MAX_LAUNCHES = 2**63 - 1  # ncu counts launches in 64 bits; more is a typo (and a number too long to print)
+MAX_SAMPLES = 1000  # compare's rank test decides with 5 a side; a thousand profiled launches is hours
 MAX_PEERS = 4096  # ranks of one job that ncu instances coordinate
 RANGE_FILTER_PATTERN = r"^(yes|no|on|off)?:[^:]*:[^:]*$"
 
@@ -76,6 +77,13 @@ class TargetOptions(Frozen):
     launch_skip: int | None = Field(None, ge=0, le=MAX_LAUNCHES, description="--launch-skip: matching launches to skip")
     launch_skip_before_match: int | None = Field(None, ge=0, le=MAX_LAUNCHES, description="--launch-skip-before-match")
     launch_count: int | None = Field(None, ge=1, le=MAX_LAUNCHES, description="--launch-count: results to collect")
+    samples: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_SAMPLES,
+        description="results in one launch state for compare's verdicts: profiles this many matching launches "
+        "from launch_skip on (as launch_count, which must then be 1 or unset); run --samples overrides it",
+    )
     filter_mode: Literal["global", "per-gpu", "per-launch-config"] | None = Field(None, description="--filter-mode")
     kill: bool | None = Field(
         None, description="--kill: stop the application once launch_count is reached (default: yes with launch_count)"

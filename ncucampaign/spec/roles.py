@@ -61,6 +61,7 @@ OPTION_ROLES: dict[str, Role] = {
     "launch_skip": Role(_S.WINDOW, _D.DROPPED),
     "launch_skip_before_match": Role(_S.ALONE, _D.KERNEL),
     "launch_count": Role(_S.WINDOW, _D.DROPPED),
+    "samples": Role(_S.TOOL, _D.DROPPED),  # planned as launch_count (plan/expand.py)
     "filter_mode": Role(_S.RUN, _D.KERNEL),  # only "global" shares (plan/share.py alone_reason)
     "kill": Role(_S.TOOL, _D.DROPPED),  # added with launch_count
     "call_stack_type": Role(_S.RUN, _D.SCOPE),
