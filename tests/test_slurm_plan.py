@@ -98,7 +98,8 @@ def test_run_slurm_without_sbatch_is_a_clear_error_and_creates_nothing(tmp_path:
     assert not (tmp_path / "runs").exists()
 
 
-def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tmp_path: Path) -> None:
+def _submitted_two_targets(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """Targets a and b submitted as two array tasks (stand-in sbatch: job 4242), none of them started."""
     _stand_ins(tmp_path / "bin")
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n"))
     env = fake_env()
@@ -106,6 +107,11 @@ def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tm
     done = run_cli("run", "camp.yaml", "--slurm", "--no-share", "--out", "runs", cwd=tmp_path, env=env)
     assert done.returncode == 0 and "submitted Slurm array job 4242" in done.stdout, done.stdout + done.stderr
     run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    return run_dir, env
+
+
+def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tmp_path: Path) -> None:
+    run_dir, env = _submitted_two_targets(tmp_path)
     for index in (0, 1):  # what the two array tasks would run, as Slurm would start them
         task_env = {**env, "SLURM_ARRAY_TASK_ID": str(index), "SLURM_ARRAY_JOB_ID": "4242", "SLURM_JOB_ID": "43"}
         task = subprocess.run(
@@ -287,13 +293,7 @@ def test_waiting_prints_a_line_whenever_a_target_changes_state() -> None:
 def test_hostile_22_8_a_task_that_died_before_claiming_is_reported_by_collect(tmp_path: Path) -> None:
     """No task claimed either target and the array is over: collect says so per target, with the last
     line its task printed, instead of a finished run of pending targets and no word why."""
-    _stand_ins(tmp_path / "bin")
-    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n"))
-    env = fake_env()
-    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
-    done = run_cli("run", "camp.yaml", "--slurm", "--no-share", "--out", "runs", cwd=tmp_path, env=env)
-    assert done.returncode == 0 and "submitted Slurm array job 4242" in done.stdout, done.stdout + done.stderr
-    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    run_dir, env = _submitted_two_targets(tmp_path)
     tasks = json.loads((run_dir / "manifest.json").read_text())["slurm_arrays"][0]["tasks"]
     assert tasks == [["a"], ["b"]], tasks
     died = "ModuleNotFoundError: No module named 'ncucampaign'\x1b[2J"
