@@ -3,6 +3,7 @@ names files that exist, and the "Try it without a GPU" block runs, verbatim, aga
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -79,3 +80,13 @@ def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
     assert summary.startswith("verdicts: ") and "SAME" in summary and "SLOWER" not in summary, summary
     runs = list((tmp_path / "campaigns" / "runs" / "try").glob("ab-*/[AB]/try/2*/manifest.json"))
     assert len(runs) == 10  # 5 pairs, A and B each
+    assert "manifest:" not in done.stdout and "manifest:" in done.stderr  # the runs' tables: stderr
+    as_json = subprocess.run(
+        ["bash", "-c", script.replace("--pairs 5", "--pairs 1 --format json")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    verdicts = json.loads(as_json.stdout)["verdicts"]  # stdout is one JSON document
+    assert as_json.returncode == 0 and {v["verdict"] for v in verdicts} >= {"AMBIGUOUS"}, as_json.stderr[-2000:]

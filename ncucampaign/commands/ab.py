@@ -11,6 +11,7 @@ side's runs are its samples, and compare decides on them (README, "compare").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -112,4 +113,7 @@ def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
     argv += ["--only", *args.only] if args.only else []
     argv += ["--samples", str(args.samples)] if args.samples is not None else []
     parsed = parser.parse_args(argv)
-    return int(parsed.handler(parsed))
+    # The runs' own progress and tables are diagnostics here: stderr, so that stdout holds only the
+    # verdicts (and stays one JSON document with --format json).
+    with contextlib.redirect_stdout(sys.stderr):
+        return int(parsed.handler(parsed))
