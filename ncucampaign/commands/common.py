@@ -18,6 +18,7 @@ from rich.console import Console
 
 from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
 from ncucampaign.execute.provenance import installed_ncu
+from ncucampaign.execute.rundir.manifest import collector_paused
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
 from ncucampaign.plan.lint import lint_plan
@@ -37,14 +38,11 @@ def reading_runs() -> Iterator[None]:
     20,000 targets are about four million containers and no cycle; collections triggered while they
     were built took two thirds of the time, and the first collection after a pause walks every one
     of them once more (0.6 s). Frozen, they are left alone; they are freed when the command ends."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
+    with collector_paused():  # which enables it again after the freeze, where it was enabled
+        try:
+            yield
+        finally:
+            gc.freeze()
 
 
 def add_ncu_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:

@@ -9,9 +9,7 @@ from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate import TargetVerdict, target_verdicts
 from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
-from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Verdict
-
-CLOCK_TOLERANCE = 0.02  # SM frequencies further apart than this are different clocks
+from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Verdict, clocks_differ
 
 
 @dataclass(frozen=True)
@@ -182,7 +180,7 @@ def _clock_notes(target_a: TargetRecord, target_b: TargetRecord) -> Iterable[str
         )
     for result_a, result_b in zip(target_a.results, target_b.results, strict=False):
         before, after = result_a.value(SM_FREQUENCY), result_b.value(SM_FREQUENCY)
-        if before and after and abs(after - before) / before > CLOCK_TOLERANCE:
+        if before and after and clocks_differ(before, after):
             yield (
                 f"warning: {target_a.name}[{result_a.index}]: SM frequency {before / 1e9:.2f} GHz in A, "
                 f"{after / 1e9:.2f} GHz in B; durations are not comparable"

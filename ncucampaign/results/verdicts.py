@@ -93,7 +93,7 @@ def duration_decision(
     """A duration's verdict from its samples in A and B; with `clocks` (median SM frequencies) that
     differ, on `cycles` instead."""
     what = "duration"
-    if _clocks_differ(*clocks):
+    if clocks_differ(*clocks):
         if cycles is None or not cycles[0] or not cycles[1]:
             return Decision(
                 Verdict.AMBIGUOUS,
@@ -161,7 +161,7 @@ def _z(quantile: float) -> float:
     return statistics.NormalDist().inv_cdf(quantile)
 
 
-def _clocks_differ(a: float | None, b: float | None) -> bool:
+def clocks_differ(a: float | None, b: float | None) -> bool:
     return bool(a and b and abs(b - a) / a > CLOCK_TOLERANCE)
 
 

@@ -83,14 +83,7 @@ def _never_claimed(manifest: Manifest, files: SlurmFiles, active: set[str]) -> N
         job, index = placed.get(record.name, ("", 0))
         if record.status != Status.PENDING or not job or job in active or files.read_claim(record.name) is not None:
             continue
-        printed = files.output_tail(job, index)
-        said = (
-            f"it printed: {printed}"
-            if printed
-            else "it printed nothing"
-            if printed is not None
-            else f"it left no output ({SLURM}/out/{job}_{index}.out): Slurm could not start it or write its output"
-        )
+        said = _what_it_printed(files.output_tail(job, index), f"{SLURM}/out/{job}_{index}.out")
         record = record.model_copy(deep=True)
         record.status = Status.INTERRUPTED
         record.message = (
@@ -98,6 +91,12 @@ def _never_claimed(manifest: Manifest, files: SlurmFiles, active: set[str]) -> N
             "run --resume RUN_DIR --slurm reruns it"
         )
         manifest.targets[position] = record
+
+
+def _what_it_printed(last_line: str | None, output: str) -> str:
+    if last_line is None:
+        return f"it left no output ({output}): Slurm could not start it or write its output"
+    return f"it printed: {last_line}" if last_line else "it printed nothing"
 
 
 def _find(task: Manifest, name: str) -> TargetRecord | None:
