@@ -9,7 +9,17 @@ from pathlib import Path
 
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
-from ncucampaign.results.findings import findings_of, group_data, group_text, is_report_path, rank, top
+from ncucampaign.results.findings import (
+    findings_of,
+    group_data,
+    group_text,
+    is_report_path,
+    rank,
+    run_charts,
+    shares_of_shown,
+    top,
+)
+from ncucampaign.results.weights import gpu_time_summary, shares_by_function
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -30,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     run = None if is_report_path(path) else load_collected(path)  # a Slurm run: its tasks' records first
     read = findings_of(path, args.ncu, run)
-    groups = top(rank(read.found, include_ok=args.all), args.top)
+    shares = shares_by_function(run.manifest) if run is not None else None
+    groups = top(rank(read.found, include_ok=args.all, shares=shares), args.top)
     for note in read.unread:
         print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
     for problem in read.unreadable:
@@ -38,12 +49,18 @@ def run(args: argparse.Namespace) -> int:
     # An unreadable report is not "nothing to fix": the exit status says so, as summarize's does.
     status = EXIT_USAGE if read.unreadable else EXIT_OK
     if args.format == "json":
-        print(json.dumps([group_data(group) for group in groups], indent=2))
+        charts = run_charts(run.manifest) if run is not None else None
+        print(json.dumps([group_data(group, charts) for group in groups], indent=2))
         return status
     if not groups:
         what = "of the reports that could be read " if read.unreadable else ""
         print(f"no findings: ncu's rules {what}reported nothing to act on" + (" (see --all)" if not args.all else ""))
         return status
+    if run is not None:
+        print(printable(gpu_time_summary(run.manifest)))
+        held = shares_of_shown(groups)
+        if held is not None:
+            print(f"the kernels below hold {100 * held:.1f}% of the application's GPU time")
     for position, group in enumerate(groups, 1):
         print(printable("\n".join(group_text(position, group)), keep_newlines=True))
     return status

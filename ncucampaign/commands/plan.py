@@ -18,10 +18,12 @@ from ncucampaign.commands.common import (
 )
 from ncucampaign.commands.run_slurm import checked_slurm_args
 from ncucampaign.errors import EXIT_OK, UsageError
-from ncucampaign.plan.argv import ncu_argv, plan_json
+from ncucampaign.execute.timing_pass import TIMING_LAUNCHES
+from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share import share_plan
 from ncucampaign.plan.share_text import group_data, plan_text
 from ncucampaign.plan.slurm import array_tasks, batch_script
+from ncucampaign.plan.union import timing_invocation
 from ncucampaign.plan.units import units_in_plan_order
 from ncucampaign.spec.ncu_catalog import report_suffix
 
@@ -85,4 +87,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
         return EXIT_OK
     print("\n".join(plan_text(plan, argvs, shares, report_dir, args.file, suffix)))
+    if loaded.campaign.weigh and plan.invocations:
+        timing = timing_invocation(plan.invocations[0], TIMING_LAUNCHES)
+        argv = ncu_argv(timing, plan.ncu, report_dir / "shared", suffix)
+        print("# after the targets, the timing pass (weigh: true; cached per command, workload, ncu and GPU):")
+        print(shell_command(argv, timing.env, timing.cwd))
     return EXIT_OK

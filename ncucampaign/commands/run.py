@@ -33,6 +33,7 @@ from ncucampaign.plan.gpus import parse_gpus
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
+from ncucampaign.results.weights import gpu_time_line
 from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
@@ -68,6 +69,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run every target in its own application run (default: targets with identical run settings share "
         "one, split and verified per target)",
+    )
+    parser.add_argument(
+        "--weigh",
+        action="store_true",
+        help="after the targets, time every launch of the application once (as `weigh: true` does), so that "
+        "findings rank by what they would gain the whole application",
     )
     parser.add_argument(
         "--jobs-per-gpu",
@@ -124,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         rerun_failed=args.rerun_failed,
         share=not args.no_share,
         installed=installed,
+        weigh=args.weigh or loaded.campaign.weigh,
     )
     if args.slurm:
         run_slurm.check_run_path(resume_dir or root.absolute() / plan.campaign)
@@ -146,8 +154,9 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
                 raise
             result = local.execute()
         console.print(final_table(result.manifest, str(result.run.root)))
-        for line in sharing_breakdown(result.manifest):
-            console.print(line, highlight=False, markup=False)
+        for line in [*sharing_breakdown(result.manifest), gpu_time_line(result.manifest)]:
+            if line:
+                console.print(line, highlight=False, markup=False)
         console.print(f"manifest: {result.run.manifest}", highlight=False)
     return result.exit_code
 

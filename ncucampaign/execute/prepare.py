@@ -38,6 +38,7 @@ class RunSettings:
     rerun_failed: bool = False
     share: bool = True  # run --no-share: every target in its own application run
     installed: InstalledNcu | None = None  # what the ncu lists: a target asking for more never shares
+    weigh: bool = False  # weigh: true / run --weigh: a timing pass gives each target its share of GPU time
 
 
 def resolve_ncu(ncu: str) -> str:

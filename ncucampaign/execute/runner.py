@@ -7,12 +7,14 @@ stopped gracefully, so their reports are kept.
 
 from __future__ import annotations
 
+from ncucampaign.errors import EXIT_INTERRUPTED
 from ncucampaign.execute.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.timing_pass import weigh
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share import share_plan
@@ -56,9 +58,16 @@ class LocalRun:
         opened = self.opened
         try:
             units, alone = planned_units(opened)
-            runner = UnitRunner(self.ctx, TraceCache(opened.settings.runs_root.absolute()), alone)
+            traces = TraceCache(opened.settings.runs_root.absolute())
+            runner = UnitRunner(self.ctx, traces, alone)
             skipped = len(opened.plan.invocations) - len(opened.to_run)
-            return execute_units(self.ctx, opened.plan, units, executor_for(opened.settings), runner, skipped)
+            result = execute_units(self.ctx, opened.plan, units, executor_for(opened.settings), runner, skipped)
+            if opened.settings.weigh and not self.stop.level:
+                weigh(self.ctx, opened.plan, traces)  # after the targets: their results get their shares
+                if self.stop.level:  # stopped during the pass: the run says so, and --resume times it again
+                    self.ctx.book.commit(lambda: setattr(result.manifest, "state", "interrupted"))
+                    return RunResult(result.run, result.manifest, EXIT_INTERRUPTED)
+            return result
         finally:
             opened.close()
 

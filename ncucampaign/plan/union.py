@@ -180,6 +180,23 @@ def trace_invocation(members: Sequence[Invocation], launches: int) -> Invocation
     )
 
 
+def timing_invocation(base: Invocation, launches: int) -> Invocation:
+    """The timing pass of a campaign: its application command under ncu with one metric, every launch
+    of every process (no filter), the first `launches` of them; cheap like the trace."""
+    options = TargetOptions.model_construct(
+        metrics=(TRACE_METRIC,),
+        target_processes="all",
+        cache_control="none",
+        clock_control="none",
+        launch_count=launches,
+        kill=True,
+        extra_args=("--import-sass", "no"),
+    )
+    return dataclasses.replace(
+        base, name="timing", target="timing", matrix=(), options=options, retries=0, expect_launch_count=False
+    )
+
+
 def renamed(inv: Invocation, name: str) -> Invocation:
     """A shared run's invocation under its own name (its reports and logs are its own)."""
     return dataclasses.replace(inv, name=name, target=name, matrix=())

@@ -3,15 +3,17 @@ kernels grouped, ranked by ncu's estimated speedup. Pure apart from reading the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable, UsageError
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.isolated import read_rule_results
+from ncucampaign.results.roofline import chart_data
 from ncucampaign.results.rules import RuleResult
 from ncucampaign.results.runs import LoadedRun, load_run
+from ncucampaign.results.weights import GainTerm, gain_terms, total_gain
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 # Messages that are findings (something to act on); OK and NONE messages are informative.
@@ -26,9 +28,15 @@ class Finding:
 
 @dataclass(frozen=True)
 class FindingGroup:
-    """One finding (rule and title) and every result it was reported for, best estimated speedup first."""
+    """One finding (rule and title) and every result it was reported for, best estimated speedup first;
+    with GPU-time shares, what it would gain the application, kernel by kernel."""
 
     occurrences: tuple[Finding, ...]
+    terms: tuple[GainTerm, ...] = ()
+
+    @property
+    def gain(self) -> float | None:
+        return total_gain(self.terms)
 
     @property
     def first(self) -> RuleResult:
@@ -47,21 +55,29 @@ class FindingGroup:
         return list(dict.fromkeys(f.target for f in self.occurrences if f.target))
 
 
-def rank(findings: Iterable[Finding], include_ok: bool = False) -> list[FindingGroup]:
+def rank(
+    findings: Iterable[Finding], include_ok: bool = False, shares: Mapping[str, float] | None = None
+) -> list[FindingGroup]:
     """Grouped by rule and title; errors and warnings and suggestions before informative messages,
-    then by estimated speedup (largest first, none last), then by how often they were reported."""
+    then (with `shares`, function -> share of GPU time) by estimated application gain, then by
+    estimated speedup (largest first, none last), then by how often they were reported."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
         if include_ok or finding.rule.kind in ACTIONABLE:
             groups.setdefault((finding.rule.rule, finding.rule.title), []).append(finding)
     ranked = [
-        FindingGroup(tuple(sorted(found, key=lambda f: -(f.rule.speedup if f.rule.speedup is not None else -1.0))))
+        FindingGroup(
+            tuple(sorted(found, key=lambda f: -(f.rule.speedup if f.rule.speedup is not None else -1.0))),
+            tuple(gain_terms(((f.rule.kernel, f.rule.speedup) for f in found), shares)) if shares else (),
+        )
         for found in groups.values()
     ]
     return sorted(
         ranked,
         key=lambda g: (
             g.first.kind not in ACTIONABLE,
+            g.gain is None,
+            -(g.gain or 0.0),
             g.best_speedup is None,
             -(g.best_speedup or 0.0),
             -len(g.occurrences),
@@ -150,15 +166,38 @@ def group_text(position: int, group: FindingGroup) -> list[str]:
         where += f" in {shown}"
     return [
         f"{position}. {rule.title or rule.name}  [{rule.kind}, {rule.rule}, section {rule.section}]  {speedup}",
+        *gain_lines(group),
         f"   {where}",
         f"   kernel: {group.kernels[0]}" + (f" (and {len(group.kernels) - 1} more)" if len(group.kernels) > 1 else ""),
         f"   {rule.message}",
     ]
 
 
-def group_data(group: FindingGroup) -> dict[str, object]:
+def gain_lines(group: FindingGroup) -> list[str]:
+    """The application gain with its arithmetic (none without shares)."""
+    if group.gain is not None:
+        return [f"   est. application gain {group.gain:.2f}% of GPU time = " + " + ".join(_terms(group))]
+    if group.terms:
+        return ["   est. application gain unknown: the timing pass did not time its kernel(s)"]
+    return []
+
+
+def _terms(group: FindingGroup, shown: int = 3) -> list[str]:
+    known = [t for t in group.terms if t.gain is not None]
+    words = [t.arithmetic() for t in known[:shown]]
+    return words + ([f"{len(known) - shown} more"] if len(known) > shown else [])
+
+
+def group_data(group: FindingGroup, charts: Mapping[tuple[str, int], object] | None = None) -> dict[str, object]:
+    """`charts`: (target, result) -> the result's chart numbers (results.roofline.chart_data)."""
     rule = group.first
+    charts = charts or {}
     return {
+        "application_gain_pct": group.gain,
+        "gain_terms": [
+            {"kernel": t.kernel, "speedup_pct": t.speedup, "gpu_time_share": t.share, "gain_pct": t.gain}
+            for t in group.terms
+        ],
         "rule": rule.rule,
         "name": rule.name,
         "section": rule.section,
@@ -169,10 +208,32 @@ def group_data(group: FindingGroup) -> dict[str, object]:
         "speedup_type": rule.speedup_type,
         "focus_metrics": [{"metric": m, "severity": s} for m, s in rule.focus],
         "occurrences": [
-            {"target": f.target, "result": f.rule.ordinal, "kernel": f.rule.kernel, "estimated_speedup": f.rule.speedup}
+            {
+                "target": f.target,
+                "result": f.rule.ordinal,
+                "kernel": f.rule.kernel,
+                "estimated_speedup": f.rule.speedup,
+                "gpu_time_share": next((t.share for t in group.terms if t.kernel == f.rule.kernel), None),
+                "charts": charts.get((f.target, f.rule.ordinal)),
+            }
             for f in group.occurrences
         ],
     }
+
+
+def run_charts(manifest: Manifest) -> dict[tuple[str, int], object]:
+    """Every result's chart numbers, by (target, result)."""
+    return {
+        (target.name, result.index): chart_data(result.value, result.metrics)
+        for target in manifest.targets
+        for result in target.results
+    }
+
+
+def shares_of_shown(groups: Sequence[FindingGroup]) -> float | None:
+    """The GPU-time share of the distinct kernels the groups name (each counted once: at most 1)."""
+    shares = {t.kernel: t.share for g in groups for t in g.terms if t.share is not None}
+    return sum(shares.values()) if shares else None
 
 
 def top(groups: Sequence[FindingGroup], count: int | None) -> Sequence[FindingGroup]:

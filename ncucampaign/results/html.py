@@ -12,16 +12,29 @@ from urllib.parse import quote
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
-from ncucampaign.results.findings import rank, recorded_findings
-from ncucampaign.results.metrics import COLUMNS, DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT
+from ncucampaign.results.findings import rank, recorded_findings, shares_of_shown
+from ncucampaign.results.html_charts import (
+    campaign_roofline,
+    duration_chart,
+    short_name,
+    target_charts,
+    throughput_chart,
+)
+from ncucampaign.results.metrics import COLUMNS
 from ncucampaign.results.runs import LoadedRun
+from ncucampaign.results.weights import gpu_time_summary, shares_by_function
 
 STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330;background:#fff}
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330;background:#fff;
+max-width:1350px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px}
 .sub{color:#5b6475;margin-bottom:16px}
-table{border-collapse:collapse;width:100%;margin:8px 0}
-th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%;margin:8px 0;table-layout:fixed}
+th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+col.narrow{width:4.7em} col.name{width:9em} col.kernel{width:17em} td.findings{font-size:12px}
+#targets th{font-size:12px}
+.gain{color:#1d2330;font-weight:600} .result-charts h3{font-size:15px;margin:18px 0 4px}
+figure{margin:0} figcaption{color:#5b6475;font-size:12px;margin-bottom:2px}
 th{background:#f4f6f9;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .status-ok{color:#137333;font-weight:600} .status-bad{color:#b3261e;font-weight:600}
 dl.prov{display:grid;grid-template-columns:max-content auto;gap:2px 16px;margin:0}
@@ -58,9 +71,12 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
         _target_table(manifest, href),
         "<h2>Charts</h2>",
         '<div class="charts">',
-        _duration_chart(charted),
-        _throughput_chart(charted),
+        duration_chart(charted),
+        throughput_chart(charted),
         "</div>",
+        "<h2>Roofline</h2>",
+        campaign_roofline(manifest),
+        *(["<h2>Charts per result</h2>", *target_charts(manifest)]),
         f'<p class="sub">Written by ncucampaign {escape(manifest.tool.version)} from '
         f'<a href="{href("manifest.json")}">manifest.json</a>.</p>',
         "</body></html>",
@@ -84,21 +100,30 @@ def run_link(root: Path, base: Path, relative: str) -> str | None:
 
 
 def _fix_first(manifest: Manifest, count: int = 10) -> str:
-    """ncu's own findings across the campaign, ranked by estimated speedup (`ncucampaign findings`)."""
-    groups = rank(recorded_findings(manifest))[:count]
+    """ncu's own findings across the campaign, ranked by estimated application gain when the run was
+    weighed, else by ncu's estimated speedup (`ncucampaign findings`)."""
+    groups = rank(recorded_findings(manifest), shares=shares_by_function(manifest))[:count]
+    summary = f'<p class="sub">{escape(gpu_time_summary(manifest))}</p>'
     if not groups:
-        return '<p class="sub">ncu\'s rules reported nothing to act on (or the reports were not read).</p>'
+        return summary + '<p class="sub">ncu\'s rules reported nothing to act on (or the reports were not read).</p>'
+    held = shares_of_shown(groups)
+    if held is not None:
+        summary += f'<p class="sub">The kernels below hold {100 * held:.1f}% of the application\'s GPU time.</p>'
     items = []
     for group in groups:
         rule = group.first
         speedup = f"estimated speedup {rule.speedup:.0f}%" if rule.speedup is not None else "no estimate"
         where = ", ".join(group.targets[:6]) + (" ..." if len(group.targets) > 6 else "")
+        gain = ""
+        if group.gain is not None:
+            terms = " + ".join(t.arithmetic() for t in group.terms if t.gain is not None)
+            gain = f'<br><span class="gain">application gain {group.gain:.2f}% of GPU time = {escape(terms)}</span>'
         items.append(
             f'<li><b>{escape(rule.title or rule.name)}</b> <span class="sub">{escape(rule.kind)} &middot; '
             f"{escape(rule.rule)} &middot; {speedup} &middot; {len(group.occurrences)} result(s) in "
-            f"{escape(where)}</span><br>{escape(rule.message)}</li>"
+            f"{escape(where)}</span>{gain}<br>{escape(rule.message)}</li>"
         )
-    return "<ol>" + "".join(items) + "</ol>"
+    return summary + '<ol class="fix-first">' + "".join(items) + "</ol>"
 
 
 def _failed(manifest: Manifest) -> list[str]:
@@ -138,18 +163,24 @@ def _provenance(manifest: Manifest) -> str:
 
 
 def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
-    head = ("target", "status", "attempts", "s", "result", "kernel", *(c.header for c in COLUMNS), "findings", "files")
-    rows = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+    head = ("target", "status", "attempts, s", "GPU time %", "[result] kernel", *(c.header for c in COLUMNS))
+    head += ("findings", "files")
+    widths = ("name", "narrow", "narrow", "narrow", "kernel", *("narrow" for _ in COLUMNS))
+    # fixed widths: the table fits the page (1400 px) whatever the names; the findings take the rest
+    cols = "".join(f'<col class="{w}">' for w in widths) + '<col><col class="narrow">'
+    rows = [f'<table id="targets"><colgroup>{cols}</colgroup><thead><tr>']
+    rows[0] += "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
     for target in manifest.targets:
         results: list[ResultRecord | None] = list(target.results) or [None]
         for position, result in enumerate(results):
             cells = _target_cells(target, len(results)) if position == 0 else []
             if result is None:
-                cells += [f'<td colspan="{3 + len(COLUMNS)}">' + escape(target.message) + "</td>"]
+                message = target.message if len(target.message) <= 240 else target.message[:239] + "…"
+                cells += [f'<td colspan="{2 + len(COLUMNS)}" title="{escape(target.message)}">{escape(message)}</td>']
             else:
                 cells += [
-                    f'<td class="num">{result.index}</td>',
-                    f'<td><code title="{escape(result.demangled)}">{escape(result.kernel)}</code></td>',
+                    f'<td><code title="{escape(result.demangled)}">[{result.index}] '
+                    f"{escape(short_name(result.kernel, 40))}</code></td>",
                     *(f'<td class="num">{c.format(result.value(c.metric))}</td>' for c in COLUMNS),
                     _result_findings(result),
                 ]
@@ -164,7 +195,7 @@ def _result_findings(result: ResultRecord) -> str:
     """The titles of a result's findings (errors, warnings, suggestions), each with its message on hover."""
     shown = [f for f in result.findings if f.type not in ("OK", "NONE")]
     items = (f'<span title="{escape(f.message)}">{escape(f.title or f.name)}</span>' for f in shown)
-    return "<td>" + "; ".join(items) + "</td>"
+    return '<td class="findings">' + "; ".join(items) + "</td>"
 
 
 def _target_cells(target: TargetRecord, span: int) -> list[str]:
@@ -172,9 +203,13 @@ def _target_cells(target: TargetRecord, span: int) -> list[str]:
     return [
         f'<td rowspan="{span}">{escape(target.name)}</td>',
         f'<td rowspan="{span}" class="{status_class}" title="{escape(target.message)}">{target.status.value}</td>',
-        f'<td rowspan="{span}" class="num">{len(target.attempts)}</td>',
-        f'<td rowspan="{span}" class="num">{target.seconds:.1f}</td>',
+        f'<td rowspan="{span}" class="num">{len(target.attempts)}, {target.seconds:.1f}</td>',
+        f'<td rowspan="{span}" class="num">{_share(target.gpu_time_share)}</td>',
     ]
+
+
+def _share(share: float | None) -> str:
+    return "" if share is None else f"{100 * share:.1f}"
 
 
 def _links(target: TargetRecord, href: Callable[[str], str | None]) -> str:
@@ -186,71 +221,6 @@ def _links(target: TargetRecord, href: Callable[[str], str | None]) -> str:
         elif path:
             links.append(f"{kind}: <code>{escape(path)}</code> (not a file in the run directory)")
     return " &middot; ".join(links)
-
-
-def _label(target: TargetRecord, result: ResultRecord) -> str:
-    suffix = f"[{result.index}]" if len(target.results) > 1 else ""
-    return f"{target.name}{suffix}"
-
-
-def _duration_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
-    bars = [(t, r, r.value(DURATION)) for t, r in charted if r.value(DURATION) is not None]
-    label_width, plot_width, row = 230, 360, 20
-    height = 40 + row * max(len(bars), 1)
-    top = max((d for _, _, d in bars if d is not None), default=1.0) or 1.0
-    out = [
-        f"<figure><figcaption>Duration per result (us)</figcaption>"
-        f'<svg id="durations-chart" xmlns="http://www.w3.org/2000/svg" width="{label_width + plot_width + 70}" '
-        f'height="{height}" role="img" aria-label="duration per result">'
-    ]
-    for position, (target, result, duration) in enumerate(bars):
-        y = 10 + position * row
-        width = max(plot_width * (duration or 0) / top, 1)
-        label = escape(_label(target, result))
-        out.append(f'<text x="{label_width - 6}" y="{y + 13}" text-anchor="end">{label}</text>')
-        out.append(
-            f'<rect class="bar" x="{label_width}" y="{y + 2}" width="{width:.1f}" height="{row - 6}">'
-            f"<title>{label} {escape(result.kernel)}: {(duration or 0) / 1000:.2f} us</title></rect>"
-        )
-        out.append(f'<text x="{label_width + width + 4:.1f}" y="{y + 13}">{(duration or 0) / 1000:.2f}</text>')
-    if not bars:
-        out.append('<text x="10" y="25">no durations recorded</text>')
-    out.append("</svg></figure>")
-    return "".join(out)
-
-
-def _throughput_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
-    size, margin = 320, 44
-    out = [
-        "<figure><figcaption>Compute (SM) vs memory throughput, % of peak</figcaption>"
-        f'<svg id="throughput-chart" xmlns="http://www.w3.org/2000/svg" width="{size + margin + 20}" '
-        f'height="{size + margin + 20}" role="img" aria-label="compute versus memory throughput">'
-    ]
-    for tick in range(0, 101, 20):
-        offset = size * tick / 100
-        out.append(f'<line class="grid" x1="{margin + offset}" y1="10" x2="{margin + offset}" y2="{10 + size}"/>')
-        out.append(
-            f'<line class="grid" x1="{margin}" y1="{10 + size - offset}" x2="{margin + size}" '
-            f'y2="{10 + size - offset}"/>'
-        )
-        out.append(f'<text x="{margin + offset}" y="{size + 26}" text-anchor="middle">{tick}</text>')
-        out.append(f'<text x="{margin - 6}" y="{10 + size - offset + 4}" text-anchor="end">{tick}</text>')
-    out.append(f'<line class="diag" x1="{margin}" y1="{10 + size}" x2="{margin + size}" y2="10"/>')
-    out.append(f'<line class="axis" x1="{margin}" y1="{10 + size}" x2="{margin + size}" y2="{10 + size}"/>')
-    out.append(f'<line class="axis" x1="{margin}" y1="10" x2="{margin}" y2="{10 + size}"/>')
-    out.append(f'<text x="{margin + size / 2}" y="{size + 44}" text-anchor="middle">memory throughput %</text>')
-    out.append(
-        f'<text transform="translate(12,{10 + size / 2}) rotate(-90)" text-anchor="middle">SM throughput %</text>'
-    )
-    for target, result in charted:
-        sm, memory = result.value(SM_THROUGHPUT), result.value(MEMORY_THROUGHPUT)
-        if sm is None or memory is None:
-            continue
-        x, y = margin + size * min(memory, 100) / 100, 10 + size - size * min(sm, 100) / 100
-        tip = f"{_label(target, result)} {result.kernel}: SM {sm:.1f}%, memory {memory:.1f}%"
-        out.append(f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="5"><title>{escape(tip)}</title></circle>')
-    out.append("</svg></figure>")
-    return "".join(out)
 
 
 def write_report(run: LoadedRun, output: Path | None = None) -> Path:

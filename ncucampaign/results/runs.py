@@ -20,6 +20,8 @@ from ncucampaign.execute.rundir.manifest import (
     collector_paused,
 )
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST
+from ncucampaign.results.roofline import chart_data
+from ncucampaign.results.weights import shares_by_function
 
 TIDY_COLUMNS = (
     "run_id",
@@ -53,6 +55,17 @@ class LoadedRun:
         """The tidy rows of `summarize --format csv|json`: one per result and metric, and one status row
         for each target without results."""
         return run_rows(self)
+
+    def charts(self) -> list[dict[str, object]]:
+        """Per result: its kernel's share of GPU time and the numbers the report's charts plot (roofline
+        points and ceilings, memory-chart bytes, warp states); the same as `findings --format json`."""
+        shares = shares_by_function(self.manifest)
+        return [
+            {"target": record.name, "result": result.index, "kernel": result.kernel,
+             "gpu_time_share": shares.get(result.kernel), **chart_data(result.value, result.metrics)}
+            for record in self.manifest.targets
+            for result in record.results
+        ]  # fmt: skip
 
     def to_dataframe(self) -> Any:
         """The tidy rows as a pandas DataFrame (columns as `summarize --format csv`); needs pandas."""

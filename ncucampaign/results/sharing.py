@@ -4,7 +4,7 @@ the targets that ran alone with their reason. Pure (over the manifest)."""
 
 from __future__ import annotations
 
-from ncucampaign.execute.rundir.book import TRACE_PREFIX
+from ncucampaign.execute.rundir.book import TRACE_PREFIX, is_union
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 
 
@@ -31,7 +31,7 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
     targets = {t.name: t for t in manifest.targets}
     hows = {name: how_obtained(record) for name, record in targets.items()}
     traces = [r for r in manifest.shared_runs if r.name.startswith(TRACE_PREFIX)]
-    unions = [r for r in manifest.shared_runs if not r.name.startswith(TRACE_PREFIX)]
+    unions = [r for r in manifest.shared_runs if is_union(r.name)]
     if not unions and not traces and "trace" not in hows.values():
         return []
     parts = []

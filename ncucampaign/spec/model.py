@@ -237,6 +237,11 @@ class Campaign(Frozen):
     ncu: str | None = Field(None, description="ncu executable (default: ncu on PATH)")
     runs_dir: str | None = Field(None, description="where run directories go, relative to this file (default: runs)")
     application: Application
+    weigh: bool = Field(
+        False,
+        description="after the targets, time the application's every launch once (one cheap ncu run, cached) so "
+        "that findings are ranked by what they would gain the whole application",
+    )
     defaults: TargetOptions = Field(default_factory=TargetOptions, description="options every target inherits")
     targets: tuple[Target, ...] = Field(min_length=1, description="what to profile")
 

@@ -190,6 +190,9 @@ class TargetRecord(Record):
     log: str
     obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
     slurm: SlurmPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
+    gpu_time_share: float | None = Field(
+        None, description="share (0-1) of the application's timed GPU time held by its results' kernels (gpu_time)"
+    )
 
 
 class TraceInfo(Record):
@@ -206,6 +209,23 @@ class SharedRunRecord(TargetRecord):
     members: list[str]
     window: Literal["targets", "trace"] = Field(description="where the union's launch window came from")
     trace: TraceInfo | None = None
+
+
+class KernelTime(Record):
+    function: str = Field(description="function name, as results name their kernel")
+    launches: int
+    ns: float = Field(description="GPU time of its launches, summed")
+
+
+class GpuTime(Record):
+    """The application's GPU time by kernel, from a timing pass (`weigh: true`, `run --weigh`): one
+    run of the command under ncu with one metric, every launch, no filter."""
+
+    run: str = Field(description="the timing pass (shared_runs[].name), or the cached report it reused")
+    launches: int = Field(description="launches timed")
+    complete: bool = Field(description="False: the pass stopped at its launch limit (shares of the first launches)")
+    total_ns: float
+    kernels: list[KernelTime] = Field(default_factory=list, description="by GPU time, largest first")
 
 
 class Manifest(Record):
@@ -227,6 +247,8 @@ class Manifest(Record):
         default_factory=list, description="application runs shared by several targets (their members say which)"
     )
     slurm_arrays: list[SlurmArray] = Field(default_factory=list, description="job arrays submitted (run --slurm)")
+    gpu_time: GpuTime | None = Field(None, description="the application's GPU time by kernel (None: not timed)")
+    gpu_time_note: str = Field("", description="why there is no gpu_time when the run asked for one")
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

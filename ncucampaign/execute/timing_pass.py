@@ -1,0 +1,110 @@
+"""The timing pass (`weigh: true`, `run --weigh`): the application's GPU time by kernel, so that
+findings can be ranked by what they would gain the whole application.
+
+One run of the campaign's command under ncu with one metric (gpu__time_duration.sum), every launch
+of every process, no filter; cached like a discovery trace (same key: command, environment,
+workload, ncu, GPU model), so a second run of an unchanged workload costs nothing. Its report is
+listed with `ncu --import --page raw --csv` (base units: nanoseconds) and summed per function.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+from pathlib import Path
+
+from ncucampaign.execute.attempt.attempts import run_attempts
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.rundir.book import TIMING_PREFIX
+from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.shared.imports import importer_of
+from ncucampaign.execute.shared.records import new_shared_record
+from ncucampaign.execute.shared.trace_run import key_of
+from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.union import TRACE_METRIC, timing_invocation
+
+TIMING_LAUNCHES = 20_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Cost"): ten minutes at most
+
+
+def timing_listing_argv(ncu: str, report: Path) -> list[str]:
+    page = ["--page", "raw", "--csv", "--print-units", "base", "--print-kernel-base", "function"]
+    return [ncu, "--import", str(report), *page]
+
+
+# ncu's duration units (its units row): without --print-units base, 2025.3.1 printed "us" on the H200.
+TO_NS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
+
+
+def gpu_time_of(listing: str, limit: int, run: str) -> GpuTime:
+    """The listing's launches summed per function (pure); rows without a duration are left out."""
+    lines = [line for line in listing.splitlines() if not line.startswith("==")]
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    units = next((row for row in rows if not (row.get("ID") or "").strip()), {})
+    scale = TO_NS.get((units.get(TRACE_METRIC) or "ns").strip())
+    by_function: dict[str, list[float]] = {}
+    for row in rows:
+        ident, duration = (row.get("ID") or "").strip(), (row.get(TRACE_METRIC) or "").replace(",", "").strip()
+        try:
+            value = float(duration)
+        except ValueError:
+            continue
+        if ident.isdigit() and scale is not None:  # an unknown unit: no shares rather than wrong ones
+            by_function.setdefault(row.get("Kernel Name") or "", []).append(value * scale)
+    kernels = sorted(
+        (KernelTime(function=name, launches=len(times), ns=sum(times)) for name, times in by_function.items()),
+        key=lambda k: -k.ns,
+    )
+    launches = sum(k.launches for k in kernels)
+    return GpuTime(
+        run=run, launches=launches, complete=launches < limit, total_ns=sum(k.ns for k in kernels), kernels=kernels
+    )
+
+
+def target_shares(manifest: Manifest) -> None:
+    """Each target's share: the timed GPU time of the functions its results profiled (each once)."""
+    timing = manifest.gpu_time
+    by_function = {k.function: k.ns for k in timing.kernels} if timing is not None else {}
+    for target in manifest.targets:
+        functions = {r.kernel for r in target.results if r.workload == "kernel"}
+        known = [by_function[f] for f in functions if f in by_function]
+        target.gpu_time_share = sum(known) / timing.total_ns if known and timing and timing.total_ns else None
+
+
+def weigh(ctx: RunContext, plan: Plan, cache: TraceCache, limit: int = TIMING_LAUNCHES) -> None:
+    """Time the application (or take the cached pass) and record gpu_time and every target's share;
+    a pass that fails records why (`gpu_time_note`) and fails nothing else."""
+    if not plan.invocations:
+        return
+    timing = timing_invocation(plan.invocations[0], limit)
+    key = key_of(timing, ctx.book.manifest, None)
+    with cache.key_lock(key):
+        found = cache.find(key)
+        if found is not None:
+            report, run = found[0], str(found[0])
+        else:
+            timing = dataclasses.replace(timing, name=f"{TIMING_PREFIX}{key.short}", target=f"timing-{key.short}")
+            record = new_shared_record(ctx, timing, (), "trace", None)
+            run_attempts(ctx, timing, record.argv, record, None, read_results=False)
+            if record.status != Status.OK or record.report is None:
+                return _note(ctx, f"the timing pass {record.name} ended {record.status.value}: {record.message}")
+            report, run = cache.remember(key, ctx.run.root / record.report.path, record.seconds), record.name
+    code, listing = importer_of(ctx).run(timing_listing_argv(ctx.ncu_path, report))
+    if code != 0:
+        return _note(ctx, f"the timing pass's report could not be listed (ncu --import exited {code})")
+    measured = gpu_time_of(listing, limit, run)
+    if not measured.total_ns:
+        return _note(ctx, "the timing pass timed no launch")
+
+    def record_it() -> None:
+        ctx.book.manifest.gpu_time, ctx.book.manifest.gpu_time_note = measured, ""
+        target_shares(ctx.book.manifest)
+
+    ctx.book.commit(record_it)
+
+
+def _note(ctx: RunContext, why: str) -> None:
+    ctx.book.commit(lambda: setattr(ctx.book.manifest, "gpu_time_note", why))
+    ctx.reporter.echo(f"no GPU-time shares: {why}")

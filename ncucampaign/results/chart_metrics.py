@@ -1,0 +1,77 @@
+"""The ncu metrics the report's charts are drawn from, recorded for every result whose report holds
+them (the roofline, memory-chart and warp-state sections of `set: full`, `set: roofline`, ...).
+
+The names and formulas are those of ncu 2025.3.1's own section files (SpeedOfLight_RooflineChart,
+SpeedOfLight_Hierarchical*RooflineChart, MemoryWorkloadAnalysis_Chart, WarpStateStatistics);
+docs/ncu-behaviour.md, "Charts", says which and how each plotted number is formed."""
+
+from __future__ import annotations
+
+import re
+
+SM_HZ = "sm__cycles_elapsed.avg.per_second"  # "SM Frequency" of the peaks
+SMSP_HZ = "smsp__cycles_elapsed.avg.per_second"  # "SM Frequency" of the achieved values
+DRAM_PEAK = "dram__bytes.sum.peak_sustained"  # bytes/cycle
+DRAM_HZ = "dram__cycles_elapsed.avg.per_second"
+DRAM_RATE = "dram__bytes.sum.per_second"
+L2_PEAK = "lts__lts2xbar_cycles_active.sum.peak_sustained"  # x 32 bytes a cycle (derived__lts__lts2xbar_bytes)
+L2_HZ = "lts__cycles_elapsed.avg.per_second"
+L2_RATE = "lts__lts2xbar_cycles_active.sum.per_second"  # x 32 bytes
+L2_BYTES_PER_CYCLE = 32
+
+
+def thread_inst(op: str, what: str) -> str:
+    """A thread-instruction metric of the roofline sections (peaks per SM, achieved per SMSP)."""
+    unit = "sm" if what == "peak_sustained" else "smsp"
+    return f"{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum.{what}"
+
+
+# Precision -> (FMA op, its operations per instruction, the other ops counted with their factor).
+# FP16: half2 instructions, so HADD/HMUL count 2 operations and HFMA 4 (the Half Precision chart).
+PRECISIONS: dict[str, tuple[str, int, tuple[tuple[str, int], ...]]] = {
+    "FP64": ("dfma", 2, (("dadd", 1), ("dmul", 1))),
+    "FP32": ("ffma", 2, (("fadd", 1), ("fmul", 1))),
+    "FP16": ("hfma", 4, (("hadd", 2), ("hmul", 2))),
+}
+
+# sm__ops_path_tensor_[op_<op>_]src_<types>.sum.{per_cycle_elapsed,peak_sustained}: one per tensor path.
+TENSOR = re.compile(
+    r"^sm__ops_path_tensor_(?P<path>(?:op_)?[a-z0-9_]+)\.sum\.(?P<what>per_cycle_elapsed|peak_sustained)$"
+)
+
+MEMORY_FLOWS: tuple[tuple[str, str], ...] = (
+    ("l1tex__m_xbar2l1tex_read_bytes.sum", "L2 → L1/TEX (reads)"),
+    ("l1tex__m_l1tex2xbar_write_bytes.sum", "L1/TEX → L2 (writes)"),
+    ("dram__bytes_read.sum", "DRAM → L2 (reads)"),
+    ("dram__bytes_write.sum", "L2 → DRAM (writes)"),
+)
+
+STALL_REASONS = (
+    "long_scoreboard", "wait", "no_instruction", "selected", "math_pipe_throttle", "imc_miss",
+    "branch_resolving", "short_scoreboard", "gmma", "not_selected", "dispatch_stall", "barrier",
+    "drain", "misc", "lg_throttle", "membar", "mio_throttle", "sleeping", "tex_throttle",
+)  # fmt: skip
+
+
+def stall_metric(reason: str) -> str:
+    return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+
+
+def stall_label(reason: str) -> str:
+    """ncu's own label ("Stall Long Scoreboard"; "Selected" is not a stall)."""
+    words = {"imc": "IMC", "lg": "LG", "mio": "MIO", "gmma": "GMMA"}
+    text = " ".join(words.get(word, word.capitalize()) for word in reason.split("_"))
+    return text if reason == "selected" else f"Stall {text}"
+
+
+CHART_METRICS: tuple[str, ...] = (
+    SM_HZ, SMSP_HZ, DRAM_PEAK, DRAM_HZ, DRAM_RATE, L2_PEAK, L2_HZ, L2_RATE,
+    *(
+        name
+        for fma, _, others in PRECISIONS.values()
+        for name in (thread_inst(fma, "peak_sustained"), thread_inst(fma, "per_cycle_elapsed"),
+                     *(thread_inst(op, "per_cycle_elapsed") for op, _ in others))
+    ),
+    *(metric for metric, _ in MEMORY_FLOWS),
+    *(stall_metric(reason) for reason in STALL_REASONS),
+)  # fmt: skip

@@ -1,0 +1,76 @@
+"""What a finding would gain the whole application: ncu's estimated speedup (a percentage of one
+kernel's time) times that kernel's share of the application's GPU time (the run's timing pass).
+Pure: the manifest's numbers in, gains and their arithmetic out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ncucampaign.execute.rundir.manifest import Manifest
+
+
+@dataclass(frozen=True)
+class GainTerm:
+    """One kernel's part of a finding's gain: its best estimated speedup times its share."""
+
+    kernel: str
+    speedup: float  # percent of the kernel's own time (ncu's estimate)
+    share: float | None  # fraction of the application's timed GPU time; None: not timed
+
+    @property
+    def gain(self) -> float | None:
+        """Percent of the application's GPU time."""
+        return self.speedup * self.share if self.share is not None else None
+
+    def arithmetic(self) -> str:
+        if self.share is None:
+            return f"{self.speedup:.0f}% x (no share known) for {self.kernel}"
+        return f"{self.speedup:.0f}% x {100 * self.share:.1f}% of GPU time = {self.gain:.2f}% for {self.kernel}"
+
+
+def shares_by_function(manifest: Manifest) -> dict[str, float]:
+    """Each timed function's share (0-1) of the application's timed GPU time; {} when not timed."""
+    timing = manifest.gpu_time
+    if timing is None or not timing.total_ns:
+        return {}
+    return {k.function: k.ns / timing.total_ns for k in timing.kernels}
+
+
+def gain_terms(speedups: Iterable[tuple[str, float | None]], shares: Mapping[str, float]) -> list[GainTerm]:
+    """One term per kernel, with the best speedup estimated for it (results without one add nothing)."""
+    best: dict[str, float] = {}
+    for kernel, speedup in speedups:
+        if speedup is not None:
+            best[kernel] = max(speedup, best.get(kernel, speedup))
+    terms = [GainTerm(kernel, speedup, shares.get(kernel)) for kernel, speedup in best.items()]
+    return sorted(terms, key=lambda t: (t.gain is None, -(t.gain or 0.0), -t.speedup))
+
+
+def total_gain(terms: Iterable[GainTerm]) -> float | None:
+    """Percent of the application's GPU time; None when no term has a share."""
+    known = [t.gain for t in terms if t.gain is not None]
+    return sum(known) if known else None
+
+
+def gpu_time_line(manifest: Manifest) -> str | None:
+    """What `run` prints at its end about the timing pass (None when the run was not weighed)."""
+    timing = manifest.gpu_time
+    if timing is None:
+        return f"GPU time: not known ({manifest.gpu_time_note})" if manifest.gpu_time_note else None
+    biggest = ", ".join(f"{k.function} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3])
+    return f"GPU time: {timing.launches} launches timed ({timing.run}); largest shares: {biggest}"
+
+
+def gpu_time_summary(manifest: Manifest) -> str:
+    """One line: where the shares come from, or why there are none."""
+    timing = manifest.gpu_time
+    if timing is None:
+        why = manifest.gpu_time_note or "the run was not weighed (campaign key weigh: true, or run --weigh)"
+        return f"no GPU-time share known: {why}; ranked by ncu's own estimates, each local to one kernel"
+    scope = "every launch" if timing.complete else f"the first {timing.launches} launches (the pass's limit)"
+    return (
+        f"GPU time: {timing.total_ns / 1e6:.3f} ms in {timing.launches} launches of {len(timing.kernels)} kernels "
+        f"({scope}; timing pass {timing.run}); ranked by estimated application gain = ncu's speedup x the "
+        "kernel's share"
+    )
