@@ -171,3 +171,24 @@ def test_a_report_without_chart_data_says_so_instead_of_drawing_empty_charts(tmp
     assert "no GPU-time share known" in page
     assert not [key for key in svgs(page) if key.startswith(("roofline-", "memory-", "warp-states-"))]
     ET.fromstring(re.search(r"<svg id=\"durations-chart\".*?</svg>", page, re.S).group(0))  # type: ignore[union-attr]
+
+
+def test_pm_sampling_timelines_plot_the_recorded_samples_around_the_kernels_activity(charted_run: Path) -> None:
+    manifest = json.loads((charted_run / "manifest.json").read_text())
+    charts = svgs((charted_run / "report.html").read_text())
+    for result in manifest["targets"][0]["results"]:
+        svg = charts[f"pm-sampling-full-{result['index']}-"]
+        start, end = map(float, svg.get("data-t-range", "").split())
+        x0, y0, x1, y1 = map(float, svg.get("data-plot", "").split())
+        series = {s["label"]: s["samples"] for s in result["pm_samples"]}
+        assert set(series) == {"SM instructions %", "tensor pipe %", "L2 throughput %", "DRAM throughput %"}
+        busy = [t for t, v in series["SM instructions %"] if v > 0]
+        assert busy and start <= busy[0] and busy[-1] <= end  # the kernel's activity is in the window
+        assert end - start < series["SM instructions %"][-1][0] / 4  # and the idle samples around it are not
+        for line in svg.iter(f"{NS}polyline"):
+            kept = [(t, v) for t, v in series[line.get("data-label", "")] if start <= t <= end]
+            drawn = [tuple(map(float, pair.split(","))) for pair in line.get("points", "").split()]
+            assert len(drawn) == len(kept) >= 3
+            for (x, y), (t, v) in zip(drawn, kept, strict=True):
+                assert x == pytest.approx(x0 + (x1 - x0) * (t - start) / (end - start), abs=0.01)
+                assert y == pytest.approx(y0 - (y0 - y1) * min(v, 100.0) / 100, abs=0.01)

@@ -64,6 +64,21 @@ def stall_label(reason: str) -> str:
     return text if reason == "selected" else f"Stall {text}"
 
 
+# PM sampling (section PmSampling): metrics sampled over time, one instance a sample, each with its
+# timestamp in ns (the instance's correlation ID); named <unit group>.<pass group>.<metric>.
+PM_SERIES: tuple[tuple[str, str], ...] = (
+    ("sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", "SM instructions %"),
+    ("sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "tensor pipe %"),
+    ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "L2 throughput %"),
+    ("dramc__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput %"),
+)
+
+
+def pm_series_of(name: str) -> str | None:
+    """The label of a PM-sampling metric the report charts (None for any other metric)."""
+    return next((label for suffix, label in PM_SERIES if name.endswith("." + suffix)), None)
+
+
 CHART_METRICS: tuple[str, ...] = (
     SM_HZ, SMSP_HZ, DRAM_PEAK, DRAM_HZ, DRAM_RATE, L2_PEAK, L2_HZ, L2_RATE,
     *(

@@ -11,6 +11,7 @@ from ncucampaign.results.metrics import DURATION, MEMORY_THROUGHPUT, SM_THROUGHP
 from ncucampaign.results.roofline import memory_flows, roofline_of, warp_states
 from ncucampaign.results.svg_bars import bars_svg
 from ncucampaign.results.svg_roofline import Plotted, roofline_svg
+from ncucampaign.results.svg_timeline import timeline_svg
 from ncucampaign.results.weights import shares_by_function
 
 STALLS_SHOWN = 10
@@ -78,6 +79,9 @@ def _result_figures(target: TargetRecord, result: ResultRecord, share: float | N
         unit = "cycles per issued instruction"
         chart = bars_svg(states, f"warp-states-{slug(label)}", f"warp states of {label}", unit)
         figures.append(f"<figure><figcaption>Warp states (largest {len(states)})</figcaption>{chart}</figure>")
+    if result.pm_samples:
+        chart = timeline_svg(result.pm_samples, f"pm-sampling-{slug(label)}", f"PM sampling of {label}")
+        figures.append(f"<figure><figcaption>PM sampling, % of peak</figcaption>{chart}</figure>")
     return figures
 
 

@@ -65,6 +65,9 @@ def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = N
                 "findings": tuple(
                     {**finding, "focus": tuple(tuple(pair) for pair in finding["focus"])} for finding in row["findings"]
                 ),
+                "pm_samples": tuple(
+                    (label, tuple((float(t), float(v)) for t, v in samples)) for label, samples in row["pm_samples"]
+                ),
             }
         )
         for row in rows

@@ -21,7 +21,8 @@ from types import ModuleType
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.results.chart_metrics import CHART_METRICS, TENSOR
+from ncucampaign.results.chart_metrics import CHART_METRICS
+from ncucampaign.results.chart_reading import pm_samples, tensor_paths, without_idle_tensor_paths
 from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
 from ncucampaign.results.rules import RuleResult, rule_fields
 from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
@@ -193,6 +194,7 @@ class MeasuredResult:
     nvtx: tuple[str, ...]
     metrics: dict[str, tuple[float | int | str, str]]  # ncu metric name -> (value, unit)
     findings: tuple[dict[str, Any], ...] = ()  # ncu's rule results (rules.rule_fields)
+    pm_samples: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()  # (label, ((ns, value), ...))
 
 
 def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[MeasuredResult]:
@@ -223,8 +225,9 @@ def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = N
                     block=_dims(action, "block"),
                     device=_int_metric(action, DEVICE_ID),
                     nvtx=_nvtx_paths(action),
-                    metrics=_without_idle_tensor_paths(_metrics(action, [*names, *tensor_paths(every)])),
+                    metrics=without_idle_tensor_paths(_metrics(action, [*names, *tensor_paths(every)])),
                     findings=tuple(rule_fields(rule) for rule in action.rule_results_as_dicts()),
+                    pm_samples=pm_samples(action, every),
                 )
             )
     return results
@@ -242,30 +245,6 @@ def _metrics(action: Any, names: list[str]) -> dict[str, tuple[float | int | str
             continue
         metrics[name] = (value, str(metric.unit() or ""))
     return metrics
-
-
-def tensor_paths(names: list[str]) -> list[str]:
-    return [name for name in names if TENSOR.match(name)]
-
-
-def _without_idle_tensor_paths(
-    metrics: dict[str, tuple[float | int | str, str]],
-) -> dict[str, tuple[float | int | str, str]]:
-    """A report holds every tensor path of the architecture (some thirty on an H200), nearly all idle:
-    only the paths a kernel used (and their peaks) are worth recording."""
-    idle = set()
-    for name, (value, _) in metrics.items():
-        match = TENSOR.match(name)
-        if match is not None and match["what"] == "per_cycle_elapsed" and not value:
-            idle |= {name, name.replace(".per_cycle_elapsed", ".peak_sustained")}
-    unused_peaks = {
-        name
-        for name in metrics
-        if (m := TENSOR.match(name))
-        and m["what"] == "peak_sustained"
-        and name.replace(".peak_sustained", ".per_cycle_elapsed") not in metrics
-    }
-    return {name: value for name, value in metrics.items() if name not in idle | unused_peaks}
 
 
 def _int_metric(action: Any, name: str) -> int | None:

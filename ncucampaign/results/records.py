@@ -13,7 +13,7 @@ from typing import Any
 from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.process.short import probe
-from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, ProcessInfo, ResultRecord
+from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
 from ncucampaign.results.isolated import read_results
 
 
@@ -34,6 +34,7 @@ def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummar
             nvtx=list(result.nvtx),
             metrics={name: MetricValue(value=value, unit=unit) for name, (value, unit) in result.metrics.items()},
             findings=[_finding(finding) for finding in result.findings],
+            pm_samples=[PmSeries(label=label, samples=list(samples)) for label, samples in result.pm_samples],
         )
         for result in measured
     ]

@@ -105,6 +105,13 @@ class FindingRecord(Record):
     focus_metrics: list[str] = Field(default_factory=list)
 
 
+class PmSeries(Record):
+    """One metric sampled over the result's time (ncu's PM sampling)."""
+
+    label: str
+    samples: list[tuple[float, float]] = Field(description="(ns from the first sample, value)")
+
+
 class ResultRecord(Record):
     """One profiled result (kernel, graph or range) with the report's own values."""
 
@@ -121,6 +128,7 @@ class ResultRecord(Record):
         default_factory=dict, description="ncu metric name -> value and unit; missing metrics are absent"
     )
     findings: list[FindingRecord] = Field(default_factory=list, description="ncu's rule results for this result")
+    pm_samples: list[PmSeries] = Field(default_factory=list, description="PM-sampling timelines, where collected")
 
     def value(self, metric: str) -> float | None:
         found = self.metrics.get(metric)

@@ -1,0 +1,58 @@
+"""A result's PM-sampling timelines as plain SVG: each sampled metric (percent of peak) against time.
+ncu samples from before the kernel starts to after it ends; the chart shows the samples around the
+kernel's activity (where it executed instructions), with two samples either side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from ncucampaign.execute.rundir.manifest import PmSeries
+
+WIDTH, HEIGHT = 560, 220
+LEFT, RIGHT, TOP, BOTTOM = 44, 150, 10, 34
+COLOURS = ("#3d6fd8", "#d8663d", "#2f9e62", "#7b4fd0")
+ACTIVITY = "SM instructions %"
+PAD = 2
+
+
+def active_window(series: Sequence[PmSeries]) -> tuple[int, int]:
+    """The sample indices [first, last] around the kernel's activity (all samples when none shows)."""
+    driver = next((s for s in series if s.label == ACTIVITY), series[0])
+    busy = [i for i, (_, value) in enumerate(driver.samples) if value > 0]
+    if not busy:
+        return 0, len(driver.samples) - 1
+    return max(busy[0] - PAD, 0), min(busy[-1] + PAD, len(driver.samples) - 1)
+
+
+def timeline_svg(series: Sequence[PmSeries], element_id: str, title: str) -> str:
+    first, last = active_window(series)
+    start = series[0].samples[first][0]
+    end = max(s.samples[min(last, len(s.samples) - 1)][0] for s in series)
+    span = (end - start) or 1.0
+    x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
+    out = [
+        f'<svg id="{escape(element_id)}" class="timeline" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
+        f'height="{HEIGHT}" role="img" aria-label="{escape(title)}" data-t-range="{start!r} {end!r}" '
+        f'data-plot="{x0} {y0} {x1} {y1}">'
+    ]
+    for tick in range(0, 101, 25):
+        y = y0 - (y0 - y1) * tick / 100
+        out.append(f'<line class="grid" x1="{x0}" y1="{y:.2f}" x2="{x1}" y2="{y:.2f}"/>'
+                   f'<text x="{x0 - 4}" y="{y + 4:.2f}" text-anchor="end">{tick}</text>')  # fmt: skip
+    out.append(f'<text x="{x0}" y="{HEIGHT - 18}">0</text><text x="{x1}" y="{HEIGHT - 18}" text-anchor="end">'
+               f"{span / 1000:.1f} us</text>")  # fmt: skip
+    out.append(f'<text x="{(x0 + x1) / 2}" y="{HEIGHT - 4}" text-anchor="middle">time (PM samples)</text>')
+    for position, one in enumerate(series):
+        colour = COLOURS[position % len(COLOURS)]
+        kept = [(t, v) for t, v in one.samples if start <= t <= end]
+        points = " ".join(f"{x0 + (x1 - x0) * (t - start) / span:.2f},{y0 - (y0 - y1) * min(v, 100.0) / 100:.2f}"
+                          for t, v in kept)  # fmt: skip
+        out.append(
+            f'<polyline class="pm-series" fill="none" stroke="{colour}" stroke-width="1.5" points="{points}" '
+            f'data-label="{escape(one.label)}"><title>{escape(one.label)}: peak {max(v for _, v in kept):.1f}%'
+            "</title></polyline>"
+        )
+        out.append(f'<text x="{x1 + 8}" y="{y1 + 12 + 14 * position}" fill="{colour}">{escape(one.label)}</text>')
+    out.append("</svg>")
+    return "".join(out)
