@@ -12,7 +12,7 @@ from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest, R
 from ncucampaign.execute.timing_pass import gpu_time_of, target_shares
 from ncucampaign.results.findings import Finding, group_text, rank, shares_of_shown
 from ncucampaign.results.rules import RuleResult
-from ncucampaign.results.weights import gpu_time_summary, shares_by_function
+from ncucampaign.results.weights import gpu_time_summary, shares_by_kernel
 from tests.conftest import fake_env, run_cli
 from tests.test_results_helpers import manifest_with, target_record
 
@@ -32,7 +32,7 @@ def listing(unit: str = "ns", gemm: str = "20,000", norm: str = "2,600", flash: 
 
 def test_the_timing_listing_is_summed_per_kernel_in_nanoseconds_largest_first() -> None:
     timing = gpu_time_of(listing(), limit=100, run="shared/timing-x")
-    assert [(k.function, k.launches, k.ns) for k in timing.kernels] == [
+    assert [(k.kernel, k.launches, k.ns) for k in timing.kernels] == [
         ("nvjet_gemm", 2, 40_000.0),
         ("flash_attention", 1, 15_400.0),
         ("rmsnorm_kernel", 1, 2_600.0),
@@ -58,7 +58,7 @@ def weighed(targets: list[TargetRecord], kernels: dict[str, float]) -> Manifest:
         launches=10,
         complete=True,
         total_ns=sum(kernels.values()),
-        kernels=[KernelTime(function=f, launches=1, ns=ns) for f, ns in kernels.items()],
+        kernels=[KernelTime(kernel=f, launches=1, ns=ns) for f, ns in kernels.items()],
     )
     return manifest
 
@@ -83,7 +83,7 @@ KERNELS = {"nvjet_gemm": 60_000.0, "flash_attention": 30_000.0, "rmsnorm_kernel"
 
 
 def test_findings_rank_by_application_gain_with_the_arithmetic_shown() -> None:
-    shares = shares_by_function(weighed([], KERNELS))
+    shares = shares_by_kernel(weighed([], KERNELS))
     groups = rank(FINDINGS, shares=shares)
     assert [g.first.title for g in groups] == ["Long Scoreboard Stalls", "Low Utilization", "Small Grid"]
     assert groups[0].gain == pytest.approx(40.0 * 0.6)
@@ -121,7 +121,7 @@ def test_run_weigh_records_shares_and_a_second_run_reuses_the_cached_pass(tmp_pa
     timing = manifest["gpu_time"]
     ns = [k["ns"] for k in timing["kernels"]]
     assert ns == sorted(ns, reverse=True) and timing["total_ns"] == sum(ns) and timing["complete"]
-    norm = next(k for k in timing["kernels"] if k["function"] == "rmsnorm_kernel")
+    norm = next(k for k in timing["kernels"] if k["kernel"] == "rmsnorm_kernel")
     assert manifest["targets"][0]["gpu_time_share"] == pytest.approx(norm["ns"] / timing["total_ns"])
     assert any(r["name"] == timing["run"] for r in manifest["shared_runs"])  # the pass ran in this run
     second = run_cli("run", str(campaign), "--weigh", "--out", "runs", cwd=tmp_path, env=env)
@@ -140,3 +140,22 @@ def test_plan_prints_the_timing_pass_of_a_weighed_campaign(tmp_path: Path, write
     assert done.returncode == 0, done.stderr
     last = done.stdout.strip().splitlines()[-1]
     assert "--metrics gpu__time_duration.sum --target-processes all" in last and "--kernel-name" not in last
+
+
+def test_templated_kernels_of_one_function_name_keep_their_own_shares() -> None:
+    add, silu = (
+        "void at::vectorized_elementwise_kernel<4, Add>(int)",
+        "void at::vectorized_elementwise_kernel<8, Silu>(int)",
+    )
+    timing = gpu_time_of(
+        f'"ID","Kernel Name","gpu__time_duration.sum"\n"","","ns"\n"0","{add}","9,000"\n"1","{silu}","1,000"\n',
+        limit=100,
+        run="t",
+    )
+    manifest = manifest_with([target_record("silu", results=[ResultRecord(
+        index=0, kernel="vectorized_elementwise_kernel", demangled=silu, workload="kernel")])])  # fmt: skip
+    manifest.gpu_time = timing
+    target_shares(manifest)
+    assert manifest.targets[0].gpu_time_share == pytest.approx(0.1)  # not the function's 100%
+    found = [Finding("silu", rule("vectorized_elementwise_kernel", "Low Utilization", 50.0), silu)]
+    assert rank(found, shares=shares_by_kernel(manifest))[0].gain == pytest.approx(5.0)

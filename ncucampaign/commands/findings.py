@@ -19,7 +19,7 @@ from ncucampaign.results.findings import (
     shares_of_shown,
     top,
 )
-from ncucampaign.results.weights import gpu_time_summary, shares_by_function
+from ncucampaign.results.weights import gpu_time_summary, shares_by_kernel
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     run = None if is_report_path(path) else load_collected(path)  # a Slurm run: its tasks' records first
     read = findings_of(path, args.ncu, run)
-    shares = shares_by_function(run.manifest) if run is not None else None
+    shares = shares_by_kernel(run.manifest) if run is not None else None
     groups = top(rank(read.found, include_ok=args.all, shares=shares), args.top)
     for note in read.unread:
         print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)

@@ -4,7 +4,8 @@ findings can be ranked by what they would gain the whole application.
 One run of the campaign's command under ncu with one metric (gpu__time_duration.sum), every launch
 of every process, no filter; cached like a discovery trace (same key: command, environment,
 workload, ncu, GPU model), so a second run of an unchanged workload costs nothing. Its report is
-listed with `ncu --import --page raw --csv` (base units: nanoseconds) and summed per function.
+listed with `ncu --import --page raw --csv` (base units: nanoseconds) and summed per kernel, by
+demangled name: PyTorch launches a dozen different kernels all named `vectorized_elementwise_kernel`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ TIMING_LAUNCHES = 20_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Cost"): te
 
 
 def timing_listing_argv(ncu: str, report: Path) -> list[str]:
-    page = ["--page", "raw", "--csv", "--print-units", "base", "--print-kernel-base", "function"]
+    page = ["--page", "raw", "--csv", "--print-units", "base", "--print-kernel-base", "demangled"]
     return [ncu, "--import", str(report), *page]
 
 
@@ -39,12 +40,12 @@ TO_NS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "mseco
 
 
 def gpu_time_of(listing: str, limit: int, run: str) -> GpuTime:
-    """The listing's launches summed per function (pure); rows without a duration are left out."""
+    """The listing's launches summed per kernel (pure); rows without a duration are left out."""
     lines = [line for line in listing.splitlines() if not line.startswith("==")]
     rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
     units = next((row for row in rows if not (row.get("ID") or "").strip()), {})
     scale = TO_NS.get((units.get(TRACE_METRIC) or "ns").strip())
-    by_function: dict[str, list[float]] = {}
+    by_kernel: dict[str, list[float]] = {}
     for row in rows:
         ident, duration = (row.get("ID") or "").strip(), (row.get(TRACE_METRIC) or "").replace(",", "").strip()
         try:
@@ -52,9 +53,9 @@ def gpu_time_of(listing: str, limit: int, run: str) -> GpuTime:
         except ValueError:
             continue
         if ident.isdigit() and scale is not None:  # an unknown unit: no shares rather than wrong ones
-            by_function.setdefault(row.get("Kernel Name") or "", []).append(value * scale)
+            by_kernel.setdefault(row.get("Kernel Name") or "", []).append(value * scale)
     kernels = sorted(
-        (KernelTime(function=name, launches=len(times), ns=sum(times)) for name, times in by_function.items()),
+        (KernelTime(kernel=name, launches=len(times), ns=sum(times)) for name, times in by_kernel.items()),
         key=lambda k: -k.ns,
     )
     launches = sum(k.launches for k in kernels)
@@ -64,12 +65,12 @@ def gpu_time_of(listing: str, limit: int, run: str) -> GpuTime:
 
 
 def target_shares(manifest: Manifest) -> None:
-    """Each target's share: the timed GPU time of the functions its results profiled (each once)."""
+    """Each target's share: the timed GPU time of the kernels its results profiled (each once)."""
     timing = manifest.gpu_time
-    by_function = {k.function: k.ns for k in timing.kernels} if timing is not None else {}
+    by_kernel = {k.kernel: k.ns for k in timing.kernels} if timing is not None else {}
     for target in manifest.targets:
-        functions = {r.kernel for r in target.results if r.workload == "kernel"}
-        known = [by_function[f] for f in functions if f in by_function]
+        kernels = {r.demangled for r in target.results if r.workload == "kernel"}
+        known = [by_kernel[k] for k in kernels if k in by_kernel]
         target.gpu_time_share = sum(known) / timing.total_ns if known and timing and timing.total_ns else None
 
 

@@ -24,6 +24,11 @@ ACTIONABLE = ("ERROR", "WARNING", "OPT")
 class Finding:
     target: str  # the target whose report holds it ('' for a single report)
     rule: RuleResult
+    demangled: str = ""  # the result's demangled name, when known: what GPU-time shares are keyed by
+
+    @property
+    def weighed_as(self) -> str:
+        return self.demangled or self.rule.kernel
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ def rank(
     findings: Iterable[Finding], include_ok: bool = False, shares: Mapping[str, float] | None = None
 ) -> list[FindingGroup]:
     """Grouped by rule and title; errors and warnings and suggestions before informative messages,
-    then (with `shares`, function -> share of GPU time) by estimated application gain, then by
+    then (with `shares`, demangled name -> share of GPU time) by estimated application gain, then by
     estimated speedup (largest first, none last), then by how often they were reported."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
@@ -68,7 +73,7 @@ def rank(
     ranked = [
         FindingGroup(
             tuple(sorted(found, key=lambda f: -(f.rule.speedup if f.rule.speedup is not None else -1.0))),
-            tuple(gain_terms(((f.rule.kernel, f.rule.speedup) for f in found), shares)) if shares else (),
+            tuple(gain_terms(((f.weighed_as, f.rule.speedup) for f in found), shares)) if shares else (),
         )
         for found in groups.values()
     ]
@@ -103,6 +108,7 @@ def recorded_findings(manifest: Manifest) -> list[Finding]:
                 speedup_type=f.speedup_type,
                 focus=tuple((metric, "") for metric in f.focus_metrics),
             ),
+            result.demangled,
         )
         for target in manifest.targets
         for result in target.results
@@ -152,7 +158,8 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
         except ReportUnreadable as exc:
             unreadable.append(f"{record.name}: {exc}")
             continue
-        found.extend(Finding(record.name, rule) for rule in rules)
+        demangled = {result.index: result.demangled for result in record.results}
+        found.extend(Finding(record.name, rule, demangled.get(rule.ordinal, "")) for rule in rules)
     return result
 
 
@@ -213,7 +220,7 @@ def group_data(group: FindingGroup, charts: Mapping[tuple[str, int], object] | N
                 "result": f.rule.ordinal,
                 "kernel": f.rule.kernel,
                 "estimated_speedup": f.rule.speedup,
-                "gpu_time_share": next((t.share for t in group.terms if t.kernel == f.rule.kernel), None),
+                "gpu_time_share": next((t.share for t in group.terms if t.kernel == f.weighed_as), None),
                 "charts": charts.get((f.target, f.rule.ordinal)),
             }
             for f in group.occurrences

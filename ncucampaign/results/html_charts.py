@@ -12,7 +12,7 @@ from ncucampaign.results.roofline import memory_flows, roofline_of, warp_states
 from ncucampaign.results.svg_bars import bars_svg
 from ncucampaign.results.svg_roofline import Plotted, roofline_svg
 from ncucampaign.results.svg_timeline import timeline_svg
-from ncucampaign.results.weights import shares_by_function
+from ncucampaign.results.weights import shares_by_kernel
 
 STALLS_SHOWN = 10
 
@@ -23,13 +23,13 @@ def slug(text: str) -> str:
 
 def plotted_rooflines(manifest: Manifest) -> list[Plotted]:
     """Every result with roofline data, with its kernel's share of GPU time when the run was weighed."""
-    shares = shares_by_function(manifest)
+    shares = shares_by_kernel(manifest)
     plotted = []
     for target in manifest.targets:
         for result in target.results:
             roofline = roofline_of(result.value, result.metrics)
             if roofline is not None:
-                plotted.append(Plotted(_label(target, result), result.kernel, roofline, shares.get(result.kernel)))
+                plotted.append(Plotted(_label(target, result), result.kernel, roofline, shares.get(result.demangled)))
     return plotted
 
 
@@ -48,11 +48,11 @@ def campaign_roofline(manifest: Manifest) -> str:
 
 def target_charts(manifest: Manifest) -> list[str]:
     """One block per result with chart data: its roofline, memory chart and warp states."""
-    shares = shares_by_function(manifest)
+    shares = shares_by_kernel(manifest)
     blocks = []
     for target in manifest.targets:
         for result in target.results:
-            figures = _result_figures(target, result, shares.get(result.kernel))
+            figures = _result_figures(target, result, shares.get(result.demangled))
             if figures:
                 label = _label(target, result)
                 blocks.append(

@@ -21,7 +21,7 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST
 from ncucampaign.results.roofline import chart_data
-from ncucampaign.results.weights import shares_by_function
+from ncucampaign.results.weights import shares_by_kernel
 
 TIDY_COLUMNS = (
     "run_id",
@@ -59,10 +59,10 @@ class LoadedRun:
     def charts(self) -> list[dict[str, object]]:
         """Per result: its kernel's share of GPU time and the numbers the report's charts plot (roofline
         points and ceilings, memory-chart bytes, warp states); the same as `findings --format json`."""
-        shares = shares_by_function(self.manifest)
+        shares = shares_by_kernel(self.manifest)
         return [
             {"target": record.name, "result": result.index, "kernel": result.kernel,
-             "gpu_time_share": shares.get(result.kernel), **chart_data(result.value, result.metrics)}
+             "gpu_time_share": shares.get(result.demangled), **chart_data(result.value, result.metrics)}
             for record in self.manifest.targets
             for result in record.results
         ]  # fmt: skip

@@ -14,7 +14,7 @@ from ncucampaign.execute.rundir.manifest import Manifest
 class GainTerm:
     """One kernel's part of a finding's gain: its best estimated speedup times its share."""
 
-    kernel: str
+    kernel: str  # demangled name
     speedup: float  # percent of the kernel's own time (ncu's estimate)
     share: float | None  # fraction of the application's timed GPU time; None: not timed
 
@@ -25,16 +25,24 @@ class GainTerm:
 
     def arithmetic(self) -> str:
         if self.share is None:
-            return f"{self.speedup:.0f}% x (no share known) for {self.kernel}"
-        return f"{self.speedup:.0f}% x {100 * self.share:.1f}% of GPU time = {self.gain:.2f}% for {self.kernel}"
+            return f"{self.speedup:.0f}% x (no share known) for {shortened(self.kernel)}"
+        return (
+            f"{self.speedup:.0f}% x {100 * self.share:.1f}% of GPU time = {self.gain:.2f}% for {shortened(self.kernel)}"
+        )
 
 
-def shares_by_function(manifest: Manifest) -> dict[str, float]:
-    """Each timed function's share (0-1) of the application's timed GPU time; {} when not timed."""
+def shortened(name: str, keep: int = 72) -> str:
+    """A demangled name short enough for a line of text (the middle goes; JSON keeps it whole)."""
+    return name if len(name) <= keep else f"{name[: keep - 25]}…{name[-24:]}"
+
+
+def shares_by_kernel(manifest: Manifest) -> dict[str, float]:
+    """Each timed kernel's share (0-1) of the application's timed GPU time, by demangled name; {} when
+    not timed."""
     timing = manifest.gpu_time
     if timing is None or not timing.total_ns:
         return {}
-    return {k.function: k.ns / timing.total_ns for k in timing.kernels}
+    return {k.kernel: k.ns / timing.total_ns for k in timing.kernels}
 
 
 def gain_terms(speedups: Iterable[tuple[str, float | None]], shares: Mapping[str, float]) -> list[GainTerm]:
@@ -58,7 +66,7 @@ def gpu_time_line(manifest: Manifest) -> str | None:
     timing = manifest.gpu_time
     if timing is None:
         return f"GPU time: not known ({manifest.gpu_time_note})" if manifest.gpu_time_note else None
-    biggest = ", ".join(f"{k.function} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3])
+    biggest = ", ".join(f"{shortened(k.kernel)} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3])
     return f"GPU time: {timing.launches} launches timed ({timing.run}); largest shares: {biggest}"
 
 

@@ -220,7 +220,7 @@ class SharedRunRecord(TargetRecord):
 
 
 class KernelTime(Record):
-    function: str = Field(description="function name, as results name their kernel")
+    kernel: str = Field(description="demangled name, as results' `demangled` (templates kept apart)")
     launches: int
     ns: float = Field(description="GPU time of its launches, summed")
 
