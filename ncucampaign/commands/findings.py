@@ -19,7 +19,7 @@ from ncucampaign.results.findings import (
     shares_of_shown,
     top,
 )
-from ncucampaign.results.weights import gpu_time_summary, shares_by_kernel
+from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     run = None if is_report_path(path) else load_collected(path)  # a Slurm run: its tasks' records first
     read = findings_of(path, args.ncu, run)
     shares = shares_by_kernel(run.manifest) if run is not None else None
-    groups = top(rank(read.found, include_ok=args.all, shares=shares), args.top)
+    names = kernel_names(run.manifest) if run is not None else None
+    groups = top(rank(read.found, include_ok=args.all, shares=shares, names=names), args.top)
     for note in read.unread:
         print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
     for problem in read.unreadable:

@@ -30,8 +30,11 @@ from ncucampaign.plan.union import TRACE_METRIC, timing_invocation
 TIMING_LAUNCHES = 20_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Cost"): ten minutes at most
 
 
-def timing_listing_argv(ncu: str, report: Path) -> list[str]:
-    page = ["--page", "raw", "--csv", "--print-units", "base", "--print-kernel-base", "demangled"]
+def timing_listing_argv(ncu: str, report: Path, base: str = "mangled") -> list[str]:
+    """Kernels by their symbol (`mangled`: ncu's console demangles templates differently from its
+    report reader, `at::vectorized_elementwise_kernel<8, ...>` against `at::native::...<(int)8, ...>`),
+    or by `demangled` name for people to read."""
+    page = ["--page", "raw", "--csv", "--print-units", "base", "--print-kernel-base", base]
     return [ncu, "--import", str(report), *page]
 
 
@@ -39,10 +42,17 @@ def timing_listing_argv(ncu: str, report: Path) -> list[str]:
 TO_NS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
 
 
-def gpu_time_of(listing: str, limit: int, run: str) -> GpuTime:
-    """The listing's launches summed per kernel (pure); rows without a duration are left out."""
+def _rows(listing: str) -> list[dict[str, str]]:
     lines = [line for line in listing.splitlines() if not line.startswith("==")]
-    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+
+def gpu_time_of(listing: str, limit: int, run: str, names: str = "") -> GpuTime:
+    """The listing's launches summed per kernel symbol (pure); rows without a duration are left out.
+    `names`: the same report listed by demangled name, for each kernel's readable name."""
+    rows = _rows(listing)
+    readable = {row.get("ID"): row.get("Kernel Name") or "" for row in _rows(names)}
+    name_of: dict[str, str] = {}
     units = next((row for row in rows if not (row.get("ID") or "").strip()), {})
     scale = TO_NS.get((units.get(TRACE_METRIC) or "ns").strip())
     by_kernel: dict[str, list[float]] = {}
@@ -53,9 +63,14 @@ def gpu_time_of(listing: str, limit: int, run: str) -> GpuTime:
         except ValueError:
             continue
         if ident.isdigit() and scale is not None:  # an unknown unit: no shares rather than wrong ones
-            by_kernel.setdefault(row.get("Kernel Name") or "", []).append(value * scale)
+            symbol = row.get("Kernel Name") or ""
+            by_kernel.setdefault(symbol, []).append(value * scale)
+            name_of.setdefault(symbol, readable.get(row.get("ID")) or symbol)
     kernels = sorted(
-        (KernelTime(kernel=name, launches=len(times), ns=sum(times)) for name, times in by_kernel.items()),
+        (
+            KernelTime(kernel=symbol, name=name_of[symbol], launches=len(times), ns=sum(times))
+            for symbol, times in by_kernel.items()
+        ),
         key=lambda k: -k.ns,
     )
     launches = sum(k.launches for k in kernels)
@@ -69,7 +84,7 @@ def target_shares(manifest: Manifest) -> None:
     timing = manifest.gpu_time
     by_kernel = {k.kernel: k.ns for k in timing.kernels} if timing is not None else {}
     for target in manifest.targets:
-        kernels = {r.demangled for r in target.results if r.workload == "kernel"}
+        kernels = {r.mangled or r.demangled for r in target.results if r.workload == "kernel"}
         known = [by_kernel[k] for k in kernels if k in by_kernel]
         target.gpu_time_share = sum(known) / timing.total_ns if known and timing and timing.total_ns else None
 
@@ -95,7 +110,8 @@ def weigh(ctx: RunContext, plan: Plan, cache: TraceCache, limit: int = TIMING_LA
     code, listing = importer_of(ctx).run(timing_listing_argv(ctx.ncu_path, report))
     if code != 0:
         return _note(ctx, f"the timing pass's report could not be listed (ncu --import exited {code})")
-    measured = gpu_time_of(listing, limit, run)
+    code, names = importer_of(ctx).run(timing_listing_argv(ctx.ncu_path, report, "demangled"))
+    measured = gpu_time_of(listing, limit, run, names if code == 0 else "")
     if not measured.total_ns:
         return _note(ctx, "the timing pass timed no launch")
 

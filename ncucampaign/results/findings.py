@@ -13,7 +13,7 @@ from ncucampaign.results.isolated import read_rule_results
 from ncucampaign.results.roofline import chart_data
 from ncucampaign.results.rules import RuleResult
 from ncucampaign.results.runs import LoadedRun, load_run
-from ncucampaign.results.weights import GainTerm, gain_terms, total_gain
+from ncucampaign.results.weights import GainTerm, gain_terms, total_gain, weighed_as
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 # Messages that are findings (something to act on); OK and NONE messages are informative.
@@ -24,11 +24,11 @@ ACTIONABLE = ("ERROR", "WARNING", "OPT")
 class Finding:
     target: str  # the target whose report holds it ('' for a single report)
     rule: RuleResult
-    demangled: str = ""  # the result's demangled name, when known: what GPU-time shares are keyed by
+    symbol: str = ""  # the result's mangled name, when known: what GPU-time shares are keyed by
 
     @property
     def weighed_as(self) -> str:
-        return self.demangled or self.rule.kernel
+        return self.symbol or self.rule.kernel
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,14 @@ class FindingGroup:
 
 
 def rank(
-    findings: Iterable[Finding], include_ok: bool = False, shares: Mapping[str, float] | None = None
+    findings: Iterable[Finding],
+    include_ok: bool = False,
+    shares: Mapping[str, float] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> list[FindingGroup]:
     """Grouped by rule and title; errors and warnings and suggestions before informative messages,
-    then (with `shares`, demangled name -> share of GPU time) by estimated application gain, then by
-    estimated speedup (largest first, none last), then by how often they were reported."""
+    then (with `shares`, symbol -> share of GPU time; `names`, symbol -> readable name) by estimated
+    application gain, then by estimated speedup (largest first, none last), then by how often."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
         if include_ok or finding.rule.kind in ACTIONABLE:
@@ -73,7 +76,7 @@ def rank(
     ranked = [
         FindingGroup(
             tuple(sorted(found, key=lambda f: -(f.rule.speedup if f.rule.speedup is not None else -1.0))),
-            tuple(gain_terms(((f.weighed_as, f.rule.speedup) for f in found), shares)) if shares else (),
+            tuple(gain_terms(((f.weighed_as, f.rule.speedup) for f in found), shares, names)) if shares else (),
         )
         for found in groups.values()
     ]
@@ -108,7 +111,7 @@ def recorded_findings(manifest: Manifest) -> list[Finding]:
                 speedup_type=f.speedup_type,
                 focus=tuple((metric, "") for metric in f.focus_metrics),
             ),
-            result.demangled,
+            weighed_as(result),
         )
         for target in manifest.targets
         for result in target.results
@@ -158,8 +161,8 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
         except ReportUnreadable as exc:
             unreadable.append(f"{record.name}: {exc}")
             continue
-        demangled = {result.index: result.demangled for result in record.results}
-        found.extend(Finding(record.name, rule, demangled.get(rule.ordinal, "")) for rule in rules)
+        symbols = {result.index: weighed_as(result) for result in record.results}
+        found.extend(Finding(record.name, rule, symbols.get(rule.ordinal, "")) for rule in rules)
     return result
 
 

@@ -22,7 +22,7 @@ from ncucampaign.results.html_charts import (
 )
 from ncucampaign.results.metrics import COLUMNS
 from ncucampaign.results.runs import LoadedRun
-from ncucampaign.results.weights import gpu_time_summary, shares_by_kernel
+from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330;background:#fff;
@@ -102,7 +102,7 @@ def run_link(root: Path, base: Path, relative: str) -> str | None:
 def _fix_first(manifest: Manifest, count: int = 10) -> str:
     """ncu's own findings across the campaign, ranked by estimated application gain when the run was
     weighed, else by ncu's estimated speedup (`ncucampaign findings`)."""
-    groups = rank(recorded_findings(manifest), shares=shares_by_kernel(manifest))[:count]
+    groups = rank(recorded_findings(manifest), shares=shares_by_kernel(manifest), names=kernel_names(manifest))[:count]
     summary = f'<p class="sub">{escape(gpu_time_summary(manifest))}</p>'
     if not groups:
         return summary + '<p class="sub">ncu\'s rules reported nothing to act on (or the reports were not read).</p>'

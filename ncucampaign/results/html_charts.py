@@ -12,7 +12,7 @@ from ncucampaign.results.roofline import memory_flows, roofline_of, warp_states
 from ncucampaign.results.svg_bars import bars_svg
 from ncucampaign.results.svg_roofline import Plotted, roofline_svg
 from ncucampaign.results.svg_timeline import timeline_svg
-from ncucampaign.results.weights import shares_by_kernel
+from ncucampaign.results.weights import shares_by_kernel, weighed_as
 
 STALLS_SHOWN = 10
 
@@ -29,7 +29,7 @@ def plotted_rooflines(manifest: Manifest) -> list[Plotted]:
         for result in target.results:
             roofline = roofline_of(result.value, result.metrics)
             if roofline is not None:
-                plotted.append(Plotted(_label(target, result), result.kernel, roofline, shares.get(result.demangled)))
+                plotted.append(Plotted(_label(target, result), result.kernel, roofline, shares.get(weighed_as(result))))
     return plotted
 
 
@@ -52,7 +52,7 @@ def target_charts(manifest: Manifest) -> list[str]:
     blocks = []
     for target in manifest.targets:
         for result in target.results:
-            figures = _result_figures(target, result, shares.get(result.demangled))
+            figures = _result_figures(target, result, shares.get(weighed_as(result)))
             if figures:
                 label = _label(target, result)
                 blocks.append(

@@ -187,6 +187,7 @@ class MeasuredResult:
     index: int
     kernel: str
     demangled: str
+    mangled: str
     workload: str
     grid: tuple[int, int, int] | None
     block: tuple[int, int, int] | None
@@ -220,6 +221,7 @@ def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = N
                     index=len(results),
                     kernel=name_of(action),
                     demangled=name_of(action, module.IAction.NameBase_DEMANGLED),
+                    mangled=name_of(action, module.IAction.NameBase_MANGLED),
                     workload=kinds.get(action.workload_type(), str(action.workload_type())),
                     grid=_dims(action, "grid"),
                     block=_dims(action, "block"),

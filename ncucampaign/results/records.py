@@ -26,6 +26,7 @@ def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummar
             index=result.index,
             kernel=result.kernel,
             demangled=result.demangled,
+            mangled=result.mangled,
             workload=result.workload,
             grid=list(result.grid) if result.grid else None,
             block=list(result.block) if result.block else None,

@@ -21,7 +21,7 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST
 from ncucampaign.results.roofline import chart_data
-from ncucampaign.results.weights import shares_by_kernel
+from ncucampaign.results.weights import shares_by_kernel, weighed_as
 
 TIDY_COLUMNS = (
     "run_id",
@@ -62,7 +62,7 @@ class LoadedRun:
         shares = shares_by_kernel(self.manifest)
         return [
             {"target": record.name, "result": result.index, "kernel": result.kernel,
-             "gpu_time_share": shares.get(result.demangled), **chart_data(result.value, result.metrics)}
+             "gpu_time_share": shares.get(weighed_as(result)), **chart_data(result.value, result.metrics)}
             for record in self.manifest.targets
             for result in record.results
         ]  # fmt: skip

@@ -7,16 +7,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord
 
 
 @dataclass(frozen=True)
 class GainTerm:
     """One kernel's part of a finding's gain: its best estimated speedup times its share."""
 
-    kernel: str  # demangled name
+    kernel: str  # the symbol (mangled name) shares are keyed by
     speedup: float  # percent of the kernel's own time (ncu's estimate)
     share: float | None  # fraction of the application's timed GPU time; None: not timed
+    name: str = ""  # as people read it (ncu's demangled name)
 
     @property
     def gain(self) -> float | None:
@@ -24,11 +25,15 @@ class GainTerm:
         return self.speedup * self.share if self.share is not None else None
 
     def arithmetic(self) -> str:
+        shown = shortened(self.name or self.kernel)
         if self.share is None:
-            return f"{self.speedup:.0f}% x (no share known) for {shortened(self.kernel)}"
-        return (
-            f"{self.speedup:.0f}% x {100 * self.share:.1f}% of GPU time = {self.gain:.2f}% for {shortened(self.kernel)}"
-        )
+            return f"{self.speedup:.0f}% x (no share known) for {shown}"
+        return f"{self.speedup:.0f}% x {100 * self.share:.1f}% of GPU time = {self.gain:.2f}% for {shown}"
+
+
+def weighed_as(result: ResultRecord) -> str:
+    """What a result's share is looked up by: its symbol (older manifests: its demangled name)."""
+    return result.mangled or result.demangled
 
 
 def shortened(name: str, keep: int = 72) -> str:
@@ -37,21 +42,29 @@ def shortened(name: str, keep: int = 72) -> str:
 
 
 def shares_by_kernel(manifest: Manifest) -> dict[str, float]:
-    """Each timed kernel's share (0-1) of the application's timed GPU time, by demangled name; {} when
-    not timed."""
+    """Each timed kernel's share (0-1) of the application's timed GPU time, by symbol (results'
+    `mangled`); {} when not timed."""
     timing = manifest.gpu_time
     if timing is None or not timing.total_ns:
         return {}
     return {k.kernel: k.ns / timing.total_ns for k in timing.kernels}
 
 
-def gain_terms(speedups: Iterable[tuple[str, float | None]], shares: Mapping[str, float]) -> list[GainTerm]:
+def kernel_names(manifest: Manifest) -> dict[str, str]:
+    """Each timed kernel's readable name, by symbol."""
+    return {k.kernel: k.name for k in manifest.gpu_time.kernels} if manifest.gpu_time else {}
+
+
+def gain_terms(
+    speedups: Iterable[tuple[str, float | None]], shares: Mapping[str, float], names: Mapping[str, str] | None = None
+) -> list[GainTerm]:
     """One term per kernel, with the best speedup estimated for it (results without one add nothing)."""
     best: dict[str, float] = {}
     for kernel, speedup in speedups:
         if speedup is not None:
             best[kernel] = max(speedup, best.get(kernel, speedup))
-    terms = [GainTerm(kernel, speedup, shares.get(kernel)) for kernel, speedup in best.items()]
+    names = names or {}
+    terms = [GainTerm(kernel, speedup, shares.get(kernel), names.get(kernel, "")) for kernel, speedup in best.items()]
     return sorted(terms, key=lambda t: (t.gain is None, -(t.gain or 0.0), -t.speedup))
 
 
@@ -66,7 +79,9 @@ def gpu_time_line(manifest: Manifest) -> str | None:
     timing = manifest.gpu_time
     if timing is None:
         return f"GPU time: not known ({manifest.gpu_time_note})" if manifest.gpu_time_note else None
-    biggest = ", ".join(f"{shortened(k.kernel)} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3])
+    biggest = ", ".join(
+        f"{shortened(k.name or k.kernel)} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3]
+    )
     return f"GPU time: {timing.launches} launches timed ({timing.run}); largest shares: {biggest}"
 
 

@@ -118,6 +118,7 @@ class ResultRecord(Record):
     index: int
     kernel: str = Field(description="function name")
     demangled: str
+    mangled: str = Field("", description="the symbol: the one name ncu's console and its report reader spell alike")
     workload: str = Field(description="kernel, graph, range or cmdlist")
     grid: list[int] | None = None
     block: list[int] | None = None
@@ -220,7 +221,8 @@ class SharedRunRecord(TargetRecord):
 
 
 class KernelTime(Record):
-    kernel: str = Field(description="demangled name, as results' `demangled` (templates kept apart)")
+    kernel: str = Field(description="mangled name, as results' `mangled` (templated kernels kept apart)")
+    name: str = Field("", description="as ncu's console demangles it")
     launches: int
     ns: float = Field(description="GPU time of its launches, summed")
 
