@@ -14,7 +14,7 @@ from ncucampaign.results.roofline import Roofline
 WIDTH, HEIGHT = 560, 360
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 14, 46  # margins
 COLOURS = {"FP64": "#7b4fd0", "FP32": "#d8663d", "FP16": "#2f9e62"}
-TENSOR_COLOUR = "#3d6fd8"
+TENSOR_COLOURS = ("#3d6fd8", "#0f8fa8", "#b0398a", "#8a6d1f")  # tensor paths, in the order first plotted
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,10 @@ def _decade_range(values: Sequence[float]) -> tuple[float, float]:
 
 
 def colour_of(precision: str) -> str:
-    return COLOURS.get(precision, TENSOR_COLOUR)
+    """Fixed for FP64/32/16; a tensor path's by its name, so that it is the same in every chart."""
+    if precision in COLOURS:
+        return COLOURS[precision]
+    return TENSOR_COLOURS[sum(map(ord, precision)) % len(TENSOR_COLOURS)]
 
 
 def _fmt(value: float) -> str:
@@ -88,7 +91,7 @@ def roofline_svg(plotted: Sequence[Plotted], element_id: str, title: str) -> str
             )
             fill = colour_of(point.precision) if level == "DRAM" else "none"
             out.append(
-                f'<circle class="point roofline-point level-{level.lower()}" cx="{x.at(intensity):.2f}" '
+                f'<circle class="roofline-point level-{level.lower()}" cx="{x.at(intensity):.2f}" '
                 f'cy="{y.at(point.work):.2f}" r="{radius:.1f}" fill="{fill}" stroke="{colour_of(point.precision)}" '
                 f'data-intensity="{intensity!r}" data-work="{point.work!r}" data-level="{level}" '
                 f'data-precision="{escape(point.precision)}" data-target="{escape(owner.label)}">'
@@ -143,7 +146,9 @@ def _ceilings(x: LogScale, y: LogScale, peaks: dict[str, float], bandwidths: lis
 
 def _legend(precisions: list[str], bandwidths: list[tuple[str, float]]) -> str:
     items = [(colour_of(p), p) for p in precisions]
-    lines = [f'<g class="legend" transform="translate({LEFT + 8},{TOP + 4})">']
+    height = 14 * len(items[:6]) + 16
+    lines = [f'<g class="legend" transform="translate({LEFT + 8},{TOP + 4})">'
+             f'<rect x="-4" y="-4" width="300" height="{height}" fill="#fff" fill-opacity="0.85"/>']  # fmt: skip
     for row, (colour, text) in enumerate(items[:6]):
         lines.append(f'<circle cx="4" cy="{row * 14 + 4}" r="4" fill="{colour}"/>'
                      f'<text x="12" y="{row * 14 + 8}">{escape(text)}</text>')  # fmt: skip

@@ -53,6 +53,6 @@ def timeline_svg(series: Sequence[PmSeries], element_id: str, title: str) -> str
             f'data-label="{escape(one.label)}"><title>{escape(one.label)}: peak {max(v for _, v in kept):.1f}%'
             "</title></polyline>"
         )
-        out.append(f'<text x="{x1 + 8}" y="{y1 + 12 + 14 * position}" fill="{colour}">{escape(one.label)}</text>')
+        out.append(f'<text x="{x1 + 8}" y="{y1 + 12 + 14 * position}" style="fill:{colour}">{escape(one.label)}</text>')
     out.append("</svg>")
     return "".join(out)
