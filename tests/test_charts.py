@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.chart_check import NS, TOLERANCE, check_run, svgs
-from tests.conftest import FIXTURES, fake_env, run_cli
+from tests.conftest import FIXTURES, campaign_text, fake_env, run_cli
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 pytest.importorskip("ncu_report", reason="results are read with ncu_report")
@@ -25,11 +25,14 @@ RAW = FIXTURES / "charts" / "full_decode2.raw.csv"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-@pytest.fixture
-def charted_run(tmp_path: Path, write_campaign) -> Path:
-    """A weighed run whose one target holds the fixture's two results (a GEMM and the rmsnorm)."""
-    campaign = write_campaign("- name: full\n  kernel_name: regex:nvjet|rmsnorm\n  launch_count: 2\n  set: full\n")
-    campaign.write_text(campaign.read_text().replace("  sections: SpeedOfLight\n", "") + "weigh: true\n")
+@pytest.fixture(scope="module")
+def charted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A weighed run whose one target holds the fixture's two results (a GEMM and the rmsnorm); one
+    for the module: the tests only read it (the Chromium test edits a copy)."""
+    tmp_path = tmp_path_factory.mktemp("charted")
+    campaign = tmp_path / "camp.yaml"
+    text = campaign_text("- name: full\n  kernel_name: regex:nvjet|rmsnorm\n  launch_count: 2\n  set: full\n")
+    campaign.write_text(text.replace("  sections: SpeedOfLight\n", "") + "weigh: true\n")
     env = fake_env(FAKE_NCU_FIXTURE="full_decode2")
     done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -135,6 +138,7 @@ def test_chromium_draws_every_point_where_its_numbers_say_and_the_page_fits_1400
     charted_run: Path, tmp_path: Path
 ) -> None:
     # The names that made the table wider than the page: PyTorch's templated kernels, one unbroken word.
+    charted_run = Path(shutil.copytree(charted_run, tmp_path / "run", symlinks=True))
     manifest = json.loads((charted_run / "manifest.json").read_text())
     long_name = "at::vectorized_elementwise_kernel<8,at::(anonymous_namespace)::silu_kernel::lambda>" * 4
     manifest["targets"][0]["results"][1].update(kernel=long_name, demangled=f"void {long_name}(int)")
