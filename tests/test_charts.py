@@ -196,3 +196,26 @@ def test_pm_sampling_timelines_plot_the_recorded_samples_around_the_kernels_acti
             for (x, y), (t, v) in zip(drawn, kept, strict=True):
                 assert x == pytest.approx(x0 + (x1 - x0) * (t - start) / (end - start), abs=0.01)
                 assert y == pytest.approx(y0 - (y0 - y1) * min(v, 100.0) / 100, abs=0.01)
+
+
+def test_a_manifest_with_impossible_chart_numbers_still_renders_and_draws_only_what_it_can(
+    charted_run: Path, tmp_path: Path
+) -> None:
+    """A manifest is data: an edited one may hold negative, zero or huge values and empty samples."""
+    run = Path(shutil.copytree(charted_run, tmp_path / "run", symlinks=True))
+    manifest = json.loads((run / "manifest.json").read_text())
+    first, second = manifest["targets"][0]["results"]
+    for name, metric in first["metrics"].items():
+        metric["value"] = -1.0 if "per_second" in name or "per_cycle" in name else 0.0
+    for metric in second["metrics"].values():
+        metric["value"] = 1e308 if isinstance(metric["value"], float) else metric["value"]
+    first["pm_samples"] = [
+        {"label": "SM instructions %", "samples": []},
+        {"label": "x", "samples": [[0, -5], [1, 1e308]]},
+    ]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    done = run_cli("report", str(run), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for svg in svgs((run / "report.html").read_text()).values():  # every chart still well formed
+        for circle in svg.iter(f"{NS}circle"):
+            assert math.isfinite(float(circle.get("cx", "nan"))) and math.isfinite(float(circle.get("cy", "nan")))

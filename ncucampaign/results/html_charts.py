@@ -79,8 +79,9 @@ def _result_figures(target: TargetRecord, result: ResultRecord, share: float | N
         unit = "cycles per issued instruction"
         chart = bars_svg(states, f"warp-states-{slug(label)}", f"warp states of {label}", unit)
         figures.append(f"<figure><figcaption>Warp states (largest {len(states)})</figcaption>{chart}</figure>")
-    if result.pm_samples:
-        chart = timeline_svg(result.pm_samples, f"pm-sampling-{slug(label)}", f"PM sampling of {label}")
+    series = [s for s in result.pm_samples if len(s.samples) >= 2]
+    if series:
+        chart = timeline_svg(series, f"pm-sampling-{slug(label)}", f"PM sampling of {label}")
         figures.append(f"<figure><figcaption>PM sampling, % of peak</figcaption>{chart}</figure>")
     return figures
 

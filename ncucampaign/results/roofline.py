@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from ncucampaign.results.chart_metrics import (
     DRAM_HZ,
@@ -40,11 +41,11 @@ class RooflinePoint:
 
     @property
     def dram_intensity(self) -> float | None:
-        return self.work / self.dram_bytes_per_s if self.dram_bytes_per_s else None
+        return self.work / self.dram_bytes_per_s if self.dram_bytes_per_s and self.dram_bytes_per_s > 0 else None
 
     @property
     def l2_intensity(self) -> float | None:
-        return self.work / self.l2_bytes_per_s if self.l2_bytes_per_s else None
+        return self.work / self.l2_bytes_per_s if self.l2_bytes_per_s and self.l2_bytes_per_s > 0 else None
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,11 @@ def _product(*values: float | None) -> float | None:
     return result
 
 
+def _positive(value: float | None) -> TypeGuard[float]:
+    """Only what a log scale can place: a manifest is data, and an edited one may hold anything."""
+    return value is not None and 0 < value < float("inf")
+
+
 def roofline_of(value: Value, names: Mapping[str, object]) -> Roofline | None:
     """`value(metric)`: a recorded metric (None when absent); `names`: every metric recorded (for the
     tensor paths). None when the result holds no roofline data (no SM frequency or no work counted)."""
@@ -92,7 +98,7 @@ def roofline_of(value: Value, names: Mapping[str, object]) -> Roofline | None:
         per_cycle += [_product(value(thread_inst(op, "per_cycle_elapsed")), factor) for op, factor in others]
         known = [v for v in per_cycle if v is not None]
         work = _product(sum(known), smsp_hz) if known else None
-        if work:
+        if _positive(work):
             peak = _product(value(thread_inst(fma, "peak_sustained")), per_fma, sm_hz)
             points.append(RooflinePoint(precision, work, peak, dram, l2))
     tensor = [m for name in sorted(names) if (m := TENSOR.match(name)) and m["what"] == "per_cycle_elapsed"]
@@ -101,7 +107,7 @@ def roofline_of(value: Value, names: Mapping[str, object]) -> Roofline | None:
     for match in tensor:
         name = match.string
         work = _product(value(name), sm_hz)
-        if work:
+        if _positive(work):
             peak = _product(value(name.replace(".per_cycle_elapsed", ".peak_sustained")), sm_hz)
             path = match["path"].removeprefix("op_").replace("_", " ")
             points.append(RooflinePoint(f"Tensor {path}", work, peak, dram, l2))

@@ -11,6 +11,7 @@ LABEL, PLOT, ROW = 190, 260, 20
 
 def bars_svg(rows: Sequence[tuple[str, float]], element_id: str, title: str, unit: str, digits: int = 2) -> str:
     """One bar per (label, value), scaled to the largest; `unit` names what the numbers count."""
+    rows = [(label, value) for label, value in rows if 0 <= value < float("inf")]  # a manifest may hold anything
     top = max((value for _, value in rows), default=0.0) or 1.0
     height = 24 + ROW * max(len(rows), 1)
     out = [

@@ -65,8 +65,10 @@ def roofline_svg(plotted: Sequence[Plotted], element_id: str, title: str) -> str
     """The chart; ceilings from the first roofline's peaks (one GPU's), one per precision plotted."""
     first = plotted[0].roofline
     points = [(p, point) for p in plotted for point in p.roofline.points]
-    ceilings = {point.precision: point.peak_work for _, point in points if point.peak_work}
-    bandwidths = [(name, bw) for name, bw in (("DRAM", first.dram_peak), ("L2", first.l2_peak)) if bw]
+    ceilings = {p.precision: p.peak_work for _, p in points if p.peak_work and 0 < p.peak_work < math.inf}
+    bandwidths = [
+        (name, bw) for name, bw in (("DRAM", first.dram_peak), ("L2", first.l2_peak)) if bw and 0 < bw < math.inf
+    ]
     intensities = [i for _, pt in points for i in (pt.dram_intensity, pt.l2_intensity) if i]
     ridges = [peak / bw for peak in ceilings.values() for _, bw in bandwidths]
     x = LogScale(*_decade_range([*intensities, *ridges]), LEFT, WIDTH - RIGHT)
@@ -82,7 +84,7 @@ def roofline_svg(plotted: Sequence[Plotted], element_id: str, title: str) -> str
     for owner, point in points:
         radius = 4.0 if not biggest or owner.share is None else 3.0 + 11.0 * math.sqrt(owner.share / biggest)
         for level, intensity in (("DRAM", point.dram_intensity), ("L2", point.l2_intensity)):
-            if not intensity or not (x.low <= intensity <= x.high):
+            if not intensity or not (x.low <= intensity <= x.high) or not (y.low <= point.work <= y.high):
                 continue
             share = f", {100 * owner.share:.1f}% of GPU time" if owner.share is not None else ""
             tip = (

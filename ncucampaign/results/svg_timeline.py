@@ -16,19 +16,16 @@ ACTIVITY = "SM instructions %"
 PAD = 2
 
 
-def active_window(series: Sequence[PmSeries]) -> tuple[int, int]:
-    """The sample indices [first, last] around the kernel's activity (all samples when none shows)."""
+def active_window(series: Sequence[PmSeries]) -> tuple[float, float]:
+    """The times around the kernel's activity, two samples either side (all samples when none shows)."""
     driver = next((s for s in series if s.label == ACTIVITY), series[0])
-    busy = [i for i, (_, value) in enumerate(driver.samples) if value > 0]
-    if not busy:
-        return 0, len(driver.samples) - 1
-    return max(busy[0] - PAD, 0), min(busy[-1] + PAD, len(driver.samples) - 1)
+    times = [t for t, _ in driver.samples]
+    busy = [i for i, (_, value) in enumerate(driver.samples) if value > 0] or [0, len(times) - 1]
+    return times[max(busy[0] - PAD, 0)], times[min(busy[-1] + PAD, len(times) - 1)]
 
 
 def timeline_svg(series: Sequence[PmSeries], element_id: str, title: str) -> str:
-    first, last = active_window(series)
-    start = series[0].samples[first][0]
-    end = max(s.samples[min(last, len(s.samples) - 1)][0] for s in series)
+    start, end = active_window(series)
     span = (end - start) or 1.0
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
     out = [
@@ -45,7 +42,9 @@ def timeline_svg(series: Sequence[PmSeries], element_id: str, title: str) -> str
     out.append(f'<text x="{(x0 + x1) / 2}" y="{HEIGHT - 4}" text-anchor="middle">time (PM samples)</text>')
     for position, one in enumerate(series):
         colour = COLOURS[position % len(COLOURS)]
-        kept = [(t, v) for t, v in one.samples if start <= t <= end]
+        kept = [(t, v) for t, v in one.samples if start <= t <= end and 0 <= v < float("inf")]
+        if not kept:
+            continue
         points = " ".join(f"{x0 + (x1 - x0) * (t - start) / span:.2f},{y0 - (y0 - y1) * min(v, 100.0) / 100:.2f}"
                           for t, v in kept)  # fmt: skip
         out.append(
