@@ -110,6 +110,12 @@ def retire_rerun_claims(opened: OpenRun) -> None:
 
 
 def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argparse.Namespace) -> int:
+    if settings.weigh:
+        print(
+            "ncucampaign: note: the timing pass (weigh) is not run in Slurm arrays; findings will rank by ncu's "
+            "own estimates (a local `run --weigh` of the same campaign records the shares)",
+            file=sys.stderr,
+        )
     stop = StopRequest()
     console = out_console()
     # From here a Ctrl-C only sets a flag: a submission is finished and recorded, then waiting stops.
