@@ -112,8 +112,8 @@ def retire_rerun_claims(opened: OpenRun) -> None:
 def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argparse.Namespace) -> int:
     if settings.weigh:
         print(
-            "ncucampaign: note: the timing pass (weigh) is not run in Slurm arrays; findings will rank by ncu's "
-            "own estimates (a local `run --weigh` of the same campaign records the shares)",
+            "ncucampaign: note: the timing pass (weigh) is not run in Slurm arrays; findings of this run will rank "
+            "by ncu's own estimates",
             file=sys.stderr,
         )
     stop = StopRequest()
