@@ -173,6 +173,7 @@ def test_a_report_without_chart_data_says_so_instead_of_drawing_empty_charts(tmp
     page = Path(run_cli("report", "runs/camp/latest", cwd=tmp_path).stdout.strip()).read_text()
     assert "No roofline: no result holds the roofline metrics" in page
     assert "no GPU-time share known" in page
+    assert "<h2>Charts per result</h2>" not in page  # no heading over nothing
     assert not [key for key in svgs(page) if key.startswith(("roofline-", "memory-", "warp-states-"))]
     ET.fromstring(re.search(r"<svg id=\"durations-chart\".*?</svg>", page, re.S).group(0))  # type: ignore[union-attr]
 

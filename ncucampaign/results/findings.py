@@ -1,5 +1,7 @@
 """What to fix first: ncu's rule results across a run (or one report), the same finding on many
-kernels grouped, ranked by ncu's estimated speedup. Pure apart from reading the reports."""
+kernels grouped, ranked by what they would gain the application (ncu's estimated speedup times the
+kernel's share of GPU time, when the run was weighed) or else by ncu's estimated speedup. Pure apart
+from reading the reports."""
 
 from __future__ import annotations
 

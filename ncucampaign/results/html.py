@@ -1,6 +1,7 @@
 """`ncucampaign report`: one self-contained HTML file (inline CSS and SVG; no script, no network)
-with the run's provenance, the per-target table, a duration chart and a compute-vs-memory
-throughput chart, and links to every report and log (relative, so the folder can move)."""
+with the run's provenance, what to fix first, the per-target table, a duration chart and a
+compute-vs-memory throughput chart, the campaign's roofline and each result's charts (html_charts),
+and links to every report and log (relative, so the folder can move)."""
 
 from __future__ import annotations
 
@@ -76,12 +77,18 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
         "</div>",
         "<h2>Roofline</h2>",
         campaign_roofline(manifest),
-        *(["<h2>Charts per result</h2>", *target_charts(manifest)]),
+        *_per_result(manifest),
         f'<p class="sub">Written by ncucampaign {escape(manifest.tool.version)} from '
         f'<a href="{href("manifest.json")}">manifest.json</a>.</p>',
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _per_result(manifest: Manifest) -> list[str]:
+    """Each result's own charts; nothing at all (not even a heading) when no result has any."""
+    blocks = target_charts(manifest)
+    return ["<h2>Charts per result</h2>", *blocks] if blocks else []
 
 
 def run_link(root: Path, base: Path, relative: str) -> str | None:
