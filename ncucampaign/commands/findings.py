@@ -15,10 +15,10 @@ from ncucampaign.results.findings import (
     group_text,
     is_report_path,
     rank,
-    run_charts,
     shares_of_shown,
     top,
 )
+from ncucampaign.results.runs import LoadedRun
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
 
@@ -32,6 +32,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--all", action="store_true", help="also ncu's informative (OK) messages")
     parser.add_argument("--ncu", default=None, help="the ncu whose report reader to use (default: the wheel)")
     parser.set_defaults(handler=run)
+
+
+def run_charts(run: LoadedRun) -> dict[tuple[str, int], object]:
+    """Each result's chart numbers (load_run's charts(), less what the occurrence already says)."""
+    said = ("target", "result", "kernel", "gpu_time_share")
+    return {
+        (str(c["target"]), int(c["result"])): {k: v for k, v in c.items() if k not in said}  # type: ignore[call-overload]
+        for c in run.charts()
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     # An unreadable report is not "nothing to fix": the exit status says so, as summarize's does.
     status = EXIT_USAGE if read.unreadable else EXIT_OK
     if args.format == "json":
-        charts = run_charts(run.manifest) if run is not None else None
+        charts = run_charts(run) if run is not None else None
         print(json.dumps([group_data(group, charts) for group in groups], indent=2))
         return status
     if not groups:

@@ -10,9 +10,7 @@ demangled name: PyTorch launches a dozen different kernels all named `vectorized
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
@@ -20,7 +18,7 @@ from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.book import TIMING_PREFIX
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.imports import importer_of
+from ncucampaign.execute.shared.imports import importer_of, raw_csv_rows
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.trace_run import key_of
 from ncucampaign.execute.shared.traces import TraceCache
@@ -42,16 +40,11 @@ def timing_listing_argv(ncu: str, report: Path, base: str = "mangled") -> list[s
 TO_NS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
 
 
-def _rows(listing: str) -> list[dict[str, str]]:
-    lines = [line for line in listing.splitlines() if not line.startswith("==")]
-    return list(csv.DictReader(io.StringIO("\n".join(lines))))
-
-
 def gpu_time_of(listing: str, limit: int, run: str, names: str = "") -> GpuTime:
     """The listing's launches summed per kernel symbol (pure); rows without a duration are left out.
     `names`: the same report listed by demangled name, for each kernel's readable name."""
-    rows = _rows(listing)
-    readable = {row.get("ID"): row.get("Kernel Name") or "" for row in _rows(names)}
+    rows = raw_csv_rows(listing)
+    readable = {row.get("ID"): row.get("Kernel Name") or "" for row in raw_csv_rows(names)}
     name_of: dict[str, str] = {}
     units = next((row for row in rows if not (row.get("ID") or "").strip()), {})
     scale = TO_NS.get((units.get(TRACE_METRIC) or "ns").strip())

@@ -12,7 +12,6 @@ from pathlib import Path
 from ncucampaign.errors import ReportUnreadable, UsageError
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.isolated import read_rule_results
-from ncucampaign.results.roofline import chart_data
 from ncucampaign.results.rules import RuleResult
 from ncucampaign.results.runs import LoadedRun, load_run
 from ncucampaign.results.weights import GainTerm, gain_terms, total_gain, weighed_as
@@ -188,16 +187,18 @@ def group_text(position: int, group: FindingGroup) -> list[str]:
 def gain_lines(group: FindingGroup) -> list[str]:
     """The application gain with its arithmetic (none without shares)."""
     if group.gain is not None:
-        return [f"   est. application gain {group.gain:.2f}% of GPU time = " + " + ".join(_terms(group))]
+        return [f"   est. application gain {group.gain:.2f}% of GPU time = {gain_arithmetic(group)}"]
     if group.terms:
         return ["   est. application gain unknown: the timing pass did not time its kernel(s)"]
     return []
 
 
-def _terms(group: FindingGroup, shown: int = 3) -> list[str]:
+def gain_arithmetic(group: FindingGroup, shown: int | None = 3) -> str:
+    """'36% x 20.9% of GPU time = 7.61% for K + ...': the terms with a share (`shown` of them)."""
     known = [t for t in group.terms if t.gain is not None]
-    words = [t.arithmetic() for t in known[:shown]]
-    return words + ([f"{len(known) - shown} more"] if len(known) > shown else [])
+    kept = known if shown is None else known[:shown]
+    words = [t.arithmetic() for t in kept] + ([f"{len(known) - len(kept)} more"] if len(known) > len(kept) else [])
+    return " + ".join(words)
 
 
 def group_data(group: FindingGroup, charts: Mapping[tuple[str, int], object] | None = None) -> dict[str, object]:
@@ -230,15 +231,6 @@ def group_data(group: FindingGroup, charts: Mapping[tuple[str, int], object] | N
             }
             for f in group.occurrences
         ],
-    }
-
-
-def run_charts(manifest: Manifest) -> dict[tuple[str, int], object]:
-    """Every result's chart numbers, by (target, result)."""
-    return {
-        (target.name, result.index): chart_data(result.value, result.metrics)
-        for target in manifest.targets
-        for result in target.results
     }
 
 

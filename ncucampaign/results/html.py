@@ -13,15 +13,14 @@ from urllib.parse import quote
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
-from ncucampaign.results.findings import rank, recorded_findings, shares_of_shown
+from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
 from ncucampaign.results.html_charts import (
     campaign_roofline,
     duration_chart,
-    short_name,
     target_charts,
     throughput_chart,
 )
-from ncucampaign.results.metrics import COLUMNS
+from ncucampaign.results.metrics import COLUMNS, middle
 from ncucampaign.results.runs import LoadedRun
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
@@ -123,8 +122,8 @@ def _fix_first(manifest: Manifest, count: int = 10) -> str:
         where = ", ".join(group.targets[:6]) + (" ..." if len(group.targets) > 6 else "")
         gain = ""
         if group.gain is not None:
-            terms = " + ".join(t.arithmetic() for t in group.terms if t.gain is not None)
-            gain = f'<br><span class="gain">application gain {group.gain:.2f}% of GPU time = {escape(terms)}</span>'
+            terms = escape(gain_arithmetic(group, shown=None))
+            gain = f'<br><span class="gain">application gain {group.gain:.2f}% of GPU time = {terms}</span>'
         items.append(
             f'<li><b>{escape(rule.title or rule.name)}</b> <span class="sub">{escape(rule.kind)} &middot; '
             f"{escape(rule.rule)} &middot; {speedup} &middot; {len(group.occurrences)} result(s) in "
@@ -187,7 +186,7 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
             else:
                 cells += [
                     f'<td><code title="{escape(result.demangled)}">[{result.index}] '
-                    f"{escape(short_name(result.kernel, 40))}</code></td>",
+                    f"{escape(middle(result.kernel, 40))}</code></td>",
                     *(f'<td class="num">{c.format(result.value(c.metric))}</td>' for c in COLUMNS),
                     _result_findings(result),
                 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
-from ncucampaign.results.metrics import DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT
+from ncucampaign.results.metrics import DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT, middle
 from ncucampaign.results.roofline import memory_flows, roofline_of, warp_states
 from ncucampaign.results.svg_bars import bars_svg
 from ncucampaign.results.svg_roofline import Plotted, roofline_svg
@@ -57,7 +57,7 @@ def target_charts(manifest: Manifest) -> list[str]:
                 label = _label(target, result)
                 blocks.append(
                     f'<section class="result-charts" id="charts-{slug(label)}"><h3>{escape(label)} '
-                    f'<code title="{escape(result.demangled)}">{escape(short_name(result.kernel))}</code></h3>'
+                    f'<code title="{escape(result.demangled)}">{escape(middle(result.kernel))}</code></h3>'
                     f'<div class="charts">{"".join(figures)}</div></section>'
                 )
     return blocks
@@ -84,11 +84,6 @@ def _result_figures(target: TargetRecord, result: ResultRecord, share: float | N
         chart = timeline_svg(series, f"pm-sampling-{slug(label)}", f"PM sampling of {label}")
         figures.append(f"<figure><figcaption>PM sampling, % of peak</figcaption>{chart}</figure>")
     return figures
-
-
-def short_name(name: str, keep: int = 48) -> str:
-    """A long kernel name shortened in the middle (the whole name goes in the title)."""
-    return name if len(name) <= keep else f"{name[: keep - 17]}…{name[-16:]}"
 
 
 def _label(target: TargetRecord, result: ResultRecord) -> str:

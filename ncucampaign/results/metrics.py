@@ -1,4 +1,5 @@
-"""The ncu metrics ncucampaign records for every result, their labels, and how tables show them."""
+"""The ncu metrics ncucampaign records for every result, their labels, and how tables show them (and
+long kernel names, shortened in the middle)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,15 @@ COLUMNS: tuple[Column, ...] = (
     Column(REGISTERS, "registers", digits=0),
     Column(PASSES, "passes", digits=0),
 )
+
+
+KERNEL_WIDTH = 48  # longer kernel names are shortened in the middle (--wide, CSV and JSON show them whole)
+
+
+def middle(text: str, width: int = KERNEL_WIDTH) -> str:
+    """'cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x128' at 48 ->
+    'cudnn_generated_fort_native_s…_16x128x128', keeping both ends (family and tile shape)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) * 3 // 5
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]

@@ -19,20 +19,10 @@ from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.results.compare import Comparison
 from ncucampaign.results.gate_tables import verdict_records
-from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS
+from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
 from ncucampaign.results.runs import TIDY_COLUMNS
 
-KERNEL_WIDTH = 48  # longer kernel names are shortened in the middle (--wide, CSV and JSON show them whole)
 _TEXT_COLUMNS = ("target", "kernel", "metric", "grid", "block", "process", "NVTX", "")
-
-
-def middle(text: str, width: int = KERNEL_WIDTH) -> str:
-    """'cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x128' at 48 ->
-    'cudnn_generated_fort_native_s…_16x128x128', keeping both ends (family and tile shape)."""
-    if len(text) <= width:
-        return text
-    head = (width - 1) * 3 // 5
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 # Dropped first when a terminal is too narrow for every column; the kernel name is never dropped.

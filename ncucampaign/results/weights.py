@@ -8,6 +8,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord
+from ncucampaign.results.metrics import middle
+
+TEXT_WIDTH = 72  # a kernel name in a line of text (JSON keeps it whole)
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class GainTerm:
         return self.speedup * self.share if self.share is not None else None
 
     def arithmetic(self) -> str:
-        shown = shortened(self.name or self.kernel)
+        shown = middle(self.name or self.kernel, TEXT_WIDTH)
         if self.share is None:
             return f"{self.speedup:.0f}% x (no share known) for {shown}"
         return f"{self.speedup:.0f}% x {100 * self.share:.1f}% of GPU time = {self.gain:.2f}% for {shown}"
@@ -34,11 +37,6 @@ class GainTerm:
 def weighed_as(result: ResultRecord) -> str:
     """What a result's share is looked up by: its symbol (older manifests: its demangled name)."""
     return result.mangled or result.demangled
-
-
-def shortened(name: str, keep: int = 72) -> str:
-    """A demangled name short enough for a line of text (the middle goes; JSON keeps it whole)."""
-    return name if len(name) <= keep else f"{name[: keep - 25]}…{name[-24:]}"
 
 
 def shares_by_kernel(manifest: Manifest) -> dict[str, float]:
@@ -80,7 +78,7 @@ def gpu_time_line(manifest: Manifest) -> str | None:
     if timing is None:
         return f"GPU time: not known ({manifest.gpu_time_note})" if manifest.gpu_time_note else None
     biggest = ", ".join(
-        f"{shortened(k.name or k.kernel)} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3]
+        f"{middle(k.name or k.kernel, TEXT_WIDTH)} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3]
     )
     return f"GPU time: {timing.launches} launches timed ({timing.run}); largest shares: {biggest}"
 

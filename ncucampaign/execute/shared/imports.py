@@ -48,13 +48,20 @@ class ImportFailed(Exception):
     """ncu could not import or export (its own message, first line)."""
 
 
+def raw_csv_rows(text: str) -> list[dict[str, str]]:
+    """Every row of `--page raw --csv` by column name, the units row included (ncu's own ==PROF==
+    lines are skipped)."""
+    lines = [line for line in text.splitlines() if not line.startswith("==")]
+    return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+
 def parse_raw_csv(text: str) -> list[Launch]:
     """Rows of `--page raw --csv` (the units row and ncu's own ==PROF== lines are skipped)."""
-    lines = [line for line in text.splitlines() if not line.startswith("==")]
-    reader = csv.DictReader(io.StringIO("\n".join(lines)))
-    nvtx_column = next((name for name in reader.fieldnames or () if name.startswith(_NVTX_COLUMN)), None)
+    rows = raw_csv_rows(text)
+    header = rows[0] if rows else {}  # a row with more fields than the header adds a None key
+    nvtx_column = next((name for name in header if isinstance(name, str) and name.startswith(_NVTX_COLUMN)), None)
     launches = []
-    for row in reader:
+    for row in rows:
         ident = (row.get("ID") or "").strip()
         if not ident.isdigit():
             continue  # the units row
