@@ -28,25 +28,14 @@ def pm_samples(action: Any, names: list[str]) -> tuple[tuple[str, tuple[tuple[fl
     return tuple(found)
 
 
-def tensor_paths(names: list[str]) -> list[str]:
-    return [name for name in names if TENSOR.match(name)]
-
-
-def without_idle_tensor_paths(
-    metrics: dict[str, tuple[float | int | str, str]],
-) -> dict[str, tuple[float | int | str, str]]:
+def used_tensor_paths(action: Any, names: list[str]) -> list[str]:
     """A report holds every tensor path of the architecture (some thirty on an H200), nearly all idle:
-    only the paths a kernel used (and their peaks) are worth recording."""
-    idle = set()
-    for name, (value, _) in metrics.items():
+    only the paths a kernel used, and their peaks, are worth recording."""
+    used = []
+    for name in names:
         match = TENSOR.match(name)
-        if match is not None and match["what"] == "per_cycle_elapsed" and not value:
-            idle |= {name, name.replace(".per_cycle_elapsed", ".peak_sustained")}
-    unused_peaks = {
-        name
-        for name in metrics
-        if (m := TENSOR.match(name))
-        and m["what"] == "peak_sustained"
-        and name.replace(".peak_sustained", ".per_cycle_elapsed") not in metrics
-    }
-    return {name: value for name, value in metrics.items() if name not in idle | unused_peaks}
+        metric = action.metric_by_name(name) if match and match["what"] == "per_cycle_elapsed" else None
+        value = metric.value() if metric is not None else None
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            used += [name, name.replace(".per_cycle_elapsed", ".peak_sustained")]
+    return used

@@ -22,7 +22,7 @@ from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.results.chart_metrics import CHART_METRICS
-from ncucampaign.results.chart_reading import pm_samples, tensor_paths, without_idle_tensor_paths
+from ncucampaign.results.chart_reading import pm_samples, used_tensor_paths
 from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
 from ncucampaign.results.rules import RuleResult, rule_fields
 from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
@@ -227,7 +227,7 @@ def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = N
                     block=_dims(action, "block"),
                     device=_int_metric(action, DEVICE_ID),
                     nvtx=_nvtx_paths(action),
-                    metrics=without_idle_tensor_paths(_metrics(action, [*names, *tensor_paths(every)])),
+                    metrics=_metrics(action, [*names, *used_tensor_paths(action, every)]),
                     findings=tuple(rule_fields(rule) for rule in action.rule_results_as_dicts()),
                     pm_samples=pm_samples(action, every),
                 )
