@@ -25,7 +25,7 @@ def launches(*kernels: str) -> list[Launch]:
 
 # Two functions interleaved: a (IDs 0, 2, 4, 6) and b (IDs 1, 3, 5, 7).
 TRACE = launches("a", "b", "a", "b", "a", "b", "a", "b")
-FUNCTIONS = {launch.id: launch.kernel for launch in TRACE}
+FUNCTIONS = {launch.id: launch.symbol for launch in TRACE}
 
 
 def test_invocations_are_numbered_per_function_in_trace_order() -> None:
@@ -56,7 +56,7 @@ def test_a_picked_window_names_only_the_wanted_launches_functions() -> None:
     # at the wanted numbers are not profiled (on the H200, shared.yaml's nvjet regex matched 4 cuBLAS
     # functions where 3 were wanted).
     trace = launches("a", "c", "b", "c", "a", "b")
-    functions = {launch.id: launch.kernel for launch in trace}
+    functions = {launch.id: launch.symbol for launch in trace}
     window = picked_window(trace, [[trace[0]], [trace[5]]], functions)  # a's 1st and b's 2nd
     assert window is not None and window.functions == ("a", "b") and window.invocations == (1, 2)
     assert [launch.id for launch in window.launches] == [0, 2, 4, 5]  # not c's 1st (ID 1) nor 2nd (ID 3)
@@ -67,7 +67,7 @@ def test_a_picked_window_names_only_the_wanted_launches_functions() -> None:
 
 def test_a_function_name_with_a_colon_leaves_the_unions_own_filter_in_kernel_id() -> None:
     trace = launches("ns::a", "c", "c", "ns::a")
-    functions = {launch.id: launch.kernel for launch in trace}
+    functions = {launch.id: launch.symbol for launch in trace}
     window = picked_window(trace, [[trace[3]]], functions)  # ns::a's 2nd
     assert window is not None and window.functions == ()  # not writable in --kernel-id's grammar
     assert [launch.id for launch in window.launches] == [2, 3]  # so c's 2nd is profiled too

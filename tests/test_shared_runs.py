@@ -87,24 +87,6 @@ def test_targets_with_different_filters_are_split_out_of_one_run_and_verified(tm
         assert profiled_launch(run_dir, name) == profiled_launch(alone_dir, name), name
 
 
-def test_a_split_that_does_not_match_the_trace_is_not_used_and_its_target_runs_alone(
-    tmp_path: Path, write_campaign
-) -> None:
-    # Every second run of the application launches one more rmsnorm first: the trace (run 1) and the
-    # shared run (run 2) disagree, as they would with autotuning that depends on timing.
-    campaign = write_campaign(TRACE_TARGETS, defaults=f"args: [--vary-file, {json.dumps(str(tmp_path / 'runs.txt'))}]")
-    done = run(campaign)
-    assert done.returncode == 0, done.stdout + done.stderr
-    _, manifest = load_manifest(tmp_path / "runs")
-    assert set(obtained(manifest).values()) == {"alone"}
-    for record in manifest["targets"]:
-        assert record["status"] == "ok"
-        reason = record["obtained"]["reason"]
-        assert reason.startswith("its split of shared/1 was not used: the shared run's launch 1 is ")
-        assert "rmsnorm_kernel grid (1, 1, 1) block (128, 1, 1) in warmup, the trace says " in reason
-        assert record["attempts"][-1]["message"] != "split out of shared/1"  # its own run, not the split
-
-
 def test_a_shared_run_that_times_out_hands_its_targets_to_runs_of_their_own(tmp_path: Path, write_campaign) -> None:
     hang = tmp_path / "hang"
     hang.touch()

@@ -33,13 +33,13 @@ from tests.conftest import invocation
 
 
 def launch(id: int, kernel: str, nvtx: tuple[str, ...] = ("<default>:decode_step",)) -> Launch:
-    return Launch(id=id, kernel=kernel, grid="(8, 1, 1)", block="(256, 1, 1)", nvtx=nvtx)
+    return Launch(id=id, symbol=kernel, grid="(8, 1, 1)", block="(256, 1, 1)", nvtx=nvtx)
 
 
 # A trace of the union filter: rmsnorm and gemm launches interleaved, as IDs 0..9.
 TRACE = [launch(i, "rmsnorm" if i % 2 == 0 else "gemm") for i in range(10)]
-RMSNORM = [x for x in TRACE if x.kernel == "rmsnorm"]  # what the rmsnorm member's filter selects
-GEMM = [x for x in TRACE if x.kernel == "gemm"]
+RMSNORM = [x for x in TRACE if x.symbol == "rmsnorm"]  # what the rmsnorm member's filter selects
+GEMM = [x for x in TRACE if x.symbol == "gemm"]
 
 
 def test_a_member_wants_its_skip_and_count_among_what_it_selects() -> None:
@@ -71,14 +71,14 @@ def test_a_wanted_launch_outside_the_union_is_found() -> None:
 def test_a_union_run_that_profiled_what_the_trace_says_verifies() -> None:
     union = union_window(TRACE, [(TRACE[2],), (TRACE[5],)])
     member = MemberWindow((TRACE[5],), 1)
-    assert verify_against_trace(TRACE[2:6], union, member) is None
-    assert verify_against_trace(TRACE[2:9], union, member) is None  # launches after the member's last do not matter
+    assert verify_against_trace(TRACE[2:6], union, member, {}) is None
+    assert verify_against_trace(TRACE[2:9], union, member, {}) is None  # launches after the member's last do not matter
 
 
 def test_a_union_run_that_profiled_too_few_launches_does_not_verify() -> None:
     union = union_window(TRACE, [(TRACE[2],), (TRACE[5],)])
-    problem = verify_against_trace(TRACE[2:5], union, MemberWindow((TRACE[5],), 1))
-    assert problem is not None and "profiled 3 launches" in problem
+    problem = verify_against_trace(TRACE[2:5], union, MemberWindow((TRACE[5],), 1), {})
+    assert problem is not None and "profiled 3 launches" in problem.reason
 
 
 @pytest.mark.parametrize(
@@ -86,16 +86,16 @@ def test_a_union_run_that_profiled_too_few_launches_does_not_verify() -> None:
     [
         launch(3, "softmax"),  # another kernel
         launch(3, "gemm", nvtx=("<default>:prefill",)),  # another NVTX stack
-        Launch(id=3, kernel="gemm", grid="(4, 1, 1)", block="(256, 1, 1)", nvtx=TRACE[3].nvtx),  # another grid
+        Launch(id=3, symbol="gemm", grid="(4, 1, 1)", block="(256, 1, 1)", nvtx=TRACE[3].nvtx),  # another grid
     ],
 )
 def test_a_union_run_whose_launch_differs_from_the_trace_does_not_verify(changed: Launch) -> None:
     union = union_window(TRACE, [(TRACE[2],), (TRACE[5],)])
     profiled = [TRACE[2], changed, TRACE[4], TRACE[5]]
-    problem = verify_against_trace(profiled, union, MemberWindow((TRACE[5],), 1))
-    assert problem is not None and "launch 2" in problem
+    problem = verify_against_trace(profiled, union, MemberWindow((TRACE[5],), 1), {})
+    assert problem is not None and "launch 2" in problem.reason
     # a member whose last launch comes before the difference is still exact
-    assert verify_against_trace(profiled, union, MemberWindow((TRACE[2],), 0)) is None
+    assert verify_against_trace(profiled, union, MemberWindow((TRACE[2],), 0), {}) is None
 
 
 # --- resume decisions ------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Manifest, Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
-from ncucampaign.execute.shared.run import Alone, run_shared
+from ncucampaign.execute.shared.outcome import Alone
+from ncucampaign.execute.shared.run import run_shared
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation, Plan
@@ -121,7 +122,8 @@ class UnitRunner:
 
             self.ctx.book.commit(stopped)
             return record
-        self._obtained(alone.member.name, Obtained(how="alone", reason=alone.reason, shared_run=alone.shared_run))
+        obtained = Obtained(how="alone", reason=alone.reason, shared_run=alone.shared_run, detail=alone.detail)
+        self._obtained(alone.member.name, obtained)
         return self.run_target(alone.member, gpus, lane)
 
     def _obtained(self, name: str, obtained: Obtained) -> None:

@@ -30,8 +30,11 @@ TRACE_METRIC = "gpu__time_duration.sum"
 # launch, docs/ncu-behaviour.md "Cost": at most ~40 s of replay); a trace that ends before it is
 # complete, and what it does not hold never happened.
 TRACE_LAUNCHES = 2000
-# A listing's kernel names as function names, which --kernel-id numbers launches by.
-FUNCTION_NAMES = ("--print-kernel-base", "function")
+# How a listing names kernels: by symbol (mangled) wherever launches are compared between reports,
+# since the demangled text of one launch differs between reports (docs/ncu-behaviour.md, "Launch
+# identity"); by function name, which --kernel-id numbers launches by.
+SYMBOLS = "mangled"
+FUNCTIONS = "function"
 
 
 def collects_default_set(options: TargetOptions) -> bool:
@@ -138,10 +141,13 @@ def filter_words(options: TargetOptions) -> list[str]:
     return argv
 
 
-def import_csv_argv(ncu: str, report: Path, filters: Sequence[str] = (), count: int | None = None) -> list[str]:
-    """List a report's results (optionally filtered; the first `count`) as ncu's raw CSV page."""
+def import_csv_argv(
+    ncu: str, report: Path, filters: Sequence[str] = (), count: int | None = None, names: str = SYMBOLS
+) -> list[str]:
+    """List a report's results (optionally filtered; the first `count`) as ncu's raw CSV page, kernels
+    named by `names` (a --print-kernel-base)."""
     window = ["--launch-count", str(count)] if count is not None else []
-    return [ncu, "--import", str(report), *filters, *window, "--page", "raw", "--csv"]
+    return [ncu, "--import", str(report), *filters, *window, "--print-kernel-base", names, "--page", "raw", "--csv"]
 
 
 def split_argv(

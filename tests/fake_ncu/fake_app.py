@@ -34,6 +34,15 @@ def main() -> int:
         "--vary-file", default=None, help="count runs in this file; every second run launches one more rmsnorm first"
     )
     parser.add_argument(
+        "--vary-runs", default="even", help="with --vary-file: which runs launch the extra rmsnorm (even, or 2,3,...)"
+    )
+    parser.add_argument(
+        "--interleave-file",
+        default=None,
+        help="count runs in this file; every second run launches each layer's attention before its rmsnorm "
+        "(two threads or streams whose launches interleave differently from run to run)",
+    )
+    parser.add_argument(
         "--ranks", type=int, default=1, help="with 2 or more, each step ends with an all-reduce (a collective)"
     )
     parser.add_argument("--nproc-per-node", type=int, default=None, help="torchrun's spelling of --ranks")
@@ -63,13 +72,12 @@ def main() -> int:
         return 1
 
     if args.vary_file:  # a run-to-run difference (autotuning, say) that shifts every later launch
-        runs = int(Path(args.vary_file).read_text() or 0) + 1 if os.path.exists(args.vary_file) else 1
-        with open(args.vary_file, "w") as handle:
-            handle.write(str(runs))
-        if runs % 2 == 0:
+        number = count_run(args.vary_file)
+        if number % 2 == 0 if args.vary_runs == "even" else str(number) in args.vary_runs.split(","):
             emit("push warmup")
             emit("launch rmsnorm_kernel")
             emit("pop")
+    interleaved = bool(args.interleave_file) and count_run(args.interleave_file) % 2 == 0
     emit("push prefill")
     emit("launch nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT")
     emit("launch rmsnorm_kernel")
@@ -87,12 +95,15 @@ def main() -> int:
         emit("push decode_step")
         for _layer in range(args.layers):
             emit("push layer")
-            emit("launch rmsnorm_kernel")
+            if not interleaved:
+                emit("launch rmsnorm_kernel")
             emit("push attention")
             emit("launch cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0")
             if args.templated:
                 emit("launch void at::vectorized_elementwise_kernel<4, at::AddFunctor<c10::Half>>(int, T2)")
             emit("pop")
+            if interleaved:
+                emit("launch rmsnorm_kernel")
             emit("push mlp")
             emit("launch rmsnorm_kernel")
             emit("launch nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT")
@@ -109,6 +120,14 @@ def main() -> int:
     if args.crash:
         os.abort()
     return args.exit_code
+
+
+def count_run(path: str) -> int:
+    """This run's number (from 1), counted in the file at `path`."""
+    runs = int(Path(path).read_text() or 0) + 1 if os.path.exists(path) else 1
+    with open(path, "w") as handle:
+        handle.write(str(runs))
+    return runs
 
 
 if __name__ == "__main__":

@@ -141,7 +141,10 @@ class Obtained(Record):
     that would profile nothing) decided on the discovery trace without a run of its own."""
 
     how: Literal["alone", "shared", "trace"]
-    reason: str = Field("", description="why it ran alone, or why its split was not used")
+    reason: str = Field("", description="why it ran alone, or why its split was not used (kernels by function name)")
+    detail: str = Field(
+        "", description="the reason with every kernel named by its symbol (mangled), where it names any"
+    )
     shared_run: str | None = Field(
         None, description="the shared run (shared_runs[].name) it came from or fell back from"
     )

@@ -1,7 +1,9 @@
 """`ncu --import`: list what a report holds (its raw CSV page) and export a filtered part of it.
 
 The launch identities compared when a shared run is verified come from ncu's own CSV on both sides
-(the trace and the union report), so they are read the same way (docs/ncu-behaviour.md, "Shared runs").
+(the trace and the union report), so they are read the same way, and they name each kernel by its
+mangled symbol: the demangled text ncu prints for one launch differs between reports (ncu simplifies
+demangled names by default; docs/ncu-behaviour.md, "Launch identity"). People read function names.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.groups import RUN_MARKER
@@ -25,23 +28,54 @@ _NVTX_COLUMN = "thread Domain:Push/Pop_Range"
 _QUOTED = re.compile(r'"([^"]*)"')
 
 
+_NO_NAMES: Mapping[str, str] = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class Launch:
     """One result as ncu lists it: its ID in the report and what identifies the launch across runs."""
 
     id: int
-    kernel: str
+    symbol: str  # the kernel's mangled name (--print-kernel-base mangled): the same in every report
     grid: str
     block: str
     nvtx: tuple[str, ...]  # 'domain:range' from the bottom of the push/pop stack to its top
 
     @property
     def identity(self) -> tuple[str, str, str, tuple[str, ...]]:
-        return (self.kernel, self.grid, self.block, self.nvtx)
+        return (self.symbol, self.grid, self.block, self.nvtx)
 
-    def describe(self) -> str:
+    def describe(self, names: Mapping[str, str] = _NO_NAMES, full: bool = False) -> str:
+        """For a person: its function name (`names`: symbol -> function name, as ncu lists them), grid,
+        block and NVTX stack; `full`: the symbol itself."""
         stack = "/".join(part.split(":", 1)[-1] for part in self.nvtx)
-        return f"{self.kernel} grid {self.grid} block {self.block}" + (f" in {stack}" if stack else "")
+        name = self.symbol if full else names.get(self.symbol) or short_name(self.symbol)
+        return f"{name} grid {self.grid} block {self.block}" + (f" in {stack}" if stack else "")
+
+
+def short_name(symbol: str) -> str:
+    """The function name a mangled symbol (Itanium C++ ABI) names, without namespaces or template
+    arguments: `_ZN2at6native29vectorized_elementwise_kernelILi8E...` -> `vectorized_elementwise_kernel`.
+    A name that is not mangled (extern "C", Triton) is its own function name. For display only: ncu's
+    own function names (--print-kernel-base function) are used wherever they decide anything."""
+    if not symbol.startswith("_Z"):
+        return symbol
+    index, last = 2, None
+    nested = symbol[index : index + 1] == "N"
+    index += 1 if nested else 0
+    while index < len(symbol):
+        if symbol.startswith("St", index):  # std::
+            index += 2
+            continue
+        digits = re.match(r"\d+", symbol[index:])
+        if digits is None:
+            break
+        start = index + len(digits.group())
+        last = symbol[start : start + int(digits.group())]
+        index = start + int(digits.group())
+        if not nested:
+            break
+    return last or symbol
 
 
 class ImportFailed(Exception):
@@ -56,7 +90,8 @@ def raw_csv_rows(text: str) -> list[dict[str, str]]:
 
 
 def parse_raw_csv(text: str) -> list[Launch]:
-    """Rows of `--page raw --csv` (the units row and ncu's own ==PROF== lines are skipped)."""
+    """Rows of `--page raw --csv` (the units row and ncu's own ==PROF== lines are skipped); the
+    "Kernel Name" column as listed (the symbol when listed with --print-kernel-base mangled)."""
     rows = raw_csv_rows(text)
     header = rows[0] if rows else {}  # a row with more fields than the header adds a None key
     nvtx_column = next((name for name in header if isinstance(name, str) and name.startswith(_NVTX_COLUMN)), None)
@@ -69,7 +104,7 @@ def parse_raw_csv(text: str) -> list[Launch]:
         launches.append(
             Launch(
                 id=int(ident),
-                kernel=row.get("Kernel Name") or "",
+                symbol=row.get("Kernel Name") or "",
                 grid=row.get("Grid Size") or "",
                 block=row.get("Block Size") or "",
                 nvtx=tuple(":".join(entry.split(":")[:2]) for entry in stack),

@@ -1,30 +1,30 @@
 """One shared run: find the window (from the targets, or from the discovery trace), profile the union
 once with the usual attempts, split every member out of its report on import and verify each split.
-Nothing is reported from a split that was not verified: the members a shared run cannot serve are
-handed back with the reason, and whoever runs units runs them alone (execute/units.py)."""
+Nothing is reported from a split that was not verified. The members whose splits were refused share
+one more run, regrouped on the trace (a refusal costs one run, not one start per member); the members
+a shared run cannot serve are handed back with the reason, and whoever runs units runs them alone
+(execute/units.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 from ncucampaign.execute.attempt.attempts import run_attempts
-from ncucampaign.execute.attempt.classify import ConsoleSummary, parse_console
-from ncucampaign.execute.attempt.diagnose import diagnose
+from ncucampaign.execute.attempt.classify import parse_console
 from ncucampaign.execute.context import RunContext
-from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord, TraceInfo
+from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, Launch, importer_of, list_launches
+from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
 from ncucampaign.execute.shared.partition import Placed, calibrated, partition, selected_ids
 from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.selection import TraceSelections, trace_selections
+from ncucampaign.execute.shared.selection import TraceSelections, placed_members, trace_selections, window_of
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import (
     MemberWindow,
     UnionWindow,
-    member_window,
     picked_window,
     uncovered,
     union_window,
@@ -41,21 +41,6 @@ from ncucampaign.plan.union import (
     renamed,
     with_options,
 )
-
-
-@dataclass(frozen=True)
-class Alone:
-    """A member the shared run hands back: it runs on its own."""
-
-    member: Invocation  # as planned (not pinned to the group's GPUs)
-    reason: str
-    shared_run: str | None = None  # the shared run it was to be split from, when there was one
-
-
-@dataclass
-class SharedOutcome:
-    done: list[TargetRecord] = field(default_factory=list)  # split and verified, or interrupted
-    alone: list[Alone] = field(default_factory=list)  # in the order they were handed back
 
 
 def run_shared(
@@ -79,15 +64,23 @@ class _SharedRun:
         self.placed: dict[str, Placed] = {}
         self.splitting = ThreadPoolExecutor(1)  # replaced in run(): one split job at a time, in order
         self.pending: list[tuple[list[Invocation], str, Future[list[Split] | str]]] = []
+        self.names: dict[str, str] = {}  # the trace's symbol -> function name
+        self.refusals: dict[str, Refused] = {}  # the first refusal of each member that was regrouped
 
     def run(self) -> SharedOutcome:
         self._mark(self.members, Status.RUNNING, "")
         with ThreadPoolExecutor(1) as self.splitting:
             if self.group.window == "trace":
-                self._run_from_trace()
+                found = self._run_from_trace()
+                refused = self._collect()
+                if found is not None:
+                    self._regroup(refused, found)
+                    refused = self._collect()
             else:
                 self._run_targets_window(self.members)
-        self._collect()
+                refused = self._collect()
+        for r in refused:
+            self._alone([r.member], r.why, r.shared_run, r.detail)
         return self.outcome
 
     def _run_targets_window(self, members: list[Invocation]) -> None:
@@ -100,19 +93,21 @@ class _SharedRun:
 
     # --- the window ------------------------------------------------------------------------------------
 
-    def _run_from_trace(self) -> None:
+    def _run_from_trace(self) -> TraceSelections | None:
         """One trace for the whole pool; then its misses decided, and the rest partitioned by cost."""
         found = trace_selections(self.ctx, self.cache, self.members, self.gpus, self.lane, TRACE_LAUNCHES)
         if isinstance(found, str):
-            return self._give_up(self.members, found)
+            self._give_up(self.members, found)
+            return None
+        self.names = found.names
         for short in found.never:  # the application ran to its end without these launches
             if short.nothing_to_profile:
-                self._missed(short.member, found)
+                self.outcome.done.append(decide_miss(self.ctx, short.member, found))
             else:
                 self._alone([short.member], short.reason)
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
         functions = found.functions or None
-        placed = self._placed(found)
+        placed = placed_members(self.members, found)
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
         for part in partition(placed, calibrated(found.info.seconds, len(found.every), functions, runs)):
@@ -123,20 +118,17 @@ class _SharedRun:
                 )
             else:
                 self._run_trace_group(members, found)
+        return found
 
-    def _placed(self, found: TraceSelections) -> list[Placed]:
-        """The members the trace places, with what their filters select apart (for the union's window)."""
-        members = [m for m in self.members if m.name in found.selected]
-        placed = []
-        for m in members:
-            picked, wanted = found.selected[m.name]
-            part = found.parts.get(m.name)
-            ids, wanted_ids = tuple(x.id for x in picked), tuple(x.id for x in wanted)
-            if part is None:  # priced from its own selection alone
-                placed.append(Placed(m, ids, wanted_ids))
-            else:
-                placed.append(Placed(m, ids, wanted_ids, part.kernels, part.scope, part.family))
-        return placed
+    def _regroup(self, refused: list[Refused], found: TraceSelections) -> None:
+        """The members whose splits were refused share one more run (its window from the trace, as any
+        group's); a member runs alone only when that split is refused too, or when it is the only one."""
+        if len(refused) < 2 or self.ctx.stop.level:
+            for r in refused:
+                self._alone([r.member], r.why, r.shared_run, r.detail)
+            return
+        self.refusals = {r.member.name: r for r in refused}
+        self._run_trace_group([r.member for r in refused], found)
 
     def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
         union_inv = union_for(members, "trace")
@@ -159,10 +151,7 @@ class _SharedRun:
         else:
             union_inv = with_options(union_inv, launch_skip=union.skip or None, launch_count=len(union.launches))
         union_inv = pin(union_inv, self.gpus) if self.gpus else union_inv
-        windows = {
-            m.name: member_window(found.selected[m.name][0], m.options.launch_skip or 0, wanted[m.name], union)
-            for m in members
-        }
+        windows = {m.name: window_of(m, found, wanted[m.name], union) for m in members}
         if self._profile(union_inv, members, windows, union, found.info):
             self._halve(members, lambda part: self._run_trace_group(part, found))
 
@@ -188,26 +177,6 @@ class _SharedRun:
                 self._alone(part, "ncu refused the shared run's command line")
             else:
                 again(part)
-
-    def _missed(self, member: Invocation, found: TraceSelections) -> None:
-        """Decided on the trace: its own run would profile nothing (no application start of its own)."""
-        record = self.ctx.record(member.name)
-        kernels = tuple(dict.fromkeys(launch.kernel for launch in found.every))
-        hints = diagnose(member.options, ConsoleSummary(no_kernels=True, available_kernels=kernels), Status.NO_KERNELS)
-        trace = found.info.report
-
-        def missed() -> None:
-            record.status = Status.NO_KERNELS
-            record.message = "no kernels were profiled: the filters matched nothing in the discovery trace"
-            record.diagnosis = hints
-            record.obtained = Obtained(
-                how="trace",
-                reason=f"the discovery trace ({trace}) ran the application to its end and its filters select "
-                "no launch it would profile (--no-share runs it on its own)",
-            )
-
-        self.ctx.book.commit(missed)
-        self.outcome.done.append(record)
 
     # --- the union run and its splits --------------------------------------------------------------------
 
@@ -239,20 +208,23 @@ class _SharedRun:
             self.cache.note_run(trace.key, record.seconds, console.profiled * per_launch_s(union.options))
         # The splits (CPU) go on while the next group's run uses the GPU; their verdicts are taken in
         # order once every run is done (_collect).
-        job = SplitJob(record, union, tuple(members), windows, trace_window, report, console)
+        earlier = {name: f"{r.why}; regrouped into {record.name}" for name, r in self.refusals.items()}
+        job = SplitJob(record, union, tuple(members), windows, trace_window, report, console, self.names, earlier)
         self.pending.append((members, record.name, self.splitting.submit(split_union, ctx, job)))
         return False
 
-    def _collect(self) -> None:
-        for members, name, future in self.pending:
+    def _collect(self) -> list[Refused]:
+        """The splits of every shared run so far: the verified ones are done; the refused ones, in order."""
+        refused: list[Refused] = []
+        pending, self.pending = self.pending, []
+        for members, name, future in pending:
             splits = future.result()
             if isinstance(splits, str):
                 self._alone(members, splits, name)
                 continue
             self.outcome.done.extend(self.ctx.record(s.member.name) for s in splits if s.ok)
-            for s in splits:
-                if not s.ok:
-                    self._alone([s.member], f"its split of {name} was not used: {s.problem}", name)
+            refused.extend(Refused(s.member, name, s.problem, s.detail) for s in splits if not s.ok)
+        return refused
 
     # --- handing members back -----------------------------------------------------------------------------
 
@@ -263,9 +235,18 @@ class _SharedRun:
         self._mark(members, Status.INTERRUPTED, why)
         self.outcome.done.extend(self.ctx.record(m.name) for m in members)
 
-    def _alone(self, members: Sequence[Invocation], reason: str, shared: str | None = None) -> None:
+    def _alone(self, members: Sequence[Invocation], reason: str, shared: str | None = None, detail: str = "") -> None:
+        """Hand `members` back; a member regrouped after a refusal says both why its first split was
+        not used and what came of the retry."""
         planned = {m.name: m for m in self.group.members}
-        self.outcome.alone.extend(Alone(planned[m.name], reason, shared) for m in members)
+        for m in members:
+            first = self.refusals.get(m.name)
+            if first is None:
+                self.outcome.alone.append(Alone(planned[m.name], reason, shared, detail))
+                continue
+            why = f"{first.why}; regrouped: {reason}"
+            details = "; ".join(filter(None, [first.detail, detail]))
+            self.outcome.alone.append(Alone(planned[m.name], why, shared or first.shared_run, details))
 
     def _mark(self, members: Sequence[Invocation], status: Status, message: str) -> None:
         def change() -> None:

@@ -12,11 +12,12 @@ from pathlib import Path
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, Launch, importer_of, list_launches
+from ncucampaign.execute.shared.partition import Placed
 from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
-from ncucampaign.execute.shared.windows import member_wanted
+from ncucampaign.execute.shared.windows import MemberWindow, UnionWindow, member_wanted, member_window
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import FUNCTION_NAMES, filter_words, import_csv_argv
+from ncucampaign.plan.union import FUNCTIONS, SYMBOLS, filter_words, import_csv_argv
 from ncucampaign.spec.model import TargetOptions
 
 Selection = tuple[list[Launch], tuple[Launch, ...]]  # what a member's filters select, and what it wants
@@ -57,6 +58,11 @@ class TraceSelections:
     parts: dict[str, FilterParts] = field(default_factory=dict)  # per member, its filters apart
 
     @property
+    def names(self) -> dict[str, str]:
+        """Symbol -> function name, for what people read and for ncu's numbering per function."""
+        return {launch.symbol: self.functions[launch.id] for launch in self.every if launch.id in self.functions}
+
+    @property
     def complete(self) -> bool:
         """The application ran to its end under the trace: what it does not hold never happened."""
         return len(self.every) < self.info.launches
@@ -94,9 +100,13 @@ def trace_selections(
         selected={name: s for name, s in selections.items() if not isinstance(s, Short)},
         beyond=[] if ended else [short.member for short in missed],
         never=missed if ended else [],
-        functions={launch.id: launch.kernel for launch in listed.get(FUNCTION_NAMES, [])},
+        functions={launch.id: launch.symbol for launch in listed.get(_FUNCTIONS, [])},  # listed by function
         parts=_filter_parts(members, listed, frozenset(launch.id for launch in every)),
     )
+
+
+# The key of the listing of every launch by function name (the others are keyed by their filters).
+_FUNCTIONS = ("<function names>",)
 
 
 def list_trace(
@@ -104,21 +114,22 @@ def list_trace(
 ) -> dict[tuple[str, ...], list[Launch]] | str:
     """Every listing the shared run needs of the trace, each distinct filter once and all at once:
     every launch (under ()), each member's filters, its kernel and NVTX filters apart (the partition
-    prices a union's window with them) and the function names --kernel-id numbers launches by (left
-    out when ncu cannot list them: then no picked windows). A string: the trace cannot be listed."""
-    wanted = [(), FUNCTION_NAMES]
+    prices a union's window with them), all by symbol, and every launch by the function name
+    --kernel-id numbers launches by (under _FUNCTIONS; left out when ncu cannot list them: then no
+    picked windows). A string: the trace cannot be listed."""
+    wanted = [(), _FUNCTIONS]
     for m in members:
         wanted += [tuple(filter_words(m.options)), *_part_words(m)]
     distinct = list(dict.fromkeys(wanted))
     ncu, importer = ctx.ncu_path, importer_of(ctx)
 
     def listing(words: tuple[str, ...]) -> list[Launch] | None:
-        try:
-            return list_launches(import_csv_argv(ncu, report, list(words)), importer)
-        except ImportFailed:
-            if words == FUNCTION_NAMES:
+        if words == _FUNCTIONS:
+            try:
+                return list_launches(import_csv_argv(ncu, report, names=FUNCTIONS), importer)
+            except ImportFailed:
                 return None
-            raise
+        return list_launches(import_csv_argv(ncu, report, list(words), names=SYMBOLS), importer)
 
     try:
         with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
@@ -166,3 +177,28 @@ def _filter_parts(
 def _only(member: Invocation, *keys: str) -> TargetOptions:
     """The member's options with only `keys` set (the others as ncu's defaults)."""
     return TargetOptions.model_construct(**{key: getattr(member.options, key) for key in keys})
+
+
+def placed_members(members: Sequence[Invocation], found: TraceSelections) -> list[Placed]:
+    """The members the trace places, with what their filters select apart (for the union's window)."""
+    placed = []
+    for m in (m for m in members if m.name in found.selected):
+        picked, wanted = found.selected[m.name]
+        part = found.parts.get(m.name)
+        ids, wanted_ids = tuple(x.id for x in picked), tuple(x.id for x in wanted)
+        if part is None:  # priced from its own selection alone
+            placed.append(Placed(m, ids, wanted_ids))
+        else:
+            placed.append(Placed(m, ids, wanted_ids, part.kernels, part.scope, part.family))
+    return placed
+
+
+def window_of(
+    member: Invocation, found: TraceSelections, wanted: tuple[Launch, ...], union: UnionWindow
+) -> MemberWindow:
+    """The member's window in a union run of `union`'s launches, with the functions its kernel filter
+    matches in the trace (whose order in the shared run its split depends on)."""
+    part = found.parts.get(member.name)
+    kernel_ids = part.kernels if part is not None else None
+    selected = found.selected[member.name][0]
+    return member_window(selected, member.options.launch_skip or 0, wanted, union, found.functions, kernel_ids)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable
@@ -30,7 +30,13 @@ from ncucampaign.execute.shared.imports import (
     importer_of,
     list_launches,
 )
-from ncucampaign.execute.shared.windows import MemberWindow, UnionWindow, verified_text, verify_against_trace
+from ncucampaign.execute.shared.windows import (
+    MemberWindow,
+    Refusal,
+    UnionWindow,
+    verified_text,
+    verify_against_trace,
+)
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.union import collection_words, filter_words, import_csv_argv, split_argv
@@ -41,6 +47,7 @@ class Split:
     member: Invocation
     ok: bool
     problem: str = ""
+    detail: str = ""  # the problem with every kernel's symbol, where it names kernels
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,8 @@ class SplitJob:
     trace_window: UnionWindow | None  # a window from the trace: each split is verified against it
     report: Path
     console: ConsoleSummary
+    names: Mapping[str, str] = field(default_factory=dict)  # the trace's symbol -> function name
+    earlier: Mapping[str, str] = field(default_factory=dict)  # why a regrouped member's first split was refused
 
 
 def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
@@ -66,7 +75,8 @@ def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
         listing = lister.submit(_listed, ctx, job.report) if job.trace_window is not None else None
 
         def split(member: Invocation) -> Split:
-            return split_member(ctx, member, job, TraceCheck(listing, job.trace_window, job.windows[member.name]))
+            check = TraceCheck(listing, job.trace_window, job.windows[member.name], job.names)
+            return split_member(ctx, member, job, check)
 
         splits = list(pool.map(split, job.members))
     listed = listing.result() if listing is not None else None
@@ -88,40 +98,36 @@ class TraceCheck:
     listing: Future[list[Launch] | str] | None
     trace_window: UnionWindow | None
     window: int | MemberWindow
+    names: Mapping[str, str] = field(default_factory=dict)
 
-    def problem(self) -> str | None:
+    def problem(self) -> Refusal | None:
         if self.listing is None or self.trace_window is None or not isinstance(self.window, MemberWindow):
             return None
         profiled = self.listing.result()
         if isinstance(profiled, str):
-            return profiled
-        return verify_against_trace(profiled, self.trace_window, self.window)
+            return Refusal(profiled)
+        return verify_against_trace(profiled, self.trace_window, self.window, self.names)
 
 
 def split_member(ctx: RunContext, member: Invocation, job: SplitJob, check: TraceCheck) -> Split:
     """Export `member` out of the union's report, read it, and record it once `check` verifies it."""
     if ctx.stop.level:
         return Split(member, False, "interrupted before its split")
-    return _MemberSplit(ctx, member, job.shared, job.union, check).run(job.report, job.console)
+    return _MemberSplit(ctx, member, job, check).run()
 
 
 class _MemberSplit:
-    def __init__(
-        self,
-        ctx: RunContext,
-        member: Invocation,
-        shared: SharedRunRecord,
-        union: Invocation,
-        check: TraceCheck,
-    ) -> None:
-        self.ctx, self.member, self.shared, self.union = ctx, member, shared, union
+    def __init__(self, ctx: RunContext, member: Invocation, job: SplitJob, check: TraceCheck) -> None:
+        self.ctx, self.member, self.job = ctx, member, job
+        self.shared, self.union = job.shared, job.union
         self.check, self.window = check, check.window
         self.count = member.options.launch_count or 1
         self.skip = self.window.skip_in_union if isinstance(self.window, MemberWindow) else self.window
         self.record = ctx.record(member.name)
         self.report = ctx.run.report(member.name)
 
-    def run(self, union_report: Path, console: ConsoleSummary) -> Split:
+    def run(self) -> Split:
+        union_report, console = self.job.report, self.job.console
         previous = self.record.attempts[-1].number if self.record.attempts else 0
         kept = self.ctx.store.keep_report(self.member.name, previous)
         if kept is not None and self.record.attempts:
@@ -150,7 +156,7 @@ class _MemberSplit:
         problem = self.check.problem()
         if problem is not None:  # exported before the union was listed: not this target's report after all
             self.report.unlink(missing_ok=True)
-            return Split(self.member, False, problem)
+            return Split(self.member, False, problem.reason, problem.detail)
         attempt = AttemptRecord(
             number=previous + 1,
             started_at=started,
@@ -166,7 +172,7 @@ class _MemberSplit:
 
     def _verification(self) -> str:
         if isinstance(self.window, MemberWindow):
-            return verified_text(self.window)
+            return verified_text(self.window, self.check.trace_window)
         first, last = self.skip + 1, self.skip + self.count
         where = f"launch {first}" if first == last else f"launches {first}-{last}"
         return f"exact by construction: the same filters as {self.shared.name}, of whose launches it holds {where}"
@@ -187,6 +193,7 @@ class _MemberSplit:
         record.gpus = self.shared.gpus
         record.obtained = Obtained(
             how="shared",
+            reason=self.job.earlier.get(self.member.name, ""),
             shared_run=self.shared.name,
             split_command=command,
             sections_asked=collection_words(self.member.options),

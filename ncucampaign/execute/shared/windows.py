@@ -11,6 +11,14 @@ A picked window profiles fewer: `--kernel-id ::regex:NAMES:N1|N2|...` selects th
 kernel function (numbered per function name among the launches that pass the NVTX filter, as
 measured on ncu 2025.3.1; docs/ncu-behaviour.md, "Picked windows"), so the union profiles every
 function's launches at the wanted launches' numbers instead of every match in between.
+
+Verification compares launches by symbol, grid, block and NVTX stack (never by demangled text, which
+ncu writes differently in two reports of the same launch). A contiguous window is verified launch by
+launch: its start is a position in the union filter's launch order. A picked window is verified the
+way ncu selects it, per function: each function's launches in the shared run are the trace's, and
+the launches the member's filters can select come in the trace's order up to its last wanted one.
+So a run whose threads or streams interleave other functions differently from the trace's still
+splits, and one whose order changes what the member's own run would select is refused.
 """
 
 from __future__ import annotations
@@ -26,6 +34,9 @@ from ncucampaign.execute.shared.imports import Launch
 class MemberWindow:
     wanted: tuple[Launch, ...]  # the launches a stand-alone run would profile, as the trace lists them
     skip_in_union: int  # the member's --launch-skip when its split is exported from the union report
+    # The functions its kernel filter matches in the trace: in a picked window, the launches whose order
+    # decides what its split holds (empty: unknown, every launch's order counts).
+    selectable: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -108,13 +119,22 @@ def invocation_numbers(ids: Iterable[int], functions: Mapping[int, str]) -> dict
 
 
 def member_window(
-    selected: Sequence[Launch], skip: int, wanted: tuple[Launch, ...], union: UnionWindow
+    selected: Sequence[Launch],
+    skip: int,
+    wanted: tuple[Launch, ...],
+    union: UnionWindow,
+    functions: Mapping[int, str] | None = None,
+    kernel_ids: Iterable[int] | None = None,
 ) -> MemberWindow:
     """In the union's report, the member's filters select what they select in the trace and the union
-    profiled: its skip there counts those before its first wanted launch."""
+    profiled: its skip there counts those before its first wanted launch. `functions`: trace ID ->
+    function name; `kernel_ids`: the trace IDs its kernel filter alone selects (None: `selected`)."""
     profiled = {launch.id for launch in union.launches}
     before = sum(1 for launch in selected[:skip] if launch.id in profiled)
-    return MemberWindow(wanted, before)
+    ids = list(kernel_ids) if kernel_ids is not None else [launch.id for launch in selected]
+    known = bool(functions) and functions is not None and all(i in functions for i in ids)
+    selectable = frozenset(functions[i] for i in ids) if known and functions is not None else frozenset()
+    return MemberWindow(wanted, before, selectable)
 
 
 def uncovered(wanted: Sequence[Launch], union: UnionWindow) -> Launch | None:
@@ -123,25 +143,89 @@ def uncovered(wanted: Sequence[Launch], union: UnionWindow) -> Launch | None:
     return next((launch for launch in wanted if launch.id not in ids), None)
 
 
-def verify_against_trace(profiled: Sequence[Launch], union: UnionWindow, member: MemberWindow) -> str | None:
-    """None when the union run profiled what the trace says up to the member's last launch: then its
-    split selects exactly its wanted launches. Otherwise what differs."""
-    positions = {launch.id: index for index, launch in enumerate(union.launches)}
-    last = max(positions[launch.id] for launch in member.wanted)
-    if len(profiled) <= last:
-        return f"the shared run profiled {len(profiled)} launches; the trace says {last + 1} lead to this target's last"
-    for index in range(last + 1):
-        if profiled[index].identity != union.launches[index].identity:
-            return (
-                f"the shared run's launch {index + 1} is {profiled[index].describe()}, "
-                f"the trace says {union.launches[index].describe()}"
+@dataclass(frozen=True)
+class Refusal:
+    """Why a split was not used: in function names for the reason line, and with the symbols."""
+
+    reason: str
+    detail: str = ""  # the same with every kernel's symbol (kept in the manifest)
+
+
+def verify_against_trace(
+    profiled: Sequence[Launch], union: UnionWindow, member: MemberWindow, names: Mapping[str, str]
+) -> Refusal | None:
+    """None when the union run profiled what the trace says as far as the member's split depends on it:
+    then the split selects exactly its wanted launches. Otherwise what differs. `names`: symbol ->
+    function name (the trace's)."""
+    if not union.invocations or not member.selectable:
+        return _same_order(profiled, union.launches, member.wanted, names, "")
+    expected, known = _by_function(union.launches, names), set(names.values())
+    for function, launches in _by_function(profiled, names).items():
+        if function not in member.selectable and function in known:
+            continue  # its filters select none of these launches: their order cannot move its split
+        refusal = _same_order(launches, expected.get(function, ()), (), names, f" of {function}")
+        if refusal is not None:
+            return refusal
+    mine = [launch for launch in profiled if names.get(launch.symbol) in member.selectable]
+    theirs = [launch for launch in union.launches if names.get(launch.symbol) in member.selectable]
+    return _same_order(mine, theirs, member.wanted, names, " of the kernels it selects")
+
+
+def _by_function(launches: Sequence[Launch], names: Mapping[str, str]) -> dict[str, list[Launch]]:
+    """Launches by function name; a symbol the trace never listed is a function of its own."""
+    grouped: dict[str, list[Launch]] = {}
+    for launch in launches:
+        grouped.setdefault(names.get(launch.symbol) or f"<{launch.symbol}>", []).append(launch)
+    return grouped
+
+
+def _same_order(
+    profiled: Sequence[Launch],
+    expected: Sequence[Launch],
+    wanted: Sequence[Launch],
+    names: Mapping[str, str],
+    scope: str,
+) -> Refusal | None:
+    """The profiled launches are the expected ones, in order: up to the last of `wanted` (all of it
+    when `wanted` is empty, as far as both go). `scope`: which launches these are, for the reason."""
+    if wanted:
+        positions = {launch.id: index for index, launch in enumerate(expected)}
+        last = max(positions[launch.id] for launch in wanted)
+        if len(profiled) <= last:
+            return Refusal(
+                f"the shared run profiled {len(profiled)} launches{scope}; "
+                f"the trace says {last + 1} lead to this target's last"
+            )
+        count = last + 1
+    else:
+        count = min(len(profiled), len(expected))
+        if profiled and not expected:
+            first = profiled[0]
+            return Refusal(
+                f"the shared run profiled {first.describe(names)}, which the trace does not list there",
+                f"the shared run profiled {first.describe(full=True)}, which the trace does not list there",
+            )
+    for index in range(count):
+        if profiled[index].identity != expected[index].identity:
+            got, trace = profiled[index], expected[index]
+            return Refusal(
+                f"the shared run's launch {index + 1}{scope} is {got.describe(names)}, "
+                f"the trace says {trace.describe(names)}",
+                f"the shared run's launch {index + 1}{scope} is {got.describe(full=True)}, "
+                f"the trace says {trace.describe(full=True)}",
             )
     return None
 
 
-def verified_text(member: MemberWindow) -> str:
+def verified_text(member: MemberWindow, union: UnionWindow | None = None) -> str:
     ids = ", ".join(str(launch.id) for launch in member.wanted[:8]) + (", ..." if len(member.wanted) > 8 else "")
+    if union is not None and union.invocations and member.selectable:
+        order = (
+            "each function's launches in the shared run as the trace lists them, its own kernels' in the trace's order"
+        )
+    else:
+        order = "every launch before them in the shared run as the trace says"
     return (
-        f"{len(member.wanted)} launch(es) with the kernel, grid, block and NVTX stack the discovery trace "
-        f"lists at launch index {ids}, and every launch before them in the shared run as the trace says"
+        f"{len(member.wanted)} launch(es) with the kernel symbol, grid, block and NVTX stack the discovery trace "
+        f"lists at launch index {ids}, and {order}"
     )

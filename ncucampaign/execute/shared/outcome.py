@@ -1,0 +1,67 @@
+"""What a shared run hands back: the records it finished, and the members that must run alone (with
+why); and the one record a shared run finishes without profiling, a miss decided on the trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.attempt.diagnose import diagnose
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.shared.imports import short_name
+from ncucampaign.execute.shared.selection import TraceSelections
+from ncucampaign.plan.expand import Invocation
+
+
+@dataclass(frozen=True)
+class Alone:
+    """A member the shared run hands back: it runs on its own."""
+
+    member: Invocation  # as planned (not pinned to the group's GPUs)
+    reason: str
+    shared_run: str | None = None  # the shared run it was to be split from, when there was one
+    detail: str = ""  # the reason with every kernel's symbol, where it names kernels
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A member whose split of a shared run was not used."""
+
+    member: Invocation
+    shared_run: str
+    reason: str
+    detail: str = ""
+
+    @property
+    def why(self) -> str:
+        return f"its split of {self.shared_run} was not used: {self.reason}"
+
+
+@dataclass
+class SharedOutcome:
+    done: list[TargetRecord] = field(default_factory=list)  # split and verified, or interrupted
+    alone: list[Alone] = field(default_factory=list)  # in the order they were handed back
+
+
+def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections) -> TargetRecord:
+    """Decided on the trace: its own run would profile nothing (no application start of its own)."""
+    record = ctx.record(member.name)
+    names = found.names
+    kernels = tuple(dict.fromkeys(names.get(launch.symbol) or short_name(launch.symbol) for launch in found.every))
+    hints = diagnose(member.options, ConsoleSummary(no_kernels=True, available_kernels=kernels), Status.NO_KERNELS)
+    trace = found.info.report
+
+    def missed() -> None:
+        record.status = Status.NO_KERNELS
+        record.message = "no kernels were profiled: the filters matched nothing in the discovery trace"
+        record.diagnosis = hints
+        record.obtained = Obtained(
+            how="trace",
+            reason=f"the discovery trace ({trace}) ran the application to its end and its filters select "
+            "no launch it would profile (--no-share runs it on its own)",
+        )
+
+    ctx.book.commit(missed)
+    return record
