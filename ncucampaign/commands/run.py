@@ -30,6 +30,7 @@ from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
+from ncucampaign.results.limit import limit_line
 from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
@@ -154,7 +155,7 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
                 raise
             result = local.execute()
         console.print(final_table(result.manifest, str(result.run.root)))
-        for line in [*sharing_breakdown(result.manifest), gpu_time_line(result.manifest)]:
+        for line in [*sharing_breakdown(result.manifest), limit_line(result.manifest), gpu_time_line(result.manifest)]:
             if line:
                 console.print(line, highlight=False, markup=False)
         console.print(f"manifest: {result.run.manifest}", highlight=False)

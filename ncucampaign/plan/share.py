@@ -138,10 +138,11 @@ def trace_possible(inv: Invocation) -> bool:
 
 def per_launch_s(options: TargetOptions) -> float:
     """Estimated replay seconds of one launch for what `options` collect."""
-    return _per_launch(options.section_set, options.sections or (), bool(options.metrics))
+    return collection_s(options.section_set, options.sections or (), bool(options.metrics))
 
 
-def _per_launch(section_set: str | None, sections: Collection[str], metrics: bool) -> float:
+def collection_s(section_set: str | None, sections: Collection[str], metrics: bool) -> float:
+    """Estimated replay seconds of one launch collecting a set, sections and (any) metrics."""
     seconds = PER_LAUNCH_S.get(section_set or "", PER_LAUNCH_S["basic"] if section_set else 0.0)
     if sections:
         # The dearest section pays the first one's price; the others add theirs.
@@ -278,7 +279,7 @@ class _Tally:
         launches = tally.high - tally.low if self.window == "targets" else tally.total
         chosen = max(tally.sets, key=lambda s: SET_ORDER.index(s) if s in SET_ORDER else -1) if tally.sets else None
         members = len(self.members) + (extra is not None)
-        return APP_START_S + launches * _per_launch(chosen, tally.sections, tally.metrics) + SPLIT_S * members
+        return APP_START_S + launches * collection_s(chosen, tally.sections, tally.metrics) + SPLIT_S * members
 
 
 def union_for(members: Sequence[Invocation], window: Window) -> Invocation:
