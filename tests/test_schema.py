@@ -17,6 +17,7 @@ from ncucampaign.spec.schema import campaign_schema, render
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))
+ZOO = sorted((ROOT / "tests" / "gpu" / "zoo").glob("*/campaign.yaml"))
 
 
 @pytest.mark.parametrize(("file", "generate"), [("campaign", campaign_schema), ("manifest", manifest_schema)])
@@ -32,13 +33,14 @@ def test_there_are_example_campaigns() -> None:
     assert {p.name for p in CAMPAIGNS} >= {"decode.yaml", "manual.yaml"}
 
 
-@pytest.mark.parametrize("campaign", CAMPAIGNS, ids=lambda p: p.name)
+@pytest.mark.parametrize("campaign", CAMPAIGNS + ZOO, ids=lambda p: str(p.relative_to(ROOT)))
 def test_example_campaign_is_valid(campaign: Path) -> None:
     schema = json.loads((ROOT / "schemas" / "campaign.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(yaml.safe_load(campaign.read_text()), schema)
     assert build_plan(load_campaign(campaign)).invocations
-    assert campaign.read_text().startswith("# yaml-language-server: $schema=../schemas/campaign.schema.json")
+    relative = Path("../" * (len(campaign.relative_to(ROOT).parts) - 1)) / "schemas" / "campaign.schema.json"
+    assert campaign.read_text().startswith(f"# yaml-language-server: $schema={relative}")
 
 
 def test_schema_rejects_what_pydantic_rejects() -> None:

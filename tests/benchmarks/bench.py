@@ -5,6 +5,7 @@
     python tests/benchmarks/bench.py gpus --gpus 0,1 --only t1 ... t8   # GPU: --gpus speed-up, same kernels
     python tests/benchmarks/bench.py shared --campaign campaigns/shared.yaml  # GPU: shared runs vs --no-share
     python tests/benchmarks/bench.py read --targets 20000       # CPU: summarize and compare a huge run
+    python tests/benchmarks/bench.py zoo --only randn_decode    # GPU: shared runs on the zoo (zoo.py)
     python tests/benchmarks/bench.py all ...
 
 overhead: the campaign through `ncucampaign run` against the very commands `ncucampaign plan`
@@ -328,9 +329,11 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "read", "all"))
+    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "all"))
+    parser.add_argument("--json", type=Path, default=None, help="zoo: write the rows here as they come")
+    parser.add_argument("--capture", type=Path, default=None, help="zoo: keep ncu's listings of each workload here")
     parser.add_argument("--no-warm", action="store_true", help="shared: skip the run with the cached trace")
-    parser.add_argument("--keep", type=Path, default=None, help="shared: copy both manifests into this folder")
+    parser.add_argument("--keep", type=Path, default=None, help="shared, zoo: copy the manifests into this folder")
     parser.add_argument("--campaign", type=Path, default=CAMPAIGN)
     parser.add_argument("--only", nargs="*", default=[])
     parser.add_argument("--gpu-only", nargs="*", default=None, help="targets for the gpus benchmark (default --only)")
@@ -348,6 +351,11 @@ def main() -> int:
         bench_overhead(args.campaign, args.only, args.reps)
     if args.what in ("shared", "all"):
         bench_shared(args.campaign, args.keep, not args.no_warm)
+    if args.what == "zoo":
+        from tests.benchmarks.zoo import bench_zoo
+
+        bench_zoo(args.only, args.json, args.keep, args.capture)
+        return 0
     if args.what in ("gpus", "all"):
         bench_gpus(args.campaign, args.gpu_only if args.gpu_only is not None else args.only, args.gpus or ["0,1"])
     width = max(len(row[0]) for row in ROWS)
