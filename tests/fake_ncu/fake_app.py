@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -35,6 +37,16 @@ def main() -> int:
     )
     parser.add_argument(
         "--vary-runs", default="even", help="with --vary-file: which runs launch the extra rmsnorm (even, or 2,3,...)"
+    )
+    parser.add_argument(
+        "--vary-launch",
+        default="warmup/rmsnorm_kernel",
+        help="with --vary-file: the extra launch, RANGE/KERNEL (default warmup/rmsnorm_kernel)",
+    )
+    parser.add_argument(
+        "--replay",
+        default=None,
+        help="launch what a real trace lists instead (ncu's raw CSV page of it, kernels as demangled names)",
     )
     parser.add_argument(
         "--interleave-file",
@@ -74,9 +86,13 @@ def main() -> int:
     if args.vary_file:  # a run-to-run difference (autotuning, say) that shifts every later launch
         number = count_run(args.vary_file)
         if number % 2 == 0 if args.vary_runs == "even" else str(number) in args.vary_runs.split(","):
-            emit("push warmup")
-            emit("launch rmsnorm_kernel")
+            where, kernel = args.vary_launch.split("/", 1)
+            emit(f"push {where}")
+            emit(f"launch {kernel}")
             emit("pop")
+    if args.replay:
+        replay(args.replay, emit)
+        return args.exit_code
     interleaved = bool(args.interleave_file) and count_run(args.interleave_file) % 2 == 0
     emit("push prefill")
     emit("launch nvjet_sm90_tst_128x64_64x8_1x2_h_bz_NNT")
@@ -120,6 +136,30 @@ def main() -> int:
     if args.crash:
         os.abort()
     return args.exit_code
+
+
+def replay(listing: str, emit: Callable[[str], None]) -> None:
+    """Launch, in order and within their push/pop ranges, what a real trace listed (the CSV columns
+    "Kernel Name" and the thread's push/pop stack): a real workload's names and ranges, for the fake ncu."""
+    import csv
+
+    stack: list[str] = []
+    with open(listing) as handle:
+        rows = list(csv.DictReader(handle))
+    column = next(name for name in rows[0] if name.startswith("thread Domain"))
+    for row in rows:
+        if not (row.get("ID") or "").isdigit():
+            continue  # the units row
+        wanted = [entry.split(":")[1] for entry in re.findall(r'"([^"]*)"', row[column] or "")]
+        while stack and stack != wanted[: len(stack)]:
+            emit("pop")
+            stack.pop()
+        for name in wanted[len(stack) :]:
+            emit(f"push {name}")
+            stack.append(name)
+        emit(f"launch {row['Kernel Name']}")
+    for _ in stack:
+        emit("pop")
 
 
 def count_run(path: str) -> int:
