@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate import TargetVerdict, target_verdicts
 from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
+from ncucampaign.results.units import base_unit, base_value, not_finite
 from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Verdict, clocks_differ
 
 
@@ -73,10 +74,11 @@ def compare_runs(
     wanted = tuple(dict.fromkeys([*STANDARD_METRICS, *metrics]))
     changes: list[Change] = []
     verdicts: list[TargetVerdict] = []
+    unconverted: list[str] = []  # values whose units do not convert: not compared, and a gate fails
     for target_a in a.targets:
         target_b = by_name_b.get(target_a.name)
         if target_b is not None:
-            changes += _compare_target(target_a, target_b, wanted, threshold, notes)
+            changes += _compare_target(target_a, target_b, wanted, threshold, (notes, unconverted))
             verdicts += target_verdicts(target_a, target_b, *gate)
     only_in_a = tuple(name for name in names_a if name not in by_name_b)
     appeared, disappeared = _finding_changes(a, b)
@@ -85,7 +87,7 @@ def compare_runs(
         only_in_a=only_in_a,
         only_in_b=tuple(target.name for target in b.targets if target.name not in known_a),
         notes=tuple(notes),
-        problems=tuple(_problems(a, b, changes, only_in_a, metrics)),
+        problems=(*dict.fromkeys(unconverted), *_problems(a, b, changes, only_in_a, metrics)),
         findings_appeared=appeared,
         findings_disappeared=disappeared,
         verdicts=tuple(verdicts),
@@ -130,8 +132,14 @@ def _problems(
 
 
 def _compare_target(
-    target_a: TargetRecord, target_b: TargetRecord, wanted: Sequence[str], threshold: float, notes: list[str]
+    target_a: TargetRecord,
+    target_b: TargetRecord,
+    wanted: Sequence[str],
+    threshold: float,
+    told: tuple[list[str], list[str]],
 ) -> list[Change]:
+    """The changes of one target's results; `told`: the notes and the problems, added to."""
+    notes = told[0]
     for status, run in ((target_a.status, "A"), (target_b.status, "B")):
         if status != Status.OK:
             notes.append(f"{target_a.name}: {status.value} in run {run}")
@@ -148,9 +156,10 @@ def _compare_target(
         for metric in wanted:
             if metric not in result_a.metrics or metric not in result_b.metrics:  # the common case, cheaply
                 continue
-            before, after = result_a.value(metric), result_b.value(metric)
-            if before is None or after is None:
+            found = _comparable(target_a.name, result_a, result_b, metric, told)
+            if found is None:
                 continue
+            before, after = found
             relative = (after - before) / before if before else None
             flagged = relative is not None and abs(relative) > threshold
             changes.append(
@@ -168,6 +177,26 @@ def _compare_target(
                 )
             )
     return changes
+
+
+def _comparable(
+    name: str, result_a: ResultRecord, result_b: ResultRecord, metric: str, told: tuple[list[str], list[str]]
+) -> tuple[float, float] | None:
+    """A's and B's value in A's unit (B's converted: `us` against `ns` is the same quantity); None, with
+    a note, for a value that is no finite number, and with a problem for units that do not convert."""
+    a, b = base_value(result_a, metric), base_value(result_b, metric)
+    where = f"{name}[{result_a.index}]: {metric}"
+    if a is None or b is None:
+        sides = [side for side, r in (("A", result_a), ("B", result_b)) if not_finite(r, metric)]
+        if sides:
+            told[0].append(f"{where} is not a finite number in {' and '.join(sides)}; not compared")
+        return None
+    if a[1] != b[1]:
+        units = (result_a.metrics[metric].unit, result_b.metrics[metric].unit)
+        told[1].append(f"{where} is in {units[0]!r} in A and {units[1]!r} in B: units that do not convert")
+        return None
+    factor, _ = base_unit(result_a.metrics[metric].unit)
+    return a[0] / factor, b[0] / factor
 
 
 def _clock_notes(target_a: TargetRecord, target_b: TargetRecord) -> Iterable[str]:

@@ -9,12 +9,14 @@ test (on cycles where the clocks differ); the launch state and the near-determin
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
 from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
+from ncucampaign.results.units import base_value, not_finite
 from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Decision, Verdict, duration_decision, exact_decision
 
 # Near-deterministic: the same code on the same input does the same work (compared exactly).
@@ -50,7 +52,9 @@ def target_verdicts(
         return []
     if _state(left[0]) != _state(right[0]):
         return [verdict("launch", exact_decision("launch", [_state_text(left[0])], [_state_text(right[0])]))]
-    found = [verdict(DURATION, _duration(left, right, threshold, alpha))]
+    found = []
+    if not unit_mismatch(left, right, DURATION):
+        found.append(verdict(DURATION, _with_left_out(_duration(left, right, threshold, alpha), left, right)))
     for metric in EXACT_METRICS:
         values_a, values_b = _values(left, metric), _values(right, metric)
         if values_a and values_b:
@@ -66,12 +70,15 @@ def sample_summary(record: TargetRecord) -> str | None:
     if len(durations) < 2:
         return None
     median = statistics.median(durations)
+    if not median:
+        return f"{record.name}: {len(durations)} samples; duration median 0"
     quartiles = statistics.quantiles(durations, n=4, method="inclusive")
     others = len(record.results) - len(samples)
     aside = f" ({others} in other launch states left out)" if others else ""
+    us = 1e6  # the values are in seconds (results/units.py)
     return (
-        f"{record.name}: {len(durations)} samples{aside}; duration median {median / 1000:.2f} us, "
-        f"range {durations[0] / 1000:.2f}-{durations[-1] / 1000:.2f} us, "
+        f"{record.name}: {len(durations)} samples{aside}; duration median {median * us:.2f} us, "
+        f"range {durations[0] * us:.2f}-{durations[-1] * us:.2f} us, "
         f"interquartile spread {(quartiles[2] - quartiles[0]) / median:.1%}"
     )
 
@@ -106,4 +113,27 @@ def _state_text(result: ResultRecord) -> str:
 
 
 def _values(results: Sequence[ResultRecord], metric: str) -> list[float]:
-    return [value for value in (r.value(metric) for r in results) if value is not None]
+    """The finite values, in their base unit (a duration in seconds, however it was written)."""
+    return [found[0] for found in (base_value(r, metric) for r in results) if found is not None]
+
+
+def _units(results: Sequence[ResultRecord], metric: str) -> set[str]:
+    return {found[1] for found in (base_value(r, metric) for r in results) if found is not None}
+
+
+def unit_mismatch(left: Sequence[ResultRecord], right: Sequence[ResultRecord], metric: str) -> str | None:
+    """Why the two sides' values of `metric` cannot be compared: units that do not convert (None: they can)."""
+    units_a, units_b = _units(left, metric), _units(right, metric)
+    if len(units_a | units_b) <= 1:
+        return None
+    shown = {side: ", ".join(sorted(u for u in units)) for side, units in (("A", units_a), ("B", units_b))}
+    return f"{metric} is in {shown['A'] or '-'} in A and {shown['B'] or '-'} in B: units that do not convert"
+
+
+def _with_left_out(decision: Decision, left: Sequence[ResultRecord], right: Sequence[ResultRecord]) -> Decision:
+    """The decision, saying which samples were no number (a NaN in an edited or damaged manifest)."""
+    counts = [sum(not_finite(r, DURATION) for r in side) for side in (left, right)]
+    if not any(counts):
+        return decision
+    told = " and ".join(f"{n} of {side}" for n, side in zip(counts, "AB", strict=True) if n)
+    return dataclasses.replace(decision, reason=f"{decision.reason} ({told} left out: not a finite number)")

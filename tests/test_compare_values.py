@@ -1,0 +1,64 @@
+"""compare on values a damaged or foreign manifest may hold (issue 35): a NaN sample is no measurement,
+and a duration in `us` is the same quantity as one in `ns`."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord
+from ncucampaign.results.compare import compare_runs
+from ncucampaign.results.metrics import DURATION
+from ncucampaign.results.tables import comparison_json
+from ncucampaign.results.verdicts import Verdict
+from tests.test_results_helpers import manifest_with, target_record
+
+
+def samples(values: list[float], unit: str = "ns") -> list[ResultRecord]:
+    return [
+        ResultRecord(index=i, kernel="k", demangled="k", workload="kernel", grid=[8, 1, 1], block=[128, 1, 1],
+                     metrics={DURATION: MetricValue(value=v, unit=unit)})
+        for i, v in enumerate(values)
+    ]  # fmt: skip
+
+
+BASE = [3000.0, 3032.0, 2968.0, 3064.0, 3000.0, 2936.0, 3032.0, 3000.0]
+
+
+def comparison(a: list[ResultRecord], b: list[ResultRecord]):  # noqa: ANN201 (a Comparison)
+    return compare_runs(manifest_with([target_record("t", results=a)]), manifest_with([target_record("t", results=b)]))
+
+
+def test_a_nan_sample_is_left_out_and_a_50_percent_slowdown_stays_slower() -> None:
+    slower = [1.5 * v for v in BASE]
+    found = comparison(samples(BASE), samples([math.nan, *slower[1:]]))
+    [verdict] = [v for v in found.verdicts if v.metric == DURATION]
+    assert verdict.verdict == Verdict.SLOWER, verdict
+    assert verdict.shift is not None and 0.45 < verdict.shift < 0.55
+    assert "1 of B left out: not a finite number" in verdict.reason
+    assert found.failed() and found.failed(strict=True)
+    text = comparison_json(found)
+    assert "NaN" not in text and json.loads(text)["failing"] == 1
+    assert any("not a finite number in B; not compared" in note for note in found.notes)
+
+
+def test_durations_in_us_are_converted_not_read_as_a_99_percent_speedup() -> None:
+    found = comparison(samples(BASE), samples([v * 1.5 / 1000 for v in BASE], unit="us"))
+    [verdict] = [v for v in found.verdicts if v.metric == DURATION]
+    assert verdict.verdict == Verdict.SLOWER and abs(verdict.shift - 0.5) < 0.05, verdict
+    change = found.changes[0]
+    assert change.unit == "ns" and abs(change.after - 1.5 * BASE[0]) < 1e-6 and abs(change.relative - 0.5) < 1e-9
+
+
+def test_units_that_do_not_convert_are_refused_and_fail_the_gate() -> None:
+    found = comparison(samples(BASE), samples(BASE, unit="pass"))
+    assert not [v for v in found.verdicts if v.metric == DURATION]
+    assert found.failed() and any("units that do not convert" in p for p in found.problems), found.problems
+
+
+def test_units_are_read_as_ncu_writes_them() -> None:
+    from ncucampaign.results.units import base_unit
+
+    assert base_unit("ns") == (1e-9, "second") and base_unit("usecond") == (1e-6, "second")
+    assert base_unit("Kbyte") == (1e3, "byte") and base_unit("Gbyte/second") == (1e9, "byte/second")
+    assert base_unit("Mhz") == (1e6, "hz") and base_unit("%") == (1.0, "%") and base_unit("pass") == (1.0, "pass")
