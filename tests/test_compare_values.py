@@ -7,7 +7,7 @@ import json
 import math
 
 from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord
-from ncucampaign.results.compare import compare_runs
+from ncucampaign.results.compare import Comparison, compare_runs
 from ncucampaign.results.metrics import DURATION
 from ncucampaign.results.tables import comparison_json
 from ncucampaign.results.verdicts import Verdict
@@ -25,7 +25,7 @@ def samples(values: list[float], unit: str = "ns") -> list[ResultRecord]:
 BASE = [3000.0, 3032.0, 2968.0, 3064.0, 3000.0, 2936.0, 3032.0, 3000.0]
 
 
-def comparison(a: list[ResultRecord], b: list[ResultRecord]):  # noqa: ANN201 (a Comparison)
+def comparison(a: list[ResultRecord], b: list[ResultRecord]) -> Comparison:
     return compare_runs(manifest_with([target_record("t", results=a)]), manifest_with([target_record("t", results=b)]))
 
 
