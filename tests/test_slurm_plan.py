@@ -67,6 +67,16 @@ def test_plan_slurm_prints_a_valid_batch_script_matching_the_campaign(tmp_path: 
         (["--open=truncate"], "sets --open-mode itself"),
         (["--"], "pass sbatch options"),
         (["--partition=gpu", "--qos=high", "--time=1:00:00", "-Jname", "--gres=gpu:1"], None),
+        # clusters of short options, as sbatch's getopt reads them (issue 35: they got past the check)
+        (["-Qo/tmp/x"], "sets -o itself"),
+        (["-vo/tmp/x"], "sets -o itself"),
+        (["-Qe/tmp/x"], "sets -e itself"),
+        (["-Oa0-5"], "sets -a itself"),
+        (["-Hvv"], None),
+        (["-Jo", "-pgpu", "-qhigh"], None),  # a value, not options: -J's is "o"
+        (["-Zx"], "not an sbatch short option"),
+        (["-W"], "does not submit"),
+        (["--test-only"], "does not submit"),
     ],
 )
 def test_slurm_args_are_checked(args: list[str], problem: str | None) -> None:

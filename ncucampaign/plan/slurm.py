@@ -21,6 +21,12 @@ from ncucampaign.plan.units import Unit, invocations_of
 MARGIN_S = 300.0  # start-up, report reading, claims and records, per task
 # Directives ncucampaign writes itself: passing them through would break the array or its records.
 OWN_OPTIONS = ("--array", "--output", "--error", "--signal", "--wrap", "--parsable", "--open-mode", "-a", "-o", "-e")
+# Options after which sbatch submits nothing, or nothing ncucampaign can follow.
+NOT_SUBMITTING = ("--help", "--usage", "--version", "--test-only", "--wait", "-h", "-u", "-V", "-W")
+# sbatch's short options (Slurm 22.05, `sbatch --help`): those that take a value, and flags. getopt reads
+# a cluster the way `short_options` does: `-Qo<file>` is -Q, then -o with the value `<file>`.
+SHORT_WITH_VALUE = frozenset("aAbBcCdDeFGiJLmMnNopqStwx")
+SHORT_FLAGS = frozenset("hHIkOQsuvVW")
 
 
 @dataclass(frozen=True)
@@ -38,29 +44,58 @@ def array_tasks(units: Sequence[Unit]) -> list[ArrayTask]:
 
 def check_slurm_args(args: Sequence[str]) -> str | None:
     """Why these --slurm-arg values cannot be used (None: they can). Each is one sbatch option, read as
-    sbatch reads it: a long option may be any unique prefix of its name (`--outp` is `--output`), a
-    short one may carry its value (`-ofile`); none may be one ncucampaign writes itself."""
+    sbatch reads it: a long option may be any unique prefix of its name (`--outp` is `--output`), short
+    ones may carry a value (`-ofile`) or come several in one word (`-Qofile`); none may be one
+    ncucampaign writes itself, or one after which sbatch submits nothing it can follow."""
     for arg in args:
-        if not arg.startswith("-") or arg.strip("-") == "":
-            return f"--slurm-arg {arg!r}: pass sbatch options, e.g. --slurm-arg=--partition=gpu"
-        if any(ch in arg for ch in "\n\r\0"):
-            return f"--slurm-arg {arg!r}: a line break or NUL cannot go into a batch script"
-        if any(ch.isspace() for ch in arg):
-            return f"--slurm-arg {arg!r}: one sbatch option per --slurm-arg, its value joined with '=' (no spaces)"
-        owned = _owned(arg)
-        if owned is not None:
-            return f"--slurm-arg {arg!r}: ncucampaign sets {owned} itself (one array task per target, its output files)"
+        problem = _problem(arg)
+        if problem is not None:
+            return f"--slurm-arg {arg!r}: {problem}"
     return None
 
 
-def _owned(arg: str) -> str | None:
-    """The option of OWN_OPTIONS that `arg` is, as sbatch resolves abbreviations; None: another."""
-    if not arg.startswith("--"):
-        return arg[:2] if arg[:2] in OWN_OPTIONS else None
-    name = arg.split("=", 1)[0]
+def _problem(arg: str) -> str | None:
+    if not arg.startswith("-") or arg.strip("-") == "":
+        return "pass sbatch options, e.g. --slurm-arg=--partition=gpu"
+    if any(ch in arg for ch in "\n\r\0"):
+        return "a line break or NUL cannot go into a batch script"
+    if any(ch.isspace() for ch in arg):
+        return "one sbatch option per --slurm-arg, its value joined with '=' (no spaces)"
+    names = short_options(arg) if not arg.startswith("--") else [arg.split("=", 1)[0]]
+    if names is None:
+        return "not an sbatch short option (or cluster of them) ncucampaign knows to pass"
+    for name in names:
+        owned, stops = _resolved(name, OWN_OPTIONS), _resolved(name, NOT_SUBMITTING)
+        if owned is not None:
+            return f"ncucampaign sets {owned} itself (one array task per target, its output files)"
+        if stops is not None:
+            return f"{stops} does not submit an array ncucampaign can follow"
+    return None
+
+
+def short_options(arg: str) -> list[str] | None:
+    """The short options one `-XYZ...` word sets, as sbatch's getopt reads it: flags until one that takes
+    a value, which takes the rest of the word (`-Qo<file>`: -Q, -o). None: a letter sbatch has not."""
+    found = []
+    for index, letter in enumerate(arg[1:], start=1):
+        if letter in SHORT_WITH_VALUE:
+            found.append(f"-{letter}")
+            return found
+        if letter not in SHORT_FLAGS:
+            return None
+        found.append(f"-{letter}")
+        if index == len(arg) - 1:
+            return found
+    return found
+
+
+def _resolved(name: str, options: Sequence[str]) -> str | None:
+    """The option of `options` that `name` is, as sbatch resolves a long option's abbreviation; None: another."""
+    if not name.startswith("--"):
+        return name if name in options else None
     if len(name) <= 2:
         return None
-    return next((own for own in OWN_OPTIONS if own.startswith("--") and own.startswith(name)), None)
+    return next((own for own in options if own.startswith("--") and own.startswith(name)), None)
 
 
 def task_seconds(invocations: Sequence[Invocation]) -> float:
