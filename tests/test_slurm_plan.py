@@ -16,8 +16,8 @@ from types import SimpleNamespace
 import pytest
 
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.plan.slurm import check_slurm_args, slurm_time
-from tests.conftest import campaign_text, fake_env, run_cli
+from ncucampaign.plan.slurm import array_tasks, batch_script, check_slurm_args, slurm_time
+from tests.conftest import campaign_text, fake_env, invocation, run_cli
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 
@@ -318,3 +318,13 @@ def test_hostile_22_8_a_task_that_died_before_claiming_is_reported_by_collect(tm
     assert "run --resume RUN_DIR --slurm reruns it" in b["message"]
     summary = run_cli("summarize", str(run_dir), cwd=tmp_path, env=env)
     assert "ended without claiming it" in summary.stdout and "\x1b" not in summary.stdout, summary.stdout
+
+
+@pytest.mark.parametrize("arg", ["--time=2:00:00", "--ti=2:00:00", "-t2:00:00", "-Ht2:00:00"])
+def test_a_time_limit_of_the_users_is_the_only_one_however_written(arg: str) -> None:
+    script = batch_script(
+        campaign="c", run_dir=Path("/r"), array=1, tasks=array_tasks([invocation("a")]), python="py", slurm_args=[arg]
+    )
+    lines = script.splitlines()
+    assert f"#SBATCH {arg}" in lines
+    assert not [line for line in lines if line.startswith("#SBATCH --time=") and line != f"#SBATCH {arg}"]

@@ -89,6 +89,13 @@ def short_options(arg: str) -> list[str] | None:
     return found
 
 
+def _sets(arg: str, long: str, short: str) -> bool:
+    """Whether one --slurm-arg word sets this option (`--time=..`, `--ti=..`, `-t1:00:00`, `-Ht..`)."""
+    if arg.startswith("--"):
+        return _resolved(arg.split("=", 1)[0], (long,)) is not None
+    return short in (short_options(arg) or [])
+
+
 def _resolved(name: str, options: Sequence[str]) -> str | None:
     """The option of `options` that `name` is, as sbatch resolves a long option's abbreviation; None: another."""
     if not name.startswith("--"):
@@ -139,7 +146,7 @@ def batch_script(
 ) -> str:
     everything = [inv for task in tasks for inv in task.invocations]
     longest = max(task_seconds(task.invocations) for task in tasks)
-    user_time = any(a.split("=", 1)[0] in ("--time", "-t") for a in slurm_args)
+    user_time = any(_sets(a, "--time", "-t") for a in slurm_args)
     out = run_dir / "slurm" / "out"
     command = [python, "-m", "ncucampaign", "slurm-task", str(run_dir), "--array", str(array), "--index"]
     lines = [
