@@ -92,12 +92,18 @@ def test_a_gate_fails_on_slower_and_with_strict_on_undecided_verdicts() -> None:
         (["--a", "X=1", "--b", "X=1"], "A and B are the same"),
         (["--a", "X"], "--a 'X': expected NAME=VALUE"),
         (["--a", "X=1", "--pairs", "0"], "--pairs must be between 1 and 100"),
+        # issue 35: names a campaign refuses, and variables the campaign's own env sets again
+        (["--a", "1X=1"], "--a '1X=1': expected NAME=VALUE"),
+        (["--a", "É=1"], "expected NAME=VALUE"),
+        (["--a", "BUILD=1", "--b", "BUILD=2"], "the campaign's own env sets BUILD for t (in defaults or a target)"),
+        (["--b", "KNOB=2"], "the campaign's own env sets KNOB for t"),
     ],
 )
 def test_ab_refuses_what_cannot_be_an_ab_comparison_before_running(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    (tmp_path / "camp.yaml").write_text(campaign_text("- name: t\n  kernel_name: rmsnorm_kernel\n"))
+    targets = "- name: t\n  kernel_name: rmsnorm_kernel\n  env: {KNOB: '1'}\n"
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets, defaults="env: {BUILD: base}"))
     done = run_cli("ab", "camp.yaml", *args, cwd=tmp_path, env=fake_env())
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not (tmp_path / "runs").exists()
@@ -146,3 +152,23 @@ def test_summarize_shows_a_targets_samples_median_and_spread(tmp_path: Path) -> 
     assert len(record["results"]) == 8  # every sample kept
     line = next(x for x in done.stdout.splitlines() if x.startswith("rms: ") and "samples" in x)
     assert "duration median " in line and "interquartile spread " in line, done.stdout
+
+
+@pytest.mark.slow
+def test_ab_on_a_campaign_without_a_name_compares_its_runs(tmp_path: Path) -> None:
+    """Issue 35: the derived A.yaml and B.yaml named the campaign A and B, and after every pair ran ab
+    looked for runs under the file's own name ('not a run directory', exit 2)."""
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: t\n  kernel_name: rmsnorm_kernel\n"))
+    done = run_cli("ab", "camp.yaml", "--a", "X=1", "--b", "X=2", "--pairs", "1", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdicts:" in done.stdout
+    [folder] = (tmp_path / "runs" / "camp").glob("ab-*")
+    assert {p.name for p in folder.iterdir()} == {"A", "B", "A.yaml", "B.yaml"}
+
+
+def test_two_ab_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path: Path, monkeypatch) -> None:
+    from ncucampaign.commands import ab
+
+    monkeypatch.setattr(ab.time, "strftime", lambda _format: "ab-20261201-120000")
+    first, second = ab.new_folder(tmp_path), ab.new_folder(tmp_path)
+    assert (first.name, second.name) == ("ab-20261201-120000", "ab-20261201-120000-2")

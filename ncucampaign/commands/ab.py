@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 import time
 from pathlib import Path
@@ -23,11 +24,14 @@ from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, o
 from ncucampaign.commands.compare import print_verdicts
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.execute.rundir.store import LATEST
+from ncucampaign.plan.expand import Plan
 from ncucampaign.results.compare import compare_runs
 from ncucampaign.results.pooling import pooled
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.tables import comparison_json
 from ncucampaign.results.verdicts import ALPHA, THRESHOLD
+from ncucampaign.spec.values import ENV_NAME_PATTERN
+from ncucampaign.spec.yaml_lines import MAX_STRING as MAX_VALUE_BYTES
 
 MAX_PAIRS = 100
 
@@ -61,9 +65,14 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.pairs <= MAX_PAIRS:
         raise UsageError(f"--pairs must be between 1 and {MAX_PAIRS}")
     loaded, plan = load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)  # problems up front
-    folder = runs_root(args.out, loaded) / plan.campaign / time.strftime("ab-%Y%m%d-%H%M%S")
-    folder.mkdir(parents=True, exist_ok=False)
-    files = {side: derived_campaign(Path(args.file), env, folder / f"{side}.yaml") for side, env in sides.items()}
+    texts = {side: derived_text(Path(args.file), env, plan.campaign) for side, env in sides.items()}
+    for side, text in texts.items():  # each side as it will run, checked before anything runs
+        _, derived = load_plan(args.file, ncu_choice(args), args.only, text=text, samples=args.samples)
+        check_side(derived, sides[side], f"--{side.lower()}")
+    folder = new_folder(runs_root(args.out, loaded) / plan.campaign)
+    files = {side: folder / f"{side}.yaml" for side in sides}
+    for side, text in texts.items():
+        files[side].write_text(text, encoding="utf-8")
     runs: dict[str, list[Path]] = {"A": [], "B": []}
     for pair in range(args.pairs):
         for side in ("A", "B") if pair % 2 == 0 else ("B", "A"):
@@ -84,24 +93,57 @@ def run(args: argparse.Namespace) -> int:
 
 
 def environment(assignments: list[str], flag: str) -> dict[str, str]:
+    """NAME=VALUE words as a campaign's env would take them (the same names and values are refused)."""
     env = {}
     for assignment in assignments:
         name, equals, value = assignment.partition("=")
-        if not equals or not name or not name.replace("_", "a").isalnum():
-            raise UsageError(f"{flag} {assignment!r}: expected NAME=VALUE (an environment variable)")
+        if not equals or not re.fullmatch(ENV_NAME_PATTERN, name):
+            raise UsageError(
+                f"{flag} {assignment!r}: expected NAME=VALUE (an environment variable: letters, digits, _)"
+            )
+        if "\0" in value or len(value.encode()) > MAX_VALUE_BYTES:
+            raise UsageError(f"{flag} {name}: a value holds no NUL and at most {MAX_VALUE_BYTES // 1024} KiB")
         env[name] = value
     return env
 
 
-def derived_campaign(original: Path, env: dict[str, str], path: Path) -> Path:
-    """The campaign with `env` added to its application's environment, and its working directory made
-    absolute (relative paths start at the campaign file, which this copy is not beside)."""
+def check_side(derived: Plan, env: dict[str, str], flag: str) -> None:
+    """Refuse a side whose variables the campaign's own env sets again (in defaults or a target, where
+    it wins over the application's): that side would run with the campaign's value, A like B."""
+    for name, value in env.items():
+        overridden = [inv.name for inv in derived.invocations if dict(inv.env).get(name) != value]
+        if overridden:
+            shown = ", ".join(overridden[:3]) + (", ..." if len(overridden) > 3 else "")
+            raise UsageError(
+                f"{flag} {name}=...: the campaign's own env sets {name} for {shown} (in defaults or a target), "
+                f"which wins over ab's: both sides would run with it. Remove {name} there, or vary another variable"
+            )
+
+
+def derived_text(original: Path, env: dict[str, str], name: str) -> str:
+    """The campaign with `env` added to its application's environment, its name kept (a file of
+    another name would name it otherwise), and its working directory made absolute (relative paths
+    start at the campaign file, which this copy is not beside)."""
     data = yaml.safe_load(original.read_text(encoding="utf-8"))
+    data["name"] = name
     application = data["application"]
     application["env"] = {**(application.get("env") or {}), **env}
     application["cwd"] = str((original.parent.absolute() / (application.get("cwd") or ".")).resolve())
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def new_folder(parent: Path) -> Path:
+    """ab-<time>, or ab-<time>-2, ... when another ab started in the same second: created, never shared."""
+    parent.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("ab-%Y%m%d-%H%M%S")
+    for number in range(1, 1000):
+        folder = parent / (stamp if number == 1 else f"{stamp}-{number}")
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+    raise UsageError(f"{parent}: a thousand ab runs started in the same second")
 
 
 def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
