@@ -12,21 +12,24 @@ from typing import Any
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.process.short import run_python
 from ncucampaign.results.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
+from ncucampaign.results.report_limits import read_limits
 from ncucampaign.results.rules import RuleResult
-
-READ_TIMEOUT_S = 600.0  # a 16 MB report of many kernels reads in seconds; this only stops a hang
 
 
 def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
     if ncu_report_module(ncu) is None:  # importing the module is safe; reading a damaged report is not
         raise NoReportReader(NO_READER)
     _regular(report)
-    request = json.dumps({"op": op, "report": str(report), "ncu": ncu, **fields})
+    try:
+        limits = read_limits(report)
+    except OSError as exc:
+        raise ReportUnreadable(f"{report}: {exc.strerror or exc}") from None
+    request = json.dumps({"op": op, "report": str(report), "ncu": ncu, "memory": limits.memory, **fields})
     here = str(Path(__file__).resolve().parents[2])  # the folder holding this ncucampaign package
     path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
-    code, out = run_python(["-m", "ncucampaign.results.reader_worker", request], READ_TIMEOUT_S, {"PYTHONPATH": path})
+    code, out = run_python(["-m", "ncucampaign.results.reader_worker", request], limits.seconds, {"PYTHONPATH": path})
     if code is None:
-        raise ReportUnreadable(f"{report}: reading it took longer than {READ_TIMEOUT_S:g} s")
+        raise ReportUnreadable(f"{report}: reading it took longer than {limits.seconds:.0f} s (for its size)")
     if code != 0:
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
         raise ReportUnreadable(f"{report}: corrupt or truncated report (the report reader crashed on it: {how})")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import resource
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,13 +32,30 @@ def answer(request: dict[str, Any]) -> Any:
     raise ValueError(f"unknown op {request['op']!r}")
 
 
+def bounded(memory: int | None) -> None:
+    """At most `memory` bytes of address space (results/report_limits.py): a report that would take
+    more ends this process, not the machine."""
+    if not memory:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
 def main() -> int:
+    request = json.loads(sys.argv[1])
+    bounded(request.get("memory"))
     try:
-        reply: dict[str, Any] = {"ok": answer(json.loads(sys.argv[1]))}
+        reply: dict[str, Any] = {"ok": answer(request)}
     except NoReportReader as exc:
         reply = {"error": "no_reader", "message": str(exc)}
     except ReportUnreadable as exc:
         reply = {"error": "unreadable", "message": str(exc)}
+    except MemoryError:
+        reply = {
+            "error": "unreadable",
+            "message": f"{request['report']}: reading it took more memory than its size allows",
+        }
     sys.stdout.write(json.dumps(reply))
     return 0
 
