@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
@@ -106,9 +107,10 @@ def _cache_file(ncu_path: str) -> Path | None:
 def _cached(ncu_path: str) -> dict[str, Any] | None:
     """The cached answer, or None when there is none or it is not of the shape this version writes."""
     path = _cache_file(ncu_path)
+    text = read_cache_text(path) if path else None
     try:
-        data = json.loads(path.read_bytes()) if path else None
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
@@ -125,13 +127,8 @@ def _cached(ncu_path: str) -> dict[str, Any] | None:
 
 def _store(ncu_path: str, data: dict[str, Any]) -> None:
     path = _cache_file(ncu_path)
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data))
-    except OSError:
-        pass  # no cache: ask again next time
+    if path is not None:
+        write_cache_text(path, json.dumps(data))  # when it cannot be written: ask again next time
 
 
 def usable_gpus(environ: Mapping[str, str]) -> tuple[list[str], list[str]] | None:

@@ -18,7 +18,9 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
@@ -93,11 +95,10 @@ class TraceCache:
         costs, execute/shared/partition.py); None when not recorded."""
         if key.digest in self._seconds:
             return self._seconds[key.digest]
-        cached = self._path(key)
+        data = self._side(key.digest)
         try:
-            data = json.loads(cached.with_suffix(".json").read_text()) if cached is not None else None
             value = float(data["seconds"]) if isinstance(data, dict) else None
-        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        except (ValueError, TypeError, KeyError):
             return None
         return value if value is not None and 0 < value < 1e6 else None
 
@@ -129,20 +130,17 @@ class TraceCache:
             except OSError:
                 shutil.copyfile(report, temporary)  # another filesystem
             os.replace(temporary, cached)
-            if seconds is not None:
-                cached.with_suffix(".json").write_text(json.dumps({"seconds": seconds}))
         except OSError:
-            pass  # a cache that cannot be written only costs a later run its trace
+            return report  # a cache that cannot be written only costs a later run its trace
+        if seconds is not None:
+            with self._lock:
+                self._write_side(key.digest, {**self._side(key.digest), "seconds": seconds})
         return report
 
     def runs(self, digest: str) -> list[tuple[float, float]]:
         """What earlier shared runs on this trace took (newest last): (seconds, the replay seconds the
         cost model priced their launches at); [] when none were kept."""
-        try:
-            data = json.loads((self.folder / f"{digest}.json").read_text()) if self.folder is not None else None
-            runs = data.get("runs") if isinstance(data, dict) else None
-        except (OSError, ValueError, RecursionError):
-            return []
+        runs = self._side(digest).get("runs")
         if not isinstance(runs, list):
             return []
         return [
@@ -155,12 +153,23 @@ class TraceCache:
         """Keep a union run's seconds and priced replay for later runs' partitions (the last few)."""
         if self.folder is None:
             return
-        side = self.folder / f"{digest}.json"
-        with self._lock, contextlib.suppress(OSError, ValueError, RecursionError):
-            data = json.loads(side.read_text()) if side.is_file() else {}
-            data = data if isinstance(data, dict) else {}
+        with self._lock:
+            data = self._side(digest)
             data["runs"] = [*([s, p] for s, p in self.runs(digest)), [round(seconds, 3), round(priced, 3)]][-KEPT_RUNS:]
-            side.write_text(json.dumps(data))
+            self._write_side(digest, data)
+
+    def _side(self, digest: str) -> dict[str, Any]:
+        """What is kept beside a trace (its seconds, its union runs); {} when nothing readable is."""
+        text = read_cache_text(self.folder / f"{digest}.json") if self.folder is not None else None
+        try:
+            data = json.loads(text) if text is not None else {}
+        except (ValueError, RecursionError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write_side(self, digest: str, data: dict[str, Any]) -> None:
+        if self.folder is not None:
+            write_cache_text(self.folder / f"{digest}.json", json.dumps(data))
 
     def forget(self, digest: str) -> None:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""

@@ -1,0 +1,37 @@
+"""The files of ncucampaign's caches (discovery traces, their costs, what the installed ncu lists),
+read and written without following links: a link planted where a cache file goes can neither feed a
+run what it points to nor have its target overwritten (README, "Unattended runs": writes never follow
+links). A cache that cannot be read or written is no cache: the work is done again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.rundir.store import open_regular, write_text_atomic
+
+MAX_CACHE_FILE = 1 << 20  # a cache file is small JSON; anything larger is not one of ours
+
+
+def read_cache_text(path: Path) -> str | None:
+    """The file's text, or None when it is missing, a link, not a regular file, too large or unreadable."""
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+    except (OSError, EnvironmentProblem):
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_CACHE_FILE + 1)
+    if len(data) > MAX_CACHE_FILE:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def write_cache_text(path: Path, text: str) -> bool:
+    """Replace the file whole (a link there is refused, never written through); False when it cannot be."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, text)
+    except (OSError, EnvironmentProblem):
+        return False
+    return True
