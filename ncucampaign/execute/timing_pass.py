@@ -21,8 +21,8 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import importer_of, raw_csv_rows
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.trace_run import key_of
-from ncucampaign.execute.shared.traces import TraceCache
-from ncucampaign.plan.expand import Plan
+from ncucampaign.execute.shared.traces import TraceCache, TraceKey
+from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.union import TRACE_METRIC, timing_invocation
 
 TIMING_LAUNCHES = 5_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Costs"): under 3 minutes, within a timeout
@@ -84,35 +84,53 @@ def target_shares(manifest: Manifest) -> None:
 
 def weigh(ctx: RunContext, plan: Plan, cache: TraceCache, limit: int = TIMING_LAUNCHES) -> None:
     """Time the application (or take the cached pass) and record gpu_time and every target's share;
-    a pass that fails records why (`gpu_time_note`) and fails nothing else."""
+    a pass that fails records why (`gpu_time_note`) and fails nothing else. A cached pass that cannot
+    be listed, or times nothing, is dropped from the cache and run again, once."""
     if not plan.invocations:
         return
     timing = timing_invocation(plan.invocations[0], limit)
-    key = key_of(timing, ctx.book.manifest, None)
-    with cache.key_lock(key):
-        found = cache.find(key)
-        if found is not None:
-            report, run = found[0], str(found[0])
-        else:
-            timing = dataclasses.replace(timing, name=f"{TIMING_PREFIX}{key.short}", target=f"timing-{key.short}")
-            record = new_shared_record(ctx, timing, (), "trace", None)
-            run_attempts(ctx, timing, record.argv, record, None, read_results=False)
-            if record.status != Status.OK or record.report is None:
-                return _note(ctx, f"the timing pass {record.name} ended {record.status.value}: {record.message}")
-            report, run = cache.remember(key, ctx.run.root / record.report.path, record.seconds), record.name
-    code, listing = importer_of(ctx).run(timing_listing_argv(ctx.ncu_path, report))
-    if code != 0:
-        return _note(ctx, f"the timing pass's report could not be listed (ncu --import exited {code})")
-    code, names = importer_of(ctx).run(timing_listing_argv(ctx.ncu_path, report, "demangled"))
-    measured = gpu_time_of(listing, limit, run, names if code == 0 else "")
-    if not measured.total_ns:
-        return _note(ctx, "the timing pass timed no launch")
+    key = key_of(timing, ctx.book.manifest, None, cache.runs_root)
+    for _ in range(2):
+        with cache.key_lock(key):
+            found = _timed(ctx, cache, key, timing)
+        if isinstance(found, str):
+            return _note(ctx, found)
+        report, run, reused = found
+        measured = _measured(ctx, report, run, limit)
+        if isinstance(measured, GpuTime) or not reused:
+            break
+        cache.forget(key.digest)  # a damaged cache entry: every later run would say the same
+    if isinstance(measured, str):
+        return _note(ctx, measured)
 
     def record_it() -> None:
         ctx.book.manifest.gpu_time, ctx.book.manifest.gpu_time_note = measured, ""
         target_shares(ctx.book.manifest)
 
     ctx.book.commit(record_it)
+
+
+def _timed(ctx: RunContext, cache: TraceCache, key: TraceKey, timing: Invocation) -> tuple[Path, str, bool] | str:
+    """(the pass's report, what to call it, whether it came from the cache), or why there is none."""
+    found = cache.find(key)
+    if found is not None:
+        return found[0], str(found[0]), found[1]
+    timing = dataclasses.replace(timing, name=f"{TIMING_PREFIX}{key.short}", target=f"timing-{key.short}")
+    record = new_shared_record(ctx, timing, (), "trace", None)
+    run_attempts(ctx, timing, record.argv, record, None, read_results=False)
+    if record.status != Status.OK or record.report is None:
+        return f"the timing pass {record.name} ended {record.status.value}: {record.message}"
+    return cache.remember(key, ctx.run.root / record.report.path, record.seconds), record.name, False
+
+
+def _measured(ctx: RunContext, report: Path, run: str, limit: int) -> GpuTime | str:
+    """The pass's GPU time by kernel, or why it has none."""
+    code, listing = importer_of(ctx).run(timing_listing_argv(ctx.ncu_path, report))
+    if code != 0:
+        return f"the timing pass's report could not be listed (ncu --import exited {code})"
+    code, names = importer_of(ctx).run(timing_listing_argv(ctx.ncu_path, report, "demangled"))
+    measured = gpu_time_of(listing, limit, run, names if code == 0 else "")
+    return measured if measured.total_ns else "the timing pass timed no launch"
 
 
 def _note(ctx: RunContext, why: str) -> None:

@@ -4,6 +4,7 @@ the usual attempts, so timeouts, interruption and crash cleanup apply to it too)
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,20 +14,25 @@ from ncucampaign.execute.rundir.book import TRACE_PREFIX
 from ncucampaign.execute.rundir.manifest import Manifest, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key, workload_digest
+from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key
+from ncucampaign.execute.shared.workload import exported_environment, workload_digest
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.plan.union import trace_invocation
 
 
-def key_of(trace: Invocation, manifest: Manifest, gpus: tuple[str, ...] | None) -> TraceKey:
-    """What the trace depends on: its command, environment, the workload, ncu and the GPU model."""
-    env = {k: v for k, v in trace.env if k != VISIBLE}  # the GPU model counts, not which one
+def key_of(
+    trace: Invocation, manifest: Manifest, gpus: tuple[str, ...] | None, runs_root: Path | None = None
+) -> TraceKey:
+    """What the trace depends on: its command, environment (the campaign's over the exported one), the
+    workload, ncu and the GPU model. `runs_root`: where run directories go (not the workload)."""
+    env = {**exported_environment(os.environ), **dict(trace.env)}
+    env.pop(VISIBLE, None)  # the GPU model counts, not which one
     known = {str(g.index): g.name for g in manifest.gpus or ()}
     gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
     argv = [*ncu_options(trace), *trace.app_argv]
-    workload = workload_digest(trace.cwd, trace.app_argv, manifest.workload_git)
+    workload = workload_digest(trace.cwd, trace.app_argv, manifest.workload_git, runs_root)
     return trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
 
 
@@ -41,7 +47,7 @@ def trace_for(
     """The trace report (its first `launches` matching launches) and how it was obtained, or why
     there is none."""
     trace = trace_invocation(members, launches)
-    key = key_of(trace, ctx.book.manifest, gpus)
+    key = key_of(trace, ctx.book.manifest, gpus, cache.runs_root)
     with cache.key_lock(key):
         found = cache.find(key)
         if found is not None:

@@ -1,10 +1,11 @@
 """The discovery trace of a shared run (every launch, one metric, NVTX stacks) and its cache.
 
 A trace is reused across runs only when it describes the same launches: the same application
-command, environment and working directory, the same workload (its commit and the tracked changes
-of its working tree, and the files the command names, by content), the same ncu and the same GPU
-model. A stale trace cannot produce a wrong result anyway: every split is verified against the union
-run itself, and a mismatch makes the target run alone.
+command, environment (the campaign's and the one exported to ncucampaign) and working directory, the
+same workload (execute/shared/workload.py), the same ncu and the same GPU model. A stale trace cannot
+produce a wrong result anyway: every split is verified against the union run itself, and a mismatch
+makes the target run alone. The timing pass is cached the same way, and nothing verifies it: its key
+must change whenever the launches may.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
-from ncucampaign.execute.process.short import probe
-from ncucampaign.execute.rundir.manifest import GitInfo
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
@@ -48,35 +47,11 @@ def trace_key(
     return TraceKey(digest, reusable=workload is not None)
 
 
-MAX_HASHED_BYTES = 64 << 20  # a file the command names is hashed only up to this size
-
-
-def workload_digest(cwd: Path, app_argv: tuple[str, ...], git: GitInfo | None) -> str | None:
-    """What the application command runs, by content: the workload's commit and the diff of its
-    tracked files against it, and every file the command names (the script, a config); None when
-    there is neither a git checkout nor a named file to go by."""
-    files = {}
-    for word in app_argv:
-        path = Path(word) if Path(word).is_absolute() else cwd / word
-        with contextlib.suppress(OSError, ValueError):
-            if path.is_file() and path.stat().st_size <= MAX_HASHED_BYTES:
-                files[word] = hashlib.sha256(path.read_bytes()).hexdigest()
-    changes = None
-    if git is not None:
-        diff = probe(["git", "-C", str(cwd), "diff", "HEAD", "--no-ext-diff", "--binary"], timeout=60)
-        if diff is None:
-            return None  # a checkout whose changes cannot be read cannot be identified
-        changes = hashlib.sha256(diff.encode()).hexdigest()
-    if git is None and not files:
-        return None
-    data = {"commit": git.commit if git else None, "changes": changes, "files": files}
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
-
-
 class TraceCache:
     """Traces by key: in memory for this run, on disk under <runs root>/.cache/traces for later runs."""
 
     def __init__(self, runs_root: Path | None) -> None:
+        self.runs_root = runs_root
         self.folder = runs_root / CACHE_FOLDER if runs_root is not None else None
         if self.folder is not None and any(p.is_symlink() for p in (self.folder, self.folder.parent)):
             self.folder = None  # a planted link would send traces (and reads) elsewhere: no cache

@@ -1,0 +1,100 @@
+"""What identifies a workload for the trace cache (execute/shared/traces.py): what the application
+command runs, and the environment it runs in.
+
+- Its files by content where git knows them: the commit and the diff of the tracked files.
+- The files the command names (the script, a config), by content.
+- Every other file of its working directory that could change what it runs, by name, size and
+  modification time: git's untracked files there, or without git every file there (a module the
+  script imports, a library it loads; issue 35: changing one left the cached timing pass stale).
+  More than MAX_FILES of them, and the workload is not identified (nothing is reused).
+- The exported environment (a knob read with os.environ), but for what only says where and how a
+  shell runs (VOLATILE) and the run directories themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ncucampaign.execute.process.short import probe
+from ncucampaign.execute.rundir.manifest import GitInfo
+
+MAX_HASHED_BYTES = 64 << 20  # a file the command names is hashed only up to this size
+MAX_FILES = 10_000  # beyond this many files in the working directory, no stamp is taken
+SKIPPED_FOLDERS = frozenset({".git", "__pycache__", ".cache", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+# What only says where and how a shell or terminal runs, or which job of a scheduler: not the workload.
+VOLATILE = frozenset(
+    {"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLORTERM", "COLUMNS", "LINES", "PS1", "PS2", "PS4", "PROMPT_COMMAND",
+     "LS_COLORS", "MAIL", "DISPLAY", "WINDOWID", "STY", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "CUDA_VISIBLE_DEVICES"}
+)  # fmt: skip
+VOLATILE_PREFIXES = ("SSH_", "XDG_", "TMUX", "VTE_", "KITTY_", "WT_", "ITERM", "HIST", "GPG_", "DBUS_", "SLURM_",
+                     "NCUCAMPAIGN_")  # fmt: skip
+
+
+def exported_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment a command inherits, less what only says where and how the shell runs."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name not in VOLATILE and not name.startswith(VOLATILE_PREFIXES)
+    }
+
+
+def workload_digest(
+    cwd: Path, app_argv: tuple[str, ...], git: GitInfo | None, runs_root: Path | None = None
+) -> str | None:
+    """The workload by content and stamps (module docstring); None when it cannot be identified.
+    `runs_root`: where run directories go, left out (they change with every run)."""
+    files = {}
+    for word in app_argv:
+        path = Path(word) if Path(word).is_absolute() else cwd / word
+        with contextlib.suppress(OSError, ValueError):
+            if path.is_file() and path.stat().st_size <= MAX_HASHED_BYTES:
+                files[word] = hashlib.sha256(path.read_bytes()).hexdigest()
+    changes = None
+    if git is not None:
+        diff = probe(["git", "-C", str(cwd), "diff", "HEAD", "--no-ext-diff", "--binary"], timeout=60)
+        if diff is None:
+            return None  # a checkout whose changes cannot be read cannot be identified
+        changes = hashlib.sha256(diff.encode()).hexdigest()
+    others = _untracked(cwd) if git is not None else _walked(cwd)
+    stamps = _stamps(cwd, others, runs_root) if others is not None else None
+    if stamps is None:
+        return None
+    data = {"commit": git.commit if git else None, "changes": changes, "files": files, "stamps": stamps}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def _untracked(cwd: Path) -> list[Path] | None:
+    listed = probe(["git", "-C", str(cwd), "ls-files", "--others", "--exclude-standard", "-z"], timeout=60)
+    if listed is None:
+        return None
+    names = [name for name in listed.split("\0") if name]
+    return [cwd / name for name in names] if len(names) <= MAX_FILES else None
+
+
+def _walked(cwd: Path) -> list[Path] | None:
+    found: list[Path] = []
+    for folder, subfolders, names in os.walk(cwd):
+        subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and not d.startswith("."))
+        found.extend(Path(folder) / name for name in names)
+        if len(found) > MAX_FILES:
+            return None
+    return found
+
+
+def _stamps(cwd: Path, paths: Iterable[Path], runs_root: Path | None) -> dict[str, list[int]] | None:
+    """Name -> [size, modification time] of each regular file, run directories left out."""
+    skip = runs_root.resolve() if runs_root is not None else None
+    stamps = {}
+    for path in paths:
+        with contextlib.suppress(OSError, ValueError):
+            if skip is not None and (path.resolve() == skip or skip in path.resolve().parents):
+                continue
+            info = path.lstat()
+            stamps[str(path.relative_to(cwd))] = [info.st_size, info.st_mtime_ns]
+    return stamps
