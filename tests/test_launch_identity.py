@@ -165,3 +165,16 @@ def test_a_member_runs_alone_only_when_its_regrouped_split_is_refused_too(tmp_pa
         detail = by[name]["obtained"]["detail"]  # the same with the symbols (the fake's: extern "C" names)
         assert detail.count("rmsnorm_kernel grid (1, 1, 1) block (128, 1, 1) in warmup") == 2
     assert {by[n]["obtained"]["how"] for n in ("gemm-1", "gemm-2")} == {"shared"}
+
+
+def test_a_garbled_listing_of_the_trace_decides_nothing(tmp_path: Path, write_campaign) -> None:
+    """Issue 35: rows of the trace's listing cut in half read as launches that never happened, and
+    targets that profile fine alone were decided no_kernels on the trace."""
+    campaign = write_campaign(TRACE_TARGETS)
+    done = run(campaign, FAKE_NCU_GARBLE_LISTING="5")
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert {t["status"] for t in manifest["targets"]} == {"ok"}
+    assert "trace" not in obtained(manifest).values()
+    reasons = {t["obtained"]["reason"] for t in manifest["targets"]}
+    assert any("ncu's listing is garbled" in reason for reason in reasons), reasons

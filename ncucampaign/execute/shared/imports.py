@@ -89,6 +89,32 @@ def raw_csv_rows(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO("\n".join(lines))))
 
 
+def garbled(text: str) -> str | None:
+    """What is wrong with a raw CSV listing of launches, as far as its own shape tells (None: nothing):
+    every row has the header's fields, one units row (no ID) at most, then IDs that only grow, each with
+    a kernel name."""
+    lines = [line for line in text.splitlines() if not line.startswith("==")]
+    try:
+        rows = list(csv.reader(io.StringIO("\n".join(lines)), strict=True))
+    except csv.Error as exc:
+        return f"not CSV ({exc})"
+    if not rows:
+        return None
+    header, last = rows[0], -1
+    if "ID" not in header or "Kernel Name" not in header:
+        return "no ID and Kernel Name columns"
+    ident, kernel = header.index("ID"), header.index("Kernel Name")
+    for number, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            return f"row {number} has {len(row)} fields, the header {len(header)}"
+        if not row[ident].strip() and number == 2:
+            continue  # the units row
+        if not row[ident].strip().isdigit() or int(row[ident]) <= last or not row[kernel]:
+            return f"row {number} is no launch after launch {last} (ID {row[ident][:20]!r})"
+        last = int(row[ident])
+    return None
+
+
 def parse_raw_csv(text: str) -> list[Launch]:
     """Rows of `--page raw --csv` (the units row and ncu's own ==PROF== lines are skipped); the
     "Kernel Name" column as listed (the symbol when listed with --print-kernel-base mangled)."""
@@ -131,9 +157,14 @@ def importer_of(ctx: RunContext) -> Importer:
 
 
 def list_launches(argv: Sequence[str], importer: Importer = Importer()) -> list[Launch]:
+    """What ncu lists; ImportFailed when it fails, or when what it printed is garbled (a launch lost in
+    a broken row must not read as a launch that never happened)."""
     code, output = importer.run(argv)
     if code != 0:
         raise ImportFailed(_why(code, output))
+    problem = garbled(output)
+    if problem is not None:
+        raise ImportFailed(f"ncu's listing is garbled: {problem}")
     return parse_raw_csv(output)
 
 

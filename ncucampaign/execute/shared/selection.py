@@ -89,6 +89,9 @@ def trace_selections(
         cache.forget(info.key)  # a damaged cache entry
     if isinstance(listed, str):
         return listed
+    problem = disagreement(listed)
+    if problem is not None:
+        return f"the discovery trace's listings disagree ({problem}): nothing is decided on them"
     every = listed[()]
     selections = {m.name: _selection(m, listed[tuple(filter_words(m.options))]) for m in members}
     missed = [s for s in selections.values() if isinstance(s, Short)]
@@ -137,6 +140,23 @@ def list_trace(
     except ImportFailed as exc:
         return f"the discovery trace cannot be listed: {exc}"
     return {words: launches for words, launches in found.items() if launches is not None}
+
+
+def disagreement(listed: dict[tuple[str, ...], list[Launch]]) -> str | None:
+    """Listings of one trace must agree: every launch numbered from 0 without a gap, each filtered
+    listing's launches among them as they are, the function names of the same launches."""
+    every = {launch.id: launch for launch in listed[()]}
+    if sorted(every) != list(range(len(every))):
+        return "its launches are not numbered 0 to N-1"
+    for words, launches in listed.items():
+        if words == _FUNCTIONS:
+            if [launch.id for launch in launches] != sorted(every):
+                return "the listing by function name holds other launches"
+            continue
+        odd = next((x for x in launches if x.id not in every or every[x.id].identity != x.identity), None)
+        if odd is not None:
+            return f"launch {odd.id} with {' '.join(words)} is not the launch listed alone"
+    return None
 
 
 def _selection(member: Invocation, picked: list[Launch]) -> Selection | Short:
