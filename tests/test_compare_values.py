@@ -62,3 +62,18 @@ def test_units_are_read_as_ncu_writes_them() -> None:
     assert base_unit("ns") == (1e-9, "second") and base_unit("usecond") == (1e-6, "second")
     assert base_unit("Kbyte") == (1e3, "byte") and base_unit("Gbyte/second") == (1e9, "byte/second")
     assert base_unit("Mhz") == (1e6, "hz") and base_unit("%") == (1.0, "%") and base_unit("pass") == (1.0, "pass")
+
+
+def test_a_verdict_table_of_thousands_of_undecided_targets_shows_forty_and_counts_the_rest() -> None:
+    """Issue 35: compare of a 20,000-target run spent 12-15 s drawing 20,000 AMBIGUOUS rows."""
+    from ncucampaign.results.gate import TargetVerdict
+    from ncucampaign.results.gate_tables import MAX_UNDECIDED_ROWS, verdict_table
+
+    undecided = tuple(
+        TargetVerdict(f"t{i}", DURATION, Verdict.AMBIGUOUS, "one sample a side", (1, 1)) for i in range(1000)
+    )
+    slower = TargetVerdict("slow", DURATION, Verdict.SLOWER, "beyond the threshold", (8, 8))
+    table = verdict_table((*undecided, slower), every=False)
+    assert table.row_count == MAX_UNDECIDED_ROWS + 1 == 41  # every SLOWER, forty AMBIGUOUS
+    assert "960 more AMBIGUOUS not shown (--all shows them)" in str(table.caption)
+    assert verdict_table((*undecided, slower), every=True).row_count == 1001

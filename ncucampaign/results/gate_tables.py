@@ -23,12 +23,18 @@ _STYLE = {
 }
 
 
+MAX_UNDECIDED_ROWS = 40  # AMBIGUOUS rows shown without --all: a run of 20,000 targets made 20,000 of them
+
+
 def verdict_table(verdicts: tuple[TargetVerdict, ...], every: bool) -> Table:
-    """Every verdict but SAME (`every`: SAME too), worst first; the reason says how it was decided."""
+    """Every verdict but SAME (`every`: SAME too), worst first, and at most MAX_UNDECIDED_ROWS
+    AMBIGUOUS ones (`every`: all); the reason says how it was decided."""
     order = list(_STYLE)
-    shown = sorted(
-        (v for v in verdicts if every or v.verdict is not Verdict.SAME), key=lambda v: order.index(v.verdict)
-    )
+    kept = sorted((v for v in verdicts if every or v.verdict is not Verdict.SAME), key=lambda v: order.index(v.verdict))
+    undecided = [v for v in kept if v.verdict is Verdict.AMBIGUOUS]
+    hidden = 0 if every else max(0, len(undecided) - MAX_UNDECIDED_ROWS)
+    dropped = {id(v) for v in undecided[len(undecided) - hidden :]} if hidden else set()
+    shown = [v for v in kept if id(v) not in dropped]
     same = sum(1 for v in verdicts if v.verdict is Verdict.SAME)
     title = "verdicts (samples: the results of a target in its first result's launch state)"
     table = Table(title=Text(title), box=box.SIMPLE_HEAD, title_justify="left")
@@ -43,8 +49,9 @@ def verdict_table(verdicts: tuple[TargetVerdict, ...], every: bool) -> Table:
             f"{v.samples[0]}/{v.samples[1]}",
             escape(printable(v.reason)),
         )
-    if same and not every:
-        table.caption = f"{same} SAME not shown (--all shows them)"
+    left_out = [f"{count} {what}" for count, what in ((hidden, "more AMBIGUOUS"), (same, "SAME")) if count]
+    if left_out and not every:
+        table.caption = f"{' and '.join(left_out)} not shown (--all shows them)"
         table.caption_justify = "left"
     return table
 
