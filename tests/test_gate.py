@@ -152,6 +152,13 @@ def test_summarize_shows_a_targets_samples_median_and_spread(tmp_path: Path) -> 
     assert len(record["results"]) == 8  # every sample kept
     line = next(x for x in done.stdout.splitlines() if x.startswith("rms: ") and "samples" in x)
     assert "duration median " in line and "interquartile spread " in line, done.stdout
+    # Issue 35: a median of 0 (an edited or damaged manifest) ended summarize with exit 70
+    for result in record["results"]:
+        result["metrics"]["gpu__time_duration.sum"]["value"] = 0
+    path = next((tmp_path / "runs" / "camp").glob("2*/manifest.json"))
+    path.write_text(json.dumps(manifest))
+    zero = run_cli("summarize", "runs/camp/latest", cwd=tmp_path, env=fake_env())
+    assert zero.returncode == 0 and "samples; duration median 0" in zero.stdout, zero.stdout + zero.stderr
 
 
 @pytest.mark.slow
