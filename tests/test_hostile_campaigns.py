@@ -133,3 +133,17 @@ def test_11_a_cache_file_of_the_wrong_shape_is_ignored(tmp_path: Path) -> None:
         cached.write_text(json.dumps(wrong))
         done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
+
+
+def test_an_environment_beyond_what_the_system_passes_a_program_fails_validation(tmp_path: Path) -> None:
+    """Issue 35: 3 MB of env validated, then `run` failed with 'Argument list too long' (exit 3)."""
+    values = "\n".join(f"      BIG_{i}: {'x' * 100_000}" for i in range(30))
+    campaign = tmp_path / "camp.yaml"
+    campaign.write_text(
+        "application:\n  command: python3 app.py\ntargets:\n  - name: t\n    kernel_name: k\n    launch_count: 1\n"
+        f"    env:\n{values}\n"
+    )
+    done = run_cli("validate", str(campaign), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "camp.yaml:7: targets[0].env: t: its command line and environment take" in done.stderr, done.stderr
+    assert "more than this system passes to a program" in done.stderr

@@ -20,6 +20,7 @@ from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
 from ncucampaign.execute.provenance import installed_ncu
 from ncucampaign.execute.rundir.manifest import collector_paused
 from ncucampaign.plan.argv import ncu_flags
+from ncucampaign.plan.exec_limits import exec_size_problems
 from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
 from ncucampaign.plan.lint import lint_plan
 from ncucampaign.results.reader import reader_too_old, wheel_version
@@ -73,6 +74,10 @@ def load_plan(
         targets = tuple(t.model_copy(update={"samples": samples}) for t in loaded.campaign.targets)
         loaded = dataclasses.replace(loaded, campaign=loaded.campaign.model_copy(update={"targets": targets}))
     plan = build_plan(loaded, ncu)
+    limit, inherited = exec_limit()
+    too_large = exec_size_problems(plan.invocations, limit, inherited) if limit else []
+    if too_large:
+        raise loaded.error(too_large)
     if only:
         try:
             plan = plan.select(only)
@@ -83,6 +88,16 @@ def load_plan(
             suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (targets: {', '.join(known)})"
             raise UsageError(f"--only: no target named {name!r} in {file}{suggestion}") from None
     return loaded, plan
+
+
+def exec_limit() -> tuple[int, int]:
+    """ARG_MAX (0 where the system does not say) and the bytes of the environment a run starts from."""
+    try:
+        limit = os.sysconf("SC_ARG_MAX")
+    except (ValueError, OSError):
+        return 0, 0
+    inherited = sum(len(name.encode()) + len(value.encode()) + 2 for name, value in os.environ.items())
+    return max(limit, 0), inherited
 
 
 def partial_warnings(exc: CampaignError, installed: InstalledNcu | None, stream: TextIO) -> int:

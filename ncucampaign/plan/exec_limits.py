@@ -1,0 +1,37 @@
+"""Whether each invocation can be started at all: Linux passes a program at most ARG_MAX bytes of
+command line and environment together (MAX_ARG_STRLEN per string is the loader's, spec/yaml_lines.py).
+A campaign whose env or args go beyond it validates but cannot run ("Argument list too long", issue
+35). Pure: the limit and the inherited environment's size are the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ncucampaign.errors import Problem
+from ncucampaign.plan.argv import ncu_options
+from ncucampaign.plan.expand import Invocation
+
+REPORT_PATH_BYTES = 4096  # what `-f -o <run dir>/reports/<name>.ncu-rep` may add to a command line (PATH_MAX)
+
+
+def exec_size_problems(invocations: Sequence[Invocation], limit: int, inherited: int) -> list[Problem]:
+    """Invocations whose command line and environment, with the `inherited` bytes of the environment
+    they start from, exceed what the system passes to a program (`limit`: ARG_MAX): `run` would
+    fail with "Argument list too long". Counted as the kernel counts: each string and its NUL."""
+    problems = []
+    for inv in invocations:
+        words = [*ncu_options(inv), *inv.app_argv]
+        own = sum(len(word.encode()) + 1 for word in words) + REPORT_PATH_BYTES
+        own += sum(len(name.encode()) + len(value.encode()) + 2 for name, value in inv.env)
+        if own + inherited > limit:
+            key = "env" if inv.env else "args"
+            problems.append(
+                Problem(
+                    ("targets", inv.target_index, key),
+                    f"{inv.name}: its command line and environment take {own + inherited:,} bytes ({own:,} of "
+                    f"them the campaign's), more than this system passes to a program ({limit:,}, ARG_MAX): "
+                    "ncu could not start; shorten its env or args",
+                )
+            )
+    return problems
