@@ -99,6 +99,24 @@ def test_4_a_full_disk_is_exit_3_and_resume_finishes(tmp_path: Path, write_campa
     assert manifest["state"] == "finished" and {t["status"] for t in manifest["targets"]} == {"ok"}
 
 
+def test_4_the_next_start_says_the_last_run_ended_with_the_disk_full(
+    tmp_path: Path, write_campaign, small_disk: Path
+) -> None:
+    """Issue 35: a full disk left the manifest saying `running`, and the next start said nothing."""
+    targets = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel" for i in range(12))
+    campaign = write_campaign(targets, defaults='share: "off"')
+    assert run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path).returncode == 3
+    stopped = (small_disk / "camp" / "latest").resolve()
+    subprocess.run(["mount", "-o", "remount,size=4m", str(small_disk)], check=True)
+    again = run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path)
+    no_crash(again)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"warning: the last run {stopped} did not finish (it ended " in again.stderr, again.stderr
+    assert "No space left on device" in again.stderr and f"run --resume {stopped}` finishes it" in again.stderr
+    quiet = run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path)
+    assert quiet.returncode == 0 and "did not finish" not in quiet.stderr  # the last one finished
+
+
 def test_4_a_read_only_run_directory_is_exit_3(tmp_path: Path, write_campaign, small_disk: Path) -> None:
     campaign = write_campaign("- name: a\n  kernel_name: typo_kernel\n")
     assert run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path).returncode == 1

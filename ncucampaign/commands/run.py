@@ -25,6 +25,7 @@ from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.provenance import usable_gpus
+from ncucampaign.execute.resume import unfinished_note
 from ncucampaign.execute.rundir.store import latest_run, open_regular
 from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
@@ -144,6 +145,9 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
     """Run with the progress display, Ctrl-C handling and the final table."""
     stop = StopRequest()
     console = out_console()
+    unfinished = None if settings.resume else unfinished_note(latest_run(settings.runs_root.absolute(), plan.campaign))
+    if unfinished:
+        print(f"ncucampaign: warning: {unfinished}", file=sys.stderr)
     reporter = ConsoleReporter(console, live=False if settings.show_output else None)
     with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
         with reporter:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from pathlib import Path
 
 from ncucampaign.execute.process.groups import kill_orphaned_group, marked_groups
+from ncucampaign.execute.rundir.lock import last_words, lock_held
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import MANIFEST
 from ncucampaign.plan.expand import Invocation
 
 
@@ -79,3 +82,21 @@ def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
     # marker too (execute/shared/imports.py); with the run locked, any process that has it is left over.
     for group in marked_groups(run_root):
         kill_orphaned_group(group, run_root)
+
+
+def unfinished_note(latest: Path) -> str | None:
+    """What to say at the start of a new run when the campaign's latest run did not end (its manifest
+    says `running` and no runner holds it): how it ended, where its runner could note that (a full disk
+    leaves no manifest to say it), and how to finish it. None when there is nothing to say."""
+    try:
+        root = latest.resolve(strict=True)
+        head = (root / MANIFEST).read_text(encoding="utf-8", errors="replace")[:4096]
+    except (OSError, RuntimeError):
+        return None
+    if '"state": "running"' not in head and '"state":"running"' not in head:
+        return None
+    words = last_words(root)
+    if words is None and lock_held(root):
+        return None  # it is still going
+    how = f"it ended {words}" if words else "its runner was killed or lost its disk before it could say so"
+    return f"the last run {root} did not finish ({how}); `ncucampaign run --resume {root}` finishes it"

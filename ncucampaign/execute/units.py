@@ -48,6 +48,8 @@ def execute_units(
         ctx.stop.request(1)  # the other lanes stop too (not announced: no one pressed Ctrl-C)
         manifest.state = "interrupted"
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"the run stopped: {first_line(exc)}"
+        if isinstance(exc, EnvironmentProblem):  # perhaps no manifest can be saved: say it where it can be
+            ctx.store.note_end(why)
         for record in [*manifest.targets, *manifest.shared_runs]:  # nothing is left `running`
             if record.status == Status.RUNNING:
                 record.status, record.message = Status.INTERRUPTED, why
@@ -56,7 +58,8 @@ def execute_units(
         manifest.ended_at = now_iso()
         try:
             ctx.book.save()
-        except EnvironmentProblem:
+        except EnvironmentProblem as problem:
+            ctx.store.note_end(f"its manifest could not be saved: {first_line(problem)}")
             if sys.exc_info()[0] is None:
                 raise  # the run itself went well: this failure is the news
             # else: the failure already on its way is the news; the last saved manifest says

@@ -9,11 +9,9 @@ rename): a crash leaves the previous complete version, never half a file.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
-import socket
 import stat
 import tempfile
 import time
@@ -23,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.execute.rundir.lock import RunLock
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIX
 
 LATEST = "latest"
-LOCK_FILE = ".lock"
 MANIFEST = "manifest.json"
 
 
@@ -76,6 +74,7 @@ class RunStore:
 
     def __init__(self, run: RunDir) -> None:
         self.run = run
+        self._lock = RunLock(run.root)
 
     @classmethod
     def create(
@@ -121,29 +120,15 @@ class RunStore:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the run directory for one runner. The kernel drops the lock when the holder dies (even
-        by SIGKILL), so a crashed run never blocks its resume. The lock file is never followed through
-        a link (a run directory unpacked from someone else's archive could point it anywhere)."""
-        path = self.run.root / LOCK_FILE
-        with writing(path):
-            fd = open_regular(path, os.O_RDWR | os.O_CREAT)
-        handle = os.fdopen(fd, "r+")
-        try:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = handle.read(500).strip() or "another process"
-                raise EnvironmentProblem(
-                    f"{self.run.root} is in use by another ncucampaign run ({holder}); wait for it, or stop it first"
-                ) from None
-            with writing(path):
-                handle.truncate()
-                since = time.strftime("%Y-%m-%d %H:%M:%S")
-                handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {since}\n")
-                handle.flush()
+        """Hold the run directory for one runner (execute/rundir/lock.py). The lock file is never
+        followed through a link (a run directory unpacked from someone else's archive could point it
+        anywhere)."""
+        with self._lock.held():
             yield
-        finally:
-            handle.close()
+
+    def note_end(self, why: str) -> None:
+        """How this run ended, where the next start finds it even when the manifest could not be saved."""
+        self._lock.note_end(why)
 
     def check_contents(self) -> None:
         """Before a resume writes anything: every entry it may write is a regular file or folder
