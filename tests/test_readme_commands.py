@@ -76,11 +76,13 @@ def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "A/B: 5 pairs of runs in " in done.stdout and "Traceback" not in done.stderr
-    summary = done.stdout.strip().splitlines()[-1]
-    assert summary.startswith("verdicts: ") and "SAME" in summary and "SLOWER" not in summary, summary
+    verdicts, gate = done.stdout.strip().splitlines()[-2:]
+    assert verdicts.startswith("verdicts: ") and "SAME" in verdicts and "SLOWER" not in verdicts, verdicts
+    assert gate.startswith("gate: pass: "), gate
     runs = list((tmp_path / "campaigns" / "runs" / "try").glob("ab-*/[AB]/try/2*/manifest.json"))
     assert len(runs) == 10  # 5 pairs, A and B each
-    assert "manifest:" not in done.stdout and "manifest:" in done.stderr  # the runs' tables: stderr
+    assert "manifest:" not in done.stdout + done.stderr  # the runs' tables only with --verbose
+    assert done.stderr.count("ncucampaign ab: pair ") == 10  # a line a run
     as_json = subprocess.run(
         ["bash", "-c", script.replace("--pairs 5", "--pairs 1 --format json")],
         cwd=tmp_path,

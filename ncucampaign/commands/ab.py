@@ -1,5 +1,7 @@
 """`ncucampaign ab FILE --a NAME=VALUE --b NAME=VALUE`: the campaign profiled under a baseline and a
-candidate environment, runs interleaved, ending with compare's verdicts and a CI exit code.
+candidate environment, runs interleaved, ending with compare's verdicts and a CI exit code. Without
+--a and --b, an A/A calibration: the same environment both ways, so that every SLOWER, FASTER or
+CHANGED verdict is a false one, with what each target's samples could tell apart.
 
 A and B differ by environment variables of the application (a knob, PATH or PYTHONPATH to two
 builds or two checkouts). Each of the `--pairs` pairs runs A and B back to back, in alternating
@@ -12,24 +14,31 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import json
+import os
 import re
 import sys
 import time
 from pathlib import Path
 
 import yaml
+from rich import box
+from rich.markup import escape
+from rich.table import Table
 
 from ncucampaign.commands import run as run_command
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, runs_root
-from ncucampaign.commands.compare import print_verdicts
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.commands.compare import add_report_options, print_verdicts, write_reports
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.execute.rundir.store import LATEST
 from ncucampaign.plan.expand import Plan
+from ncucampaign.results.calibration import CalibrationRow, calibration
 from ncucampaign.results.compare import compare_runs
 from ncucampaign.results.pooling import pooled
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.tables import comparison_json
-from ncucampaign.results.verdicts import ALPHA, THRESHOLD
+from ncucampaign.results.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD
 from ncucampaign.spec.values import ENV_NAME_PATTERN
 from ncucampaign.spec.yaml_lines import MAX_STRING as MAX_VALUE_BYTES
 
@@ -53,14 +62,20 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="DIR", help="root of run directories (as run's --out)")
     add_ncu_option(parser)
     parser.add_argument("--threshold", type=float, default=THRESHOLD * 100, metavar="PERCENT", help="as compare's")
+    parser.add_argument(
+        "--size-threshold", type=float, default=SIZE_THRESHOLD * 100, metavar="PERCENT", help="as compare's"
+    )
     parser.add_argument("--strict", action="store_true", help="AMBIGUOUS and CHANGED verdicts fail too")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--verbose", action="store_true", help="each run's progress and tables too (on stderr)")
+    add_report_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     sides = {"A": environment(args.a, "--a"), "B": environment(args.b, "--b")}
-    if sides["A"] == sides["B"]:
+    calibrating = not args.a and not args.b
+    if sides["A"] == sides["B"] and not calibrating:
         raise UsageError("A and B are the same: give what differs with --a NAME=VALUE and/or --b NAME=VALUE")
     if not 1 <= args.pairs <= MAX_PAIRS:
         raise UsageError(f"--pairs must be between 1 and {MAX_PAIRS}")
@@ -76,20 +91,53 @@ def run(args: argparse.Namespace) -> int:
     runs: dict[str, list[Path]] = {"A": [], "B": []}
     for pair in range(args.pairs):
         for side in ("A", "B") if pair % 2 == 0 else ("B", "A"):
-            print(f"ncucampaign ab: pair {pair + 1}/{args.pairs}, {side}", file=sys.stderr)
+            started = time.monotonic()
             code = one_run(args, files[side], folder / side)
             if code == EXIT_INTERRUPTED:
                 return code
             runs[side].append((folder / side / plan.campaign / LATEST).resolve())
+            told = run_line(load_run(runs[side][-1]).manifest.counts(), time.monotonic() - started, runs[side][-1])
+            print(f"ncucampaign ab: pair {pair + 1}/{args.pairs}, {side}: {told}", file=sys.stderr)
     a, b = (pooled([load_run(path).manifest for path in runs[side]]) for side in ("A", "B"))
     threshold = args.threshold / 100
-    comparison = compare_runs(a, b, threshold, (), (threshold, ALPHA))
+    comparison = compare_runs(a, b, threshold, (), (threshold, ALPHA, args.size_threshold / 100))
+    write_reports(args, comparison, "ncucampaign ab (A/A calibration)" if calibrating else "ncucampaign ab")
+    if calibrating:
+        return print_calibration(calibration(a, b, comparison, args.size_threshold / 100), args, folder)
     if args.format == "json":
         sys.stdout.write(comparison_json(comparison, args.strict))
     else:
         out_console().print(f"A/B: {args.pairs} pairs of runs in {folder}")
-        print_verdicts(comparison, every=True)
+        print_verdicts(comparison, True, args.strict)
     return EXIT_TARGETS_FAILED if comparison.failed(args.strict) else EXIT_OK
+
+
+def run_line(counts: dict[str, int], seconds: float, where: Path) -> str:
+    """One line for one run: its targets' statuses, its seconds, its directory."""
+    statuses = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda x: -x[1]))
+    return f"{statuses or 'no target'} in {seconds:.0f} s ({where})"
+
+
+def print_calibration(rows: list[CalibrationRow], args: argparse.Namespace, folder: Path) -> int:
+    """The calibration's table and its one line; exit 1 when a verdict was a false one."""
+    false = [row for row in rows if row.false]
+    line = f"calibration: {plural(len(false), 'false verdict')} of {len(rows)} (expected 0)"
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"rows": [dataclasses.asdict(r) for r in rows], "false": len(false)}) + "\n")
+        return EXIT_TARGETS_FAILED if false else EXIT_OK
+    console = out_console()
+    console.print(f"A/A: {args.pairs} pairs of runs of one environment in {folder}")
+    table = Table(box=box.SIMPLE_HEAD)
+    for header in ("target", "samples A/B", "spread", "verdict", "smallest shift it detects"):
+        table.add_column(header)
+    for row in rows:
+        spread = f"{row.spread:.1%}" if row.spread is not None else "-"
+        table.add_row(
+            escape(printable(row.target)), f"{row.samples[0]}/{row.samples[1]}", spread, row.verdict, row.detectable
+        )
+    console.print(table)
+    console.print(line, style="bold red" if false else None)
+    return EXIT_TARGETS_FAILED if false else EXIT_OK
 
 
 def environment(assignments: list[str], flag: str) -> dict[str, str]:
@@ -155,7 +203,10 @@ def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
     argv += ["--only", *args.only] if args.only else []
     argv += ["--samples", str(args.samples)] if args.samples is not None else []
     parsed = parser.parse_args(argv)
-    # The runs' own progress and tables are diagnostics here: stderr, so that stdout holds only the
-    # verdicts (and stays one JSON document with --format json).
-    with contextlib.redirect_stdout(sys.stderr):
+    # The runs' own progress and tables are diagnostics here: stderr with --verbose (stdout holds only
+    # the verdicts, and stays one JSON document with --format json), else nothing: a line a run says it.
+    with open(os.devnull, "w") as quiet, contextlib.ExitStack() as redirected:
+        redirected.enter_context(contextlib.redirect_stdout(sys.stderr if args.verbose else quiet))
+        if not args.verbose:
+            redirected.enter_context(contextlib.redirect_stderr(quiet))
         return int(parsed.handler(parsed))

@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from pathlib import Path
 
 from rich.markup import escape
 
 from ncucampaign.commands.common import out_console, reading_runs
 from ncucampaign.commands.slurm_common import load_collected
-from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.results.compare import Comparison, compare_runs
+from ncucampaign.results.gate_report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate_tables import verdict_table
 from ncucampaign.results.runs import LoadedRun
 from ncucampaign.results.tables import comparison_json, comparison_table
-from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Verdict
+from ncucampaign.results.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -29,6 +31,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="PERCENT",
         help="the practical threshold: a duration is SLOWER or FASTER only when it moved at least this much "
         f"(and significantly); values beyond it are flagged (default {THRESHOLD * 100:g})",
+    )
+    parser.add_argument(
+        "--size-threshold",
+        type=float,
+        default=SIZE_THRESHOLD * 100,
+        metavar="PERCENT",
+        help="with fewer samples than the rank test needs (one a side: no `samples:`), a duration that moved "
+        f"at least this much is SLOWER or FASTER by size alone (default {SIZE_THRESHOLD * 100:g})",
     )
     parser.add_argument(
         "--metric", action="append", default=[], metavar="NAME", help="compare this ncu metric too (repeatable)"
@@ -45,20 +55,51 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="with --fail-on-regression: AMBIGUOUS and CHANGED verdicts fail too"
     )
+    add_report_options(parser)
     parser.set_defaults(handler=run)
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """--junit and --markdown, for compare and ab."""
+    parser.add_argument(
+        "--junit", metavar="FILE", help="write the verdicts as JUnit XML (a failure per verdict the gate fails on)"
+    )
+    parser.add_argument(
+        "--markdown", metavar="FILE", help="write a Markdown summary (a CI job's page, e.g. $GITHUB_STEP_SUMMARY)"
+    )
+
+
+def write_reports(args: argparse.Namespace, comparison: Comparison, title: str) -> None:
+    """The --junit and --markdown files, each replaced whole (--markdown appends to an existing file
+    that is not ours to replace, like $GITHUB_STEP_SUMMARY)."""
+    if args.junit:
+        _write(Path(args.junit), junit_xml(comparison, args.strict, title), append=False)
+    if args.markdown:
+        _write(Path(args.markdown), markdown(comparison, args.strict, title), append=True)
+
+
+def _write(path: Path, text: str, append: bool) -> None:
+    try:
+        with open(path, "a" if append else "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 @reading_runs()
 def run(args: argparse.Namespace) -> int:
-    if args.threshold < 0:
-        raise UsageError("--threshold must not be negative")
+    if args.threshold < 0 or args.size_threshold < 0:
+        raise UsageError("--threshold and --size-threshold must not be negative")
     run_a, run_b = load_collected(args.run_a), load_collected(args.run_b)  # Slurm runs: collected first
     threshold = args.threshold / 100
-    comparison = compare_runs(run_a.manifest, run_b.manifest, threshold, args.metric, (threshold, ALPHA))
+    comparison = compare_runs(
+        run_a.manifest, run_b.manifest, threshold, args.metric, (threshold, ALPHA, args.size_threshold / 100)
+    )
+    write_reports(args, comparison, "ncucampaign compare")
     if args.format == "json":
         sys.stdout.write(comparison_json(comparison, args.strict))
     else:
-        print_comparison(run_a, run_b, comparison, threshold, args.all, args.wide)
+        print_comparison(run_a, run_b, comparison, threshold, (args.all, args.wide, args.strict))
     return EXIT_TARGETS_FAILED if args.fail_on_regression and comparison.failed(args.strict) else EXIT_OK
 
 
@@ -68,8 +109,10 @@ def shown(text: str) -> str:
 
 
 def print_comparison(
-    run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison, threshold: float, every: bool, wide: bool = False
+    run_a: LoadedRun, run_b: LoadedRun, comparison: Comparison, threshold: float, how: tuple[bool, bool, bool]
 ) -> None:
+    """`how`: every row (--all), whole kernel names (--wide), --strict."""
+    every, wide, strict = how
     console = out_console()
     console.print(f"A: {run_a.root}\nB: {run_b.root}")
     for note in comparison.notes:
@@ -84,11 +127,13 @@ def print_comparison(
     for finding in comparison.findings_disappeared:
         console.print(f"finding gone in B: {shown(finding)}")
     flagged = sum(1 for change in comparison.changes if change.flagged)
-    print_verdicts(comparison, every, f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged; ")
+    counted = f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged; "
+    print_verdicts(comparison, every, strict, counted)
 
 
-def print_verdicts(comparison: Comparison, every: bool, prefix: str = "") -> None:
-    """The verdict table, the problems a gate fails on, and one line of counts."""
+def print_verdicts(comparison: Comparison, every: bool, strict: bool, prefix: str = "") -> None:
+    """The verdict table, the problems a gate fails on, one line of counts, and last the gate's
+    outcome and why."""
     console = out_console()
     if comparison.verdicts:
         console.print(verdict_table(comparison.verdicts, every))
@@ -97,3 +142,4 @@ def print_verdicts(comparison: Comparison, every: bool, prefix: str = "") -> Non
     counts = Counter(v.verdict.value for v in comparison.verdicts)
     verdicts = ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict if counts[v.value]) or "no verdict"
     console.print(f"{prefix}verdicts: {verdicts}; {plural(len(comparison.problems), 'problem')}")
+    console.print(shown(gate_line(comparison, strict)), style="bold red" if comparison.failed(strict) else None)

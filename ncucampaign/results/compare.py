@@ -10,7 +10,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate import TargetVerdict, target_verdicts
 from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
 from ncucampaign.results.units import base_unit, base_value, not_finite
-from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Verdict, clocks_differ
+from ncucampaign.results.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict, clocks_differ
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,11 @@ def compare_runs(
     b: Manifest,
     threshold: float = 0.1,
     metrics: Sequence[str] = (),
-    gate: tuple[float, float] = (THRESHOLD, ALPHA),
+    gate: tuple[float, float, float] = (THRESHOLD, ALPHA, SIZE_THRESHOLD),
 ) -> Comparison:
     """Targets matched by name, results by order; `metrics` adds to the standard ones. `threshold`
-    flags single values; `gate` is the verdicts' practical threshold and significance level."""
+    flags single values; `gate` is the verdicts' practical threshold, significance level and the size
+    that decides without a test."""
     notes = list(_environment_notes(a, b))
     by_name_b = {target.name: target for target in b.targets}
     names_a = [target.name for target in a.targets]

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
 from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
 from ncucampaign.results.units import base_value, not_finite
-from ncucampaign.results.verdicts import ALPHA, THRESHOLD, Decision, Verdict, duration_decision, exact_decision
+from ncucampaign.results.verdicts import (
+    ALPHA,
+    SIZE_THRESHOLD,
+    THRESHOLD,
+    Decision,
+    Verdict,
+    duration_decision,
+    exact_decision,
+)
 
 # Near-deterministic: the same code on the same input does the same work (compared exactly).
 EXACT_METRICS = (REGISTERS, "smsp__inst_executed.sum", "dram__bytes.sum", "lts__t_bytes.sum")
@@ -36,7 +44,7 @@ class TargetVerdict:
 
 
 def target_verdicts(
-    a: TargetRecord, b: TargetRecord, threshold: float = THRESHOLD, alpha: float = ALPHA
+    a: TargetRecord, b: TargetRecord, threshold: float = THRESHOLD, alpha: float = ALPHA, size: float = SIZE_THRESHOLD
 ) -> list[TargetVerdict]:
     """The verdicts of one target: its launch state, its duration, its near-deterministic values."""
     left, right = _samples(a.results), _samples(b.results)
@@ -54,12 +62,17 @@ def target_verdicts(
         return [verdict("launch", exact_decision("launch", [_state_text(left[0])], [_state_text(right[0])]))]
     found = []
     if not unit_mismatch(left, right, DURATION):
-        found.append(verdict(DURATION, _with_left_out(_duration(left, right, threshold, alpha), left, right)))
+        found.append(verdict(DURATION, _with_left_out(_duration(left, right, threshold, alpha, size), left, right)))
     for metric in EXACT_METRICS:
         values_a, values_b = _values(left, metric), _values(right, metric)
         if values_a and values_b:
             found.append(verdict(metric, exact_decision(metric, values_a, values_b)))
     return found
+
+
+def duration_samples(record: TargetRecord) -> list[float]:
+    """A target's durations in its first result's launch state (seconds): its samples."""
+    return _values(_samples(record.results), DURATION)
 
 
 def sample_summary(record: TargetRecord) -> str | None:
@@ -83,7 +96,9 @@ def sample_summary(record: TargetRecord) -> str | None:
     )
 
 
-def _duration(left: Sequence[ResultRecord], right: Sequence[ResultRecord], threshold: float, alpha: float) -> Decision:
+def _duration(
+    left: Sequence[ResultRecord], right: Sequence[ResultRecord], threshold: float, alpha: float, size: float
+) -> Decision:
     clocks = [_values(side, SM_FREQUENCY) for side in (left, right)]
     return duration_decision(
         _values(left, DURATION),
@@ -95,6 +110,7 @@ def _duration(left: Sequence[ResultRecord], right: Sequence[ResultRecord], thres
             statistics.median(clocks[0]) if clocks[0] else None,
             statistics.median(clocks[1]) if clocks[1] else None,
         ),
+        size_threshold=size,
     )
 
 

@@ -18,8 +18,9 @@ from rich.text import Text
 from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.results.compare import Comparison
+from ncucampaign.results.gate_report import gate_line
 from ncucampaign.results.gate_tables import verdict_records
-from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
+from ncucampaign.results.metrics import COLUMNS, DURATION, STANDARD_METRICS, middle
 from ncucampaign.results.runs import TIDY_COLUMNS
 
 _TEXT_COLUMNS = ("target", "kernel", "metric", "grid", "block", "process", "NVTX", "")
@@ -170,15 +171,25 @@ def _records_json(records: Sequence[dict[str, object]]) -> str:
     return "[\n" + ",\n".join(json.dumps(record) for record in records) + "\n]"
 
 
+_VERDICT_STYLE = {"SLOWER": "bold red", "FASTER": "green", "CHANGED": "bold yellow", "AMBIGUOUS": "yellow", "SAME": ""}
+
+
 def comparison_table(comparison: Comparison, threshold: float, all_rows: bool, wide: bool = False) -> RenderableType:
-    title = f"changes beyond {threshold:.0%} are flagged; a duration that grew is a regression"
+    """The values that moved beyond the threshold; a duration's row says its target's verdict (the one
+    vocabulary the gate decides in: no row is called a regression the gate lets pass)."""
+    title = f"changes beyond {threshold:.0%} are flagged; a duration shows its target's verdict (below)"
+    verdict_of = {v.target: v.verdict.value for v in comparison.verdicts if v.metric == DURATION}
     rows = []
     for change in comparison.changes:
         if not (all_rows or change.flagged):
             continue
         label = STANDARD_METRICS.get(change.metric, change.metric)
         relative = "n/a" if change.relative is None else f"{change.relative:+.1%}"
-        flag = "[bold red]REGRESSION[/]" if change.regression else "[yellow]changed[/]" if change.flagged else ""
+        verdict = verdict_of.get(change.target, "") if change.metric == DURATION else ""
+        style = _VERDICT_STYLE.get(verdict, "")
+        flag = f"[{style}]{verdict}[/]" if style else verdict
+        if not verdict:
+            flag = "[yellow]changed[/]" if change.flagged else ""
         rows.append(
             [
                 escape(change.target),
@@ -211,4 +222,6 @@ def comparison_json(comparison: Comparison, strict: bool = False) -> str:
     fields.append(f' "verdicts": {_records_json(verdict_records(comparison.verdicts))}')
     fields.append(f' "regressions": {len(comparison.regressions)}')
     fields.append(f' "failing": {len(comparison.failing(strict))}')
+    passed = not comparison.failed(strict)
+    fields.append(f' "gate": {json.dumps({"passed": passed, "line": gate_line(comparison, strict)})}')
     return "{\n" + ",\n".join(fields) + "\n}\n"

@@ -25,6 +25,9 @@ ALPHA = 0.01  # two-sided; asv uses 0.002 with a 10% factor, nvbench confirms ga
 # catch; above what a 1% change shows with 32 samples a side of a kernel with 3.7% spread
 # (tests/test_verdicts.py).
 THRESHOLD = 0.03
+# With too few samples for the rank test, a shift at least this large decides by itself: run-to-run
+# noise of one 3 us kernel reached 15-18% between runs on the H200 (docs/ncu-behaviour.md, "Shared runs").
+SIZE_THRESHOLD = 0.25
 CLOCK_TOLERANCE = 0.02  # SM frequencies further apart than this are different clocks
 _EXACT_LIMIT = 24  # pooled samples up to which the rank test is exact (a subset-sum count, ~20 ms)
 
@@ -89,9 +92,10 @@ def duration_decision(
     alpha: float = ALPHA,
     cycles: tuple[Sequence[float], Sequence[float]] | None = None,
     clocks: tuple[float | None, float | None] = (None, None),
+    size_threshold: float = SIZE_THRESHOLD,
 ) -> Decision:
     """A duration's verdict from its samples in A and B; with `clocks` (median SM frequencies) that
-    differ, on `cycles` instead."""
+    differ, on `cycles` instead; with too few samples to test, by `size_threshold` alone."""
     what = "duration"
     if clocks_differ(*clocks):
         if cycles is None or not cycles[0] or not cycles[1]:
@@ -108,13 +112,7 @@ def duration_decision(
     shift = shift_estimate(a, b)
     needed = samples_to_decide(alpha)
     if smallest_p(len(a), len(b)) > alpha:
-        return Decision(
-            Verdict.AMBIGUOUS,
-            f"{len(a)} and {len(b)} samples cannot show a difference at p <= {alpha:g} ({what} {shift:+.1%}); "
-            f"{needed} a side can",
-            shift=shift,
-            samples_needed=needed,
-        )
+        return _too_few(len(a), len(b), shift, what, (alpha, size_threshold, needed))
     p = mann_whitney_p(a, b)
     change = f"{what} {shift:+.1%} (median of the pairwise differences), p = {p:.2g}"
     if abs(shift) < threshold:
@@ -129,6 +127,23 @@ def duration_decision(
         p,
         shift,
         more,
+    )
+
+
+def _too_few(n: int, m: int, shift: float, what: str, rule: tuple[float, float, int]) -> Decision:
+    """Too few samples for the rank test: SLOWER or FASTER by size alone beyond the size threshold,
+    else AMBIGUOUS with the samples a side that would decide. `rule`: alpha, size threshold, needed."""
+    alpha, size, needed = rule
+    if abs(shift) >= size:
+        few = f"{n} sample{'s' * (n != 1)} a side" if n == m else f"{n} and {m} samples"
+        reason = f"{what} {shift:+.1%} (by size alone: {few}; at least {size:.0%} decides without a test)"
+        return Decision(Verdict.SLOWER if shift > 0 else Verdict.FASTER, reason, shift=shift)
+    return Decision(
+        Verdict.AMBIGUOUS,
+        f"{n} and {m} samples cannot show a difference at p <= {alpha:g} ({what} {shift:+.1%}, under the "
+        f"{size:.0%} that decides by size alone); {needed} a side can",
+        shift=shift,
+        samples_needed=needed,
     )
 
 

@@ -1,0 +1,99 @@
+"""A comparison as a CI gate reports it (issue 33): one line with the outcome and its reason, a JUnit
+XML file (one test case per target and metric, a failure for each verdict the gate fails on, and one
+per problem) and a Markdown summary for a CI job's page. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+from ncucampaign.errors import plural, printable
+from ncucampaign.results.compare import Comparison
+from ncucampaign.results.gate import TargetVerdict
+from ncucampaign.results.metrics import STANDARD_METRICS
+from ncucampaign.results.verdicts import Verdict
+
+SHOWN = 3  # targets named in the gate line per kind
+
+
+def _shifted(verdicts: Sequence[TargetVerdict]) -> str:
+    named = [f"{v.target} {v.shift:+.0%}" if v.shift is not None else v.target for v in verdicts[:SHOWN]]
+    return ", ".join(named) + (", ..." if len(verdicts) > SHOWN else "")
+
+
+def gate_line(comparison: Comparison, strict: bool = False) -> str:
+    """`gate: FAIL: 2 SLOWER (mlp_gemm +50%, ...)` or `gate: pass: 4 AMBIGUOUS at +1% ...`: what
+    --fail-on-regression (with `strict`, --strict) decides, and why."""
+    failing, problems = comparison.failing(strict), comparison.problems
+    if failing or problems:
+        parts = []
+        for kind in (Verdict.SLOWER, Verdict.CHANGED, Verdict.AMBIGUOUS):
+            these = [v for v in failing if v.verdict is kind]
+            if these:
+                parts.append(f"{len(these)} {kind.value} ({_shifted(these)})")
+        if problems:
+            parts.append(
+                f"{plural(len(problems), 'problem')} ({printable(problems[0])[:120]}{', ...' * (len(problems) > 1)})"
+            )
+        return "gate: FAIL: " + "; ".join(parts)
+    parts = []
+    for kind in (Verdict.FASTER, Verdict.AMBIGUOUS, Verdict.CHANGED, Verdict.SAME):
+        these = [v for v in comparison.verdicts if v.verdict is kind]
+        if not these:
+            continue
+        shifts = [v.shift for v in these if v.shift is not None]
+        at = ""
+        if shifts and kind is not Verdict.SAME:
+            low, high = min(shifts), max(shifts)
+            at = f" at {low:+.0%}" if f"{low:+.0%}" == f"{high:+.0%}" else f" at {low:+.0%} to {high:+.0%}"
+        parts.append(f"{len(these)} {kind.value}{at}")
+    needed = max((v.samples_needed or 0 for v in comparison.verdicts if v.verdict is Verdict.AMBIGUOUS), default=0)
+    if needed:
+        parts.append(f"samples: {needed} a side would decide")
+    return "gate: pass: " + ("; ".join(parts) or "nothing to decide")
+
+
+def junit_xml(comparison: Comparison, strict: bool = False, suite: str = "ncucampaign compare") -> str:
+    """One test case per target and metric, a <failure> for each verdict the gate fails on; each
+    problem a failing case of its own."""
+    failing = {id(v) for v in comparison.failing(strict)}
+    cases = []
+    for v in comparison.verdicts:
+        name = quoteattr(STANDARD_METRICS.get(v.metric, v.metric))
+        body = ""
+        if id(v) in failing:
+            message = quoteattr(f"{v.verdict.value}: {printable(v.reason)}")
+            body = (
+                f"<failure message={message} type={quoteattr(v.verdict.value)}>{escape(printable(v.reason))}</failure>"
+            )
+        cases.append(f"  <testcase classname={quoteattr(printable(v.target))} name={name}>{body}</testcase>")
+    for number, problem in enumerate(comparison.problems, start=1):
+        text = printable(problem)
+        cases.append(
+            f'  <testcase classname="problems" name="problem {number}">'
+            f'<failure message={quoteattr(text)} type="problem">{escape(text)}</failure></testcase>'
+        )
+    failures = len(failing) + len(comparison.problems)
+    head = f'<testsuite name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}" errors="0">'
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + head + "\n" + "\n".join(cases) + "\n</testsuite>\n"
+
+
+def markdown(comparison: Comparison, strict: bool = False, title: str = "ncucampaign compare") -> str:
+    """The gate's outcome, the verdict counts and every verdict but SAME, for a CI job's summary page."""
+    counts = {kind: sum(v.verdict is kind for v in comparison.verdicts) for kind in Verdict}
+    lines = [f"### {title}", "", f"**{gate_line(comparison, strict)}**", ""]
+    lines.append(", ".join(f"{n} {kind.value}" for kind, n in counts.items() if n) or "no verdict")
+    shown = [v for v in comparison.verdicts if v.verdict is not Verdict.SAME]
+    if shown:
+        lines += ["", "| target | metric | verdict | samples A/B | reason |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {_cell(v.target)} | {_cell(STANDARD_METRICS.get(v.metric, v.metric))} | {v.verdict.value} | "
+            f"{v.samples[0]}/{v.samples[1]} | {_cell(v.reason)} |"
+            for v in shown
+        ]
+    lines += [f"- problem: {_cell(p)}" for p in comparison.problems]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return printable(text).replace("|", "\\|").replace("\n", " ")
