@@ -63,6 +63,8 @@ SAMPLE: dict[str, Any] = {
     "app_replay_match": "grid",
     "cache_control": "none",
     "clock_control": "none",
+    "config_file": "/etc/ncu/config.ncu-cfg",
+    "rename_kernels": True,
     "communicator": "shmem",
     "communicator_tcp_num_peers": 2,
     "communicator_tcp_port": 49300,

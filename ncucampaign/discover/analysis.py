@@ -37,6 +37,8 @@ def discovery_invocation(base: Invocation, mode: Mode, launch_limit: int) -> Inv
     """The cheap pass: the base invocation's scope (or filters), one metric, bounded by a launch limit."""
     keep = FILTER_KEYS if mode == "target" else SCOPE_KEYS
     values: dict[str, Any] = {key: getattr(base.options, key) for key in keep}
+    for key in ("config_file", "rename_kernels"):  # a bare command (discover -- CMD) reads none either
+        values[key] = False if values.get(key) is None else values[key]
     values.update(
         metrics=(DURATION,),
         nvtx=True,  # record NVTX ranges so every launch shows where it ran

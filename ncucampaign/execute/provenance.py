@@ -18,6 +18,7 @@ from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
+from ncucampaign.plan.union import NO_CONFIG
 from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_help_options, parse_listing
 
 
@@ -73,8 +74,11 @@ def installed_ncu(ncu_path: str) -> InstalledNcu | None:
     cached = _cached(ncu_path)
     if cached is None:
         flags = ("--list-sections", "--list-sets", "--version", "--help")
+        listed = ("--list-sections", "--list-sets")  # without a config file's [List] section
         with ThreadPoolExecutor(len(flags)) as pool:
-            sections, sets, version, help_text = pool.map(lambda flag: probe([ncu_path, flag], timeout=60), flags)
+            sections, sets, version, help_text = pool.map(
+                lambda flag: probe([ncu_path, flag, *(NO_CONFIG if flag in listed else ())], timeout=60), flags
+            )
         if sections is None or sets is None:
             return None
         options = parse_help_options(help_text or "")

@@ -23,7 +23,7 @@ from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.trace_run import key_of
 from ncucampaign.execute.shared.traces import TraceCache, TraceKey
 from ncucampaign.plan.expand import Invocation, Plan
-from ncucampaign.plan.union import TRACE_METRIC, timing_invocation
+from ncucampaign.plan.union import NO_CONFIG, TRACE_METRIC, timing_invocation
 
 TIMING_LAUNCHES = 5_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Costs"): under 3 minutes, within a timeout
 
@@ -33,7 +33,7 @@ def timing_listing_argv(ncu: str, report: Path, base: str = "mangled") -> list[s
     report reader, `at::vectorized_elementwise_kernel<8, ...>` against `at::native::...<(int)8, ...>`),
     or by `demangled` name for people to read."""
     page = ["--page", "raw", "--csv", "--print-units", "base", "--print-kernel-base", base]
-    return [ncu, "--import", str(report), *page]
+    return [ncu, "--import", str(report), *NO_CONFIG, *page]
 
 
 # ncu's duration units (its units row): without --print-units base, 2025.3.1 printed "us" on the H200.

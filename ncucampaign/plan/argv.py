@@ -46,6 +46,10 @@ def render_option(spec: OptionSpec, value: Any) -> list[str]:
         return [spec.flag, "on" if value else "off"]
     if spec.form == "yes":
         return [spec.flag, "yes"] if value else []
+    if spec.form == "onoff_path":  # off, on (ncu's own search), or on with this file
+        if isinstance(value, str):
+            return [spec.flag, "on", f"{spec.flag}-path", value]
+        return [spec.flag, "on" if value else "off"]
     return [spec.flag] if value else []  # switch
 
 

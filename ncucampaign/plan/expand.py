@@ -19,10 +19,10 @@ from pydantic import ValidationError
 from ncucampaign.errors import Problem
 from ncucampaign.plan.checks import too_many_invocations, unknown_codes
 from ncucampaign.plan.command import PlanProblems, command_argv
+from ncucampaign.plan.implied import implied_options
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.messages import message_for
 from ncucampaign.spec.model import NAME_PATTERN, OPTION_KEYS, Target, TargetOptions, field_name, keys_set, option_value
-from ncucampaign.spec.ncu_versions import PINNED_CLOCK_CONTROL
 
 DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
@@ -234,34 +234,9 @@ def _resolve_options(
     # Codes silenced in defaults stay silenced: a target's lint_ignore adds to them.
     ignored = (*(defaults.lint_ignore or ()), *(target.lint_ignore or ()), *(chosen.get("lint_ignore") or ()))
     values["lint_ignore"] = tuple(dict.fromkeys(ignored)) or None
-    values.update(_implied(values, here))
+    values.update(implied_options(values, here))
     # Every field given (None: not set) spares pydantic a default lookup per field and target.
     return TargetOptions.model_construct(_fields_set=set(values), **{**_UNSET, **values})
-
-
-def _implied(values: dict[str, Any], here: tuple[str | int, ...]) -> dict[str, Any]:
-    """Options ncu needs for the ones given (docs/ncu-behaviour.md, "Implied options"), applied once here."""
-    implied: dict[str, Any] = {}
-    if values.get("nvtx_include") or values.get("nvtx_exclude"):
-        if values.get("nvtx") is False:
-            raise PlanProblems(
-                [Problem((*here, "nvtx"), "nvtx_include/exclude need --nvtx (ncu: '--nvtx-include requires --nvtx')")]
-            )
-        implied["nvtx"] = True
-    stacks = list(values.get("call_stack_type") or ())
-    stacks += [s for s in ("python", "native") if (values.get(f"{s}_include") or values.get(f"{s}_exclude"))]
-    stacks = list(dict.fromkeys(stacks))
-    if stacks:
-        implied["call_stack_type"] = tuple(stacks)
-    if (values.get("samples") or 1) > 1:  # a sample is one more matching launch (README, "compare")
-        if values.get("launch_count") not in (None, 1, values["samples"]):
-            raise PlanProblems([Problem((*here, "samples"), "samples takes a launch each: launch_count must be 1")])
-        implied["launch_count"] = values["launch_count"] = values["samples"]
-    if values.get("kill") is None and values.get("launch_count") is not None:
-        implied["kill"] = True  # stop the application once the launch count is profiled
-    if values.get("clock_control") is None:
-        implied["clock_control"] = PINNED_CLOCK_CONTROL  # the same clocks whatever ncu's own default
-    return implied
 
 
 def _invocation(
@@ -278,6 +253,13 @@ def _invocation(
     where = (*here, "command") if target.command is not None else ("application", "command")
     app_argv = command_argv(command, app.shell, where) + tuple(options.args or ())
     env = {**app.env, **(options.env or {})}
+    files = {  # config and renames files, relative to the campaign file as its other paths are
+        key: str(_working_directory(loaded.base_dir, value))
+        for key, value in (("config_file", options.config_file), ("rename_kernels", options.rename_kernels))
+        if isinstance(value, str)
+    }
+    if files:
+        options = options.model_copy(update=files)
     return Invocation(
         name=name,
         target=target.name,

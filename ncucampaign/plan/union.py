@@ -35,6 +35,9 @@ TRACE_LAUNCHES = 2000
 # identity"); by function name, which --kernel-id numbers launches by.
 SYMBOLS = "mangled"
 FUNCTIONS = "function"
+# What every command of ncucampaign's own passes: no config file's [Import] or [List] section changes
+# how a report is listed or split (ncu reads one from the working directory by default).
+NO_CONFIG = ("--config-file", "off")
 
 
 def collects_default_set(options: TargetOptions) -> bool:
@@ -147,7 +150,8 @@ def import_csv_argv(
     """List a report's results (optionally filtered; the first `count`) as ncu's raw CSV page, kernels
     named by `names` (a --print-kernel-base)."""
     window = ["--launch-count", str(count)] if count is not None else []
-    return [ncu, "--import", str(report), *filters, *window, "--print-kernel-base", names, "--page", "raw", "--csv"]
+    page = ["--print-kernel-base", names, "--page", "raw", "--csv"]
+    return [ncu, "--import", str(report), *NO_CONFIG, *filters, *window, *page]
 
 
 def split_argv(
@@ -155,7 +159,7 @@ def split_argv(
 ) -> list[str]:
     """Export one member's launches from the union's report into its own report."""
     window = (["--launch-skip", str(skip)] if skip else []) + ["--launch-count", str(count)]
-    return [ncu, "--import", str(union_report), *filters, *window, "-f", "-o", escape_macros(str(out))]
+    return [ncu, "--import", str(union_report), *NO_CONFIG, *filters, *window, "-f", "-o", escape_macros(str(out))]
 
 
 def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions:
@@ -164,7 +168,15 @@ def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions
     `launches` of them (docs/ncu-behaviour.md, "Cost": ~0.02 s a launch)."""
     union = union_options(members, with_nvtx=True)
     stacks = ("call_stack_type", "python_include", "python_exclude", "native_include", "native_exclude")
-    keep = (*IMPORT_FILTERS, *stacks, "devices", "target_processes", "nvtx_push_pop_scope")
+    keep = (
+        *IMPORT_FILTERS,
+        *stacks,
+        "devices",
+        "target_processes",
+        "nvtx_push_pop_scope",
+        "config_file",
+        "rename_kernels",
+    )
     values: dict[str, Any] = {field_name(k): option_value(union, k) for k in keep}
     # Which launches run does not depend on cache or clock control; not flushing caches is cheaper.
     values.update(cache_control="none", clock_control="none")
@@ -197,6 +209,8 @@ def timing_invocation(base: Invocation, launches: int) -> Invocation:
         launch_count=launches,
         kill=True,
         extra_args=("--import-sass", "no"),
+        config_file=base.options.config_file,
+        rename_kernels=base.options.rename_kernels,
     )
     return dataclasses.replace(
         base, name="timing", target="timing", matrix=(), options=options, retries=0, expect_launch_count=False

@@ -14,6 +14,7 @@ from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
+from ncucampaign.plan.union import NO_CONFIG
 from ncucampaign.results.isolated import read_results
 
 
@@ -47,7 +48,7 @@ def _processes(report: Path, console: ConsoleSummary, ncu: str, count: int) -> d
         return dict.fromkeys(range(count), ProcessInfo(pid=pid, name=Path(executable).name))
     if not console.connected:
         return {}
-    text = probe([ncu, "--import", str(report), "--page", "raw", "--csv"], timeout=120)
+    text = probe([ncu, "--import", str(report), *NO_CONFIG, "--page", "raw", "--csv"], timeout=120)
     return parse_process_columns(text) if text else {}
 
 

@@ -110,6 +110,18 @@ class TargetOptions(Frozen):
     clock_control: Literal["base", "none", "boost", "force-boost"] | None = Field(
         None, description="--clock-control (unset: base, pinned; ncu 2026.1 changed its own default to boost)"
     )
+    config_file: bool | str | None = Field(
+        None,
+        description="ncu's config file (config.ncu-cfg): unset or false, none is read (--config-file off), whatever "
+        "lies in the working directory or ncu's config folder; true: ncu's own search; a path (relative to the "
+        "campaign file): that file",
+    )
+    rename_kernels: bool | str | None = Field(
+        None,
+        description="ncu's kernel renaming: unset or false, off (--rename-kernels off: no stray "
+        "ncu-kernel-renames.yaml renames kernels); true: ncu's own (simplified demangled names, and a renames "
+        "file where ncu finds one); a path (relative to the campaign file): that renames file",
+    )
 
     # Multi-process profiling: the ncu instances of a job coordinate, so that a collective (NCCL,
     # NVSHMEM) can be profiled with its peers (ncu 2026.1 and later; docs/ncu-behaviour.md, "Versions").

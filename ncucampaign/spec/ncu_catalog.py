@@ -24,7 +24,7 @@ from ncucampaign.spec.ncu_versions import (
     release_text,
 )
 
-OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch"]
+OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch", "onoff_path"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec("app_replay_match", "--app-replay-match", "value"),
     OptionSpec("cache_control", "--cache-control", "value"),
     OptionSpec("clock_control", "--clock-control", "value"),
+    OptionSpec("config_file", "--config-file", "onoff_path"),
+    OptionSpec("rename_kernels", "--rename-kernels", "onoff_path"),
     OptionSpec("communicator", "--communicator", "value"),
     OptionSpec("communicator_tcp_num_peers", "--communicator-tcp-num-peers", "value"),
     OptionSpec("communicator_tcp_port", "--communicator-tcp-port", "value"),
@@ -105,6 +107,9 @@ MANAGED_OPTIONS: dict[str, str] = {
     "--query-metrics-mode": "it queries and profiles nothing",
     "--query-metrics-collection": "it queries and profiles nothing",
     "--section-folder-restore": "it changes files on the machine",
+    "--config-file-path": "use the key config_file: with the file's path",
+    "--rename-kernels-path": "use the key rename_kernels: with the file's path",
+    "--rename-kernels-export": "it writes ncu's renames file instead of profiling as asked",
 }
 
 

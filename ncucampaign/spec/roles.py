@@ -78,6 +78,8 @@ OPTION_ROLES: dict[str, Role] = {
     "app_replay_match": Role(_S.RUN, _D.DROPPED),
     "cache_control": Role(_S.RUN, _D.SCOPE),
     "clock_control": Role(_S.RUN, _D.SCOPE),
+    "config_file": Role(_S.RUN, _D.SCOPE),  # what ncu reads before the command line: pinned off
+    "rename_kernels": Role(_S.RUN, _D.SCOPE),
     "communicator": Role(_S.RUN, _D.SCOPE),  # how the job's ncu instances coordinate: kept by discovery
     "communicator_tcp_num_peers": Role(_S.RUN, _D.SCOPE),
     "communicator_tcp_port": Role(_S.RUN, _D.SCOPE),

@@ -39,6 +39,11 @@ def fingerprint(argv: Sequence[str], invocation: Invocation) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
+def _file_choice(value: bool | str | None) -> str | None:
+    """off, on, or the file's path (None: not planned by this version)."""
+    return value if isinstance(value, str) else None if value is None else "on" if value else "off"
+
+
 def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecord:
     """An invocation's record before it runs."""
     return TargetRecord(
@@ -54,6 +59,8 @@ def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecor
         expected_results=inv.expected_results,
         fingerprint=fingerprint(argv, inv),
         clock_control=inv.options.clock_control,
+        config_file=_file_choice(inv.options.config_file),
+        rename_kernels=_file_choice(inv.options.rename_kernels),
         status=Status.PENDING,
         log=run.relative(run.log(inv.name)),
     )

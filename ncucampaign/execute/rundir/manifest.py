@@ -192,6 +192,12 @@ class TargetRecord(Record):
     clock_control: str | None = Field(
         None, description="the --clock-control it ran with (base where the campaign sets none; None: older runs)"
     )
+    config_file: str | None = Field(
+        None, description="the ncu config file it read: off (none, where the campaign names none), on, or its path"
+    )
+    rename_kernels: str | None = Field(
+        None, description="ncu's kernel renaming: off (where the campaign asks for none), on, or the renames file"
+    )
     status: Status
     message: str = ""
     seconds: float = 0.0
