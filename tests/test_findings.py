@@ -157,3 +157,31 @@ def test_a_metrics_only_target_is_said_to_have_no_rule_results_not_nothing_to_fi
     assert done.returncode == 0, done.stderr
     assert "timed: ncu's rules did not run (a metrics-only target" in done.stderr
     assert "Small Grid" not in done.stdout  # the fake's fixture report has rule results ncu would not have run
+
+
+@pytest.mark.parametrize("content", [b"", b"not a report at all\n", "truncated"], ids=["empty", "garbage", "truncated"])
+def test_findings_of_a_file_that_is_no_report_says_so_as_summarize_does(tmp_path: Path, content: object) -> None:
+    """Issue 33: 'no findings: ncu's rules reported nothing to act on', exit 0, for a file that is none."""
+    report = tmp_path / f"odd{REPORT}"
+    real = (FIXTURES / "reports" / "name_exact.ncu-rep").read_bytes()
+    report.write_bytes(real[: len(real) // 4] if content == "truncated" else content)  # type: ignore[arg-type]
+    done = run_cli("findings", str(report), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "holds no results (empty, truncated, or not a report)" in done.stderr
+    assert "nothing to act on" not in done.stdout
+
+
+def test_findings_of_a_run_name_a_report_that_holds_nothing_and_of_a_run_with_no_report(
+    tmp_path: Path, write_campaign
+) -> None:
+    campaign = write_campaign("- name: rms\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n")
+    assert run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path).returncode == 0
+    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+    (run_dir / "reports" / f"rms{REPORT}").write_bytes(b"")
+    done = run_cli("findings", str(run_dir), cwd=tmp_path)
+    assert done.returncode == 2 and "rms: " in done.stderr and "holds no results" in done.stderr, done.stderr
+    broken = write_campaign("- name: typo\n  kernel_name: rmsnorm_kernal\n", name="broken.yaml")
+    assert run_cli("run", str(broken), "--out", "runs", cwd=tmp_path).returncode == 1
+    none = run_cli("findings", str(tmp_path / "runs" / "broken" / "latest"), cwd=tmp_path)
+    assert none.returncode == 0, none.stderr
+    assert none.stdout.strip() == "no findings: no target of this run has a report to read (1 no_kernels)"

@@ -43,6 +43,17 @@ def run_charts(run: LoadedRun) -> dict[tuple[str, int], object]:
     }
 
 
+def nothing_found(run: LoadedRun | None, unreadable: list[str], every: bool) -> str:
+    """Why there is no finding to show: no report to read (what became of the targets), or none that
+    could be read, or ncu's rules found nothing."""
+    if run is not None and not any(record.report for record in run.manifest.targets):
+        statuses = ", ".join(f"{n} {status}" for status, n in sorted(run.manifest.counts().items()))
+        return f"no findings: no target of this run has a report to read ({statuses or 'no target'})"
+    if unreadable:
+        return "no findings: ncu's rules of the reports that could be read reported nothing to act on"
+    return "no findings: ncu's rules reported nothing to act on" + ("" if every else " (see --all)")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         raise UsageError("--top must be at least 1")
@@ -63,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([group_data(group, charts) for group in groups], indent=2))
         return status
     if not groups:
-        what = "of the reports that could be read " if read.unreadable else ""
-        print(f"no findings: ncu's rules {what}reported nothing to act on" + (" (see --all)" if not args.all else ""))
+        print(nothing_found(run, read.unreadable, args.all))
         return status
     if run is not None:
         print(printable(gpu_time_summary(run.manifest)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable, UsageError
 from ncucampaign.execute.rundir.manifest import Manifest
-from ncucampaign.results.isolated import read_rule_results
+from ncucampaign.results.isolated import read_launches, read_rule_results
 from ncucampaign.results.rules import RuleResult
 from ncucampaign.results.runs import LoadedRun, load_run
 from ncucampaign.results.weights import GainTerm, gain_terms, total_gain, weighed_as
@@ -147,7 +147,7 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
     if is_report_path(path):
         if not path.is_file():
             raise UsageError(f"{path}: no such report")
-        return FindingsRead([Finding("", rule) for rule in read_rule_results(path, ncu)])
+        return FindingsRead([Finding("", rule) for rule in rules_of(path, ncu)])
     run = run if run is not None else load_run(path)
     result = FindingsRead()
     found, unreadable, unread = result.found, result.unreadable, result.unread
@@ -158,13 +158,22 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
             unread.append(f"{record.name}: {NO_RULES}")
             continue
         try:
-            rules = read_rule_results(run.root / record.report.path, ncu)
+            rules = rules_of(run.root / record.report.path, ncu)
         except ReportUnreadable as exc:
             unreadable.append(f"{record.name}: {exc}")
             continue
         symbols = {result.index: weighed_as(result) for result in record.results}
         found.extend(Finding(record.name, rule, symbols.get(rule.ordinal, "")) for rule in rules)
     return result
+
+
+def rules_of(report: Path, ncu: str | None) -> list[RuleResult]:
+    """ncu's rule results of a report; ReportUnreadable when it holds no result at all (an empty,
+    truncated or foreign file reads as no rules, which is not "nothing to act on")."""
+    rules = read_rule_results(report, ncu)
+    if not rules and not read_launches(report, ncu):
+        raise ReportUnreadable(f"{report}: holds no results (empty, truncated, or not a report)")
+    return rules
 
 
 def group_text(position: int, group: FindingGroup) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import resource
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,10 @@ def bounded(memory: int | None) -> None:
 
 
 def main() -> int:
+    # A Ctrl-C at the terminal reaches every process of the runner's group: a read in progress finishes
+    # (it is bounded in time, results/report_limits.py) instead of looking like a reader that crashed on
+    # a damaged report; the runner stops after it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     request = json.loads(sys.argv[1])
     bounded(request.get("memory"))
     try:

@@ -193,7 +193,10 @@ class _TargetAttempts:
             timeout_s=self.inv.timeout,
             stalled=outcome.stalled,
         )
-        if unreadable and verdict.status in (Status.OK, Status.INCOMPLETE):
+        if unreadable and verdict.status in (Status.OK, Status.INCOMPLETE) and self.stop.level:
+            # stopped while the report was read: the report is no evidence of damage
+            verdict = Verdict(Status.INTERRUPTED, False, "interrupted while its report was read; the report is kept")
+        elif unreadable and verdict.status in (Status.OK, Status.INCOMPLETE):
             profiled = f"; ncu's console shows {console.profiled} profiled" if console.profiled else ""
             verdict = Verdict(Status.PROFILER_ERROR, True, f"the report cannot be read ({unreadable}){profiled}")
         return Judged(verdict, console, exists, results, source, readable=exists and not unreadable, read=read)
