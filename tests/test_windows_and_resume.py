@@ -4,6 +4,7 @@ resuming (execute/resume.py: which targets run again)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,32 @@ def test_a_resumed_manifest_keeps_history_and_targets_no_longer_planned() -> Non
     assert [inv.name for inv in to_run] == ["t"]
     assert [t.name for t in manifest.targets] == ["t", "gone"] and manifest.resumed == ["now"]
     assert manifest.state == "running" and manifest.targets[0].status == Status.PENDING
+
+
+# --- a resumed run keeps its own flags (issue 33) --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_resumed_run_keeps_no_share_samples_and_weigh(tmp_path: Path, write_campaign) -> None:
+    from tests.conftest import fake_env, run_cli
+
+    targets = "- name: t\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 2]\n"
+    campaign = write_campaign(targets)
+    flags = ("--no-share", "--samples", "2", "--weigh")
+    first = run_cli("run", str(campaign), "--out", "runs", *flags, cwd=tmp_path, env=fake_env())
+    assert first.returncode == 0, first.stdout + first.stderr
+    path = (tmp_path / "runs" / "camp" / "latest").resolve() / "manifest.json"
+    manifest = json.loads(path.read_text())
+    for record in manifest["targets"][1:]:  # as an interruption leaves them
+        record.update(status="pending", message="", attempts=[], report=None, results=[], obtained=None)
+    manifest.update(state="interrupted", gpu_time=None)
+    path.write_text(json.dumps(manifest))
+    resumed = run_cli("run", str(campaign), "--out", "runs", "--resume", cwd=tmp_path, env=fake_env())
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    after = json.loads(path.read_text())
+    assert [t["status"] for t in after["targets"]] == ["ok"] * 3
+    assert len(after["targets"][0]["attempts"]) == 1  # done and unchanged: not run again (same --samples)
+    assert not after["shared_runs"] or all(r["name"].startswith("shared/timing-") for r in after["shared_runs"])
+    assert {t["obtained"]["how"] for t in after["targets"][1:]} == {"alone"}  # still --no-share
+    assert all(t["expected_results"] == 2 for t in after["targets"])  # still --samples 2
+    assert after["gpu_time"] is not None  # still --weigh

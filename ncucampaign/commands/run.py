@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         resume_dir = latest_run(root, plan.campaign)
     if resume_dir is not None:
         run_slurm.before_resume(resume_dir)
+        if keep_own_flags(args, resume_dir):  # its own --samples: the targets it planned
+            loaded, plan = campaign_and_plan(args, resume_dir)
         if not args.only:
             plan = same_selection(plan, resume_dir)
     settings = RunSettings(
@@ -164,6 +166,27 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
                 console.print(line, highlight=False, markup=False)
         console.print(f"manifest: {result.run.manifest}", highlight=False)
     return result.exit_code
+
+
+def keep_own_flags(args: argparse.Namespace, run_dir: Path) -> bool:
+    """A resumed run keeps the flags it was started with (--no-share, --samples, --weigh; issue 33: a
+    resume of a --no-share run shared again), read from its manifest's command line as run reads
+    them; flags given now add to them. True when --samples came from the run (the plan changes)."""
+    recorded = load_run(run_dir).manifest.command_line
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    parser.add_argument("--no-share", action="store_true")
+    parser.add_argument("--weigh", action="store_true")
+    parser.add_argument("--samples", type=int)
+    try:
+        own, _ = parser.parse_known_args(recorded[1:])
+    except (argparse.ArgumentError, SystemExit):  # a command line this version does not read: nothing kept
+        return False
+    args.no_share = args.no_share or own.no_share
+    args.weigh = args.weigh or own.weigh
+    if args.samples is None and own.samples is not None:
+        args.samples = own.samples
+        return True
+    return False
 
 
 def dry_run(plan: Plan, report_dir: Path, suffix: str) -> int:
