@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from ncucampaign.discover.analysis import (
     summarize_kernels,
     target_name,
 )
-from ncucampaign.execute.attempt.classify import parse_console
+from ncucampaign.execute.attempt.classify import ConsoleSummary, parse_console
 from ncucampaign.execute.attempt.diagnose import closest_kernels, diagnose, suggest_filter
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.expand import build_plan
@@ -270,3 +271,29 @@ def test_plan_of_the_example_stays_quiet(tmp_path: Path) -> None:
         (Path(__file__).resolve().parents[1] / "campaigns" / "decode.yaml").read_text(), Path("decode.yaml")
     )
     assert build_plan(loaded).invocations
+
+
+def test_ncus_push_pop_note_is_a_possibility_not_the_cause() -> None:
+    # ncu adds the note to every miss of an expression with '/', even when the kernel name is wrong
+    noted = replace(console_of("nomatch"), nvtx_push_pop_note=True)
+    wrong_name = diagnose(
+        TargetOptions(nvtx_include=("decode_step/",), kernel_name="rmsnrom_kernel"), noted, Status.NO_KERNELS
+    )
+    assert wrong_name == [
+        "no kernel matches 'rmsnrom_kernel'; closest available: rmsnorm_kernel",
+        "kernel_name: rmsnorm_kernel",
+    ]
+    open_cause = diagnose(TargetOptions(nvtx_include=("decode_step/",)), noted, Status.NO_KERNELS)
+    assert open_cause[0].startswith(
+        "ncu notes that expressions with a trailing '/' match only push/pop ranges: only if"
+    )
+    assert any("nvtx_push_pop_scope: process" in h for h in open_cause[1:])  # the other checks follow
+
+
+def test_listed_kernels_mean_ncu_connected() -> None:
+    listed = ConsoleSummary(no_kernels=True, available_kernels=("rmsnorm_kernel",))
+    hints = diagnose(TargetOptions(kernel_name="rmsnorm_kernel", launch_skip=50), listed, Status.NO_KERNELS)
+    assert not any("never connected" in h for h in hints)
+    assert any(
+        "never connected" in h for h in diagnose(TargetOptions(), ConsoleSummary(no_kernels=True), Status.NO_KERNELS)
+    )

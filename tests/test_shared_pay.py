@@ -185,3 +185,20 @@ def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:
     # what the union runs took is kept beside the cached trace, for the next run's partition
     (side,) = (tmp_path / "runs" / ".cache" / "traces").glob("*.json")
     assert len(json.loads(side.read_text())["runs"]) == len(unions(manifest))
+
+
+def test_a_miss_decided_on_the_trace_is_diagnosed_as_its_own_run_would_be(tmp_path: Path) -> None:
+    # the kernel ran, but never that far: the trace connected and listed kernels, so neither diagnosis
+    # may say that ncu never connected
+    far = "- name: too_far\n  kernel_name: rmsnorm_kernel\n  launch_skip: 9999\n"
+    done, manifest = run(tmp_path, SHARING + far)
+    assert done.returncode == 1, done.stdout + done.stderr
+    shared = target(manifest, "too_far")
+    assert shared["obtained"]["how"] == "trace", shared
+    alone, manifest = run(tmp_path, SHARING + far, "--no-share")
+    assert alone.returncode == 1
+    own = target(manifest, "too_far")
+    assert own["status"] == shared["status"] == "no_kernels"
+    assert shared["diagnosis"] == own["diagnosis"], (shared["diagnosis"], own["diagnosis"])
+    assert not any("never connected" in hint for hint in shared["diagnosis"])
+    assert any("launch_skip 9999" in hint for hint in shared["diagnosis"])
