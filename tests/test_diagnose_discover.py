@@ -297,3 +297,16 @@ def test_listed_kernels_mean_ncu_connected() -> None:
     assert any(
         "never connected" in h for h in diagnose(TargetOptions(), ConsoleSummary(no_kernels=True), Status.NO_KERNELS)
     )
+
+
+def test_a_regex_of_short_words_is_not_matched_to_an_unrelated_kernel() -> None:
+    # the H200 training loop: cuBLAS's fp32 GEMM is Kernel2, and the hint named an elementwise kernel
+    listed = ConsoleSummary(
+        no_kernels=True, available_kernels=("Kernel2", "reduce_kernel", "vectorized_elementwise_kernel")
+    )
+    hints = diagnose(TargetOptions(kernel_name="regex:(gemm|nvjet|cutlass|sm90)"), listed, Status.NO_KERNELS)
+    assert hints == [
+        "no available kernel resembles 'regex:(gemm|nvjet|cutlass|sm90)'; ncu saw: Kernel2, reduce_kernel, "
+        "vectorized_elementwise_kernel"
+    ]
+    assert closest_kernels("rmsnrm", ["rmsnorm_kernel", "reduce_kernel"]) == ["rmsnorm_kernel"]  # a typo still is
