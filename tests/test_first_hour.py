@@ -94,8 +94,9 @@ def test_summarize_on_a_terminal_keeps_the_kernel_name_whole_and_drops_other_col
 ) -> None:
     from rich.console import Console
 
+    from ncucampaign.results.metrics import middle
     from ncucampaign.results.runs import load_run
-    from ncucampaign.results.tables import middle, target_table
+    from ncucampaign.results.target_tables import target_table
 
     targets = "- name: attention\n  kernel_name: regex:flash\n  nvtx_include: decode_step/\n"
     (tmp_path / "camp.yaml").write_text(campaign_text(targets))

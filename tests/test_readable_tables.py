@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from ncucampaign.commands.summarize import report_record
-from ncucampaign.results.metrics import COLUMNS
-from ncucampaign.results.tables import middle, target_table
+from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
+from ncucampaign.results.target_tables import target_table
 from tests.conftest import FIXTURES, load_manifest, run_cli
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
@@ -64,3 +64,68 @@ def test_piped_output_has_no_trailing_padding_and_no_wrapped_prose(tmp_path: Pat
     (typo,) = [line for line in lines if line.startswith("typo: no_kernels")]
     message = next(t for t in load_manifest(tmp_path / "runs")[1]["targets"] if t["name"] == "typo")["message"]
     assert len(message) > 40 and message in typo  # long enough that a wrapping table would have cut it
+
+
+FULL = FIXTURES / "reports" / "full_decode2.ncu-rep"  # `set: full` on the H200: about 60 metrics a result
+SOL_CLOCK = "dram__cycles_elapsed.avg.per_second"
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "shown"),
+    [
+        (3180199430.19943, "hz", "3.18 GHz"),
+        (1273700483091.7874, "byte/second", "1.27 TB/s"),
+        (12700, "nsecond", "12.7 us"),
+        (12.7, "usecond", "12.7 us"),
+        (1530, "Mhz", "1.53 GHz"),
+        (26.7, "%", "26.7 %"),
+        (123456789, "inst", "123M inst"),
+        (0.01234, "", "0.0123"),
+        (9.996, "byte", "10.0 B"),
+        ("sm_90", "", "sm_90"),
+    ],
+)
+def test_values_are_scaled_with_their_unit(value: float | str, unit: str, shown: str) -> None:
+    from ncucampaign.results.scaled import scaled
+
+    assert scaled(value, unit) == shown
+
+
+def test_summarize_shows_the_standard_columns_and_the_campaigns_metrics_scaled() -> None:
+    from ncucampaign.results.target_tables import target_text
+
+    record = report_record(FULL)
+    recorded = {m for r in record.results for m in r.metrics}
+    assert len(recorded) > 50 and SOL_CLOCK in recorded
+    plain = target_text("run", record)
+    assert SOL_CLOCK not in plain and "smsp__" not in plain  # nobody asked for them
+    assert max(len(line) for line in plain.splitlines()) < 200
+    asked = record.model_copy(update={"argv": ["ncu", "--metrics", f"{SOL_CLOCK},no.such.metric", "python3"]})
+    with_metric = target_text("run", asked)
+    header = with_metric.splitlines()[2]
+    assert SOL_CLOCK in header and "no.such.metric" not in header
+    clock = asked.results[0].metrics[SOL_CLOCK]
+    assert clock.unit == "hz" and f"{clock.value / 1e9:.2f} GHz" in with_metric
+    by_regex = record.model_copy(update={"argv": ["ncu", "--metrics", "regex:^dram__cycles", "python3"]})
+    assert SOL_CLOCK in target_text("run", by_regex).splitlines()[2]  # ncu's regex: form of --metrics
+    every = target_text("run", record, all_metrics=True)
+    assert all(metric in every for metric in recorded if metric not in STANDARD_METRICS)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_terminals_width_is_filled_before_a_column_is_left_out(width: int) -> None:
+    from ncucampaign.results.target_tables import target_rows
+
+    record = report_record(FULL)
+    text = rendered(target_table("run", record, width=width), width)
+    widest = max(len(line.rstrip()) for line in text.splitlines() if "not shown" not in line)
+    assert widest <= width, text
+    found = target_rows("run", record)
+    assert not isinstance(found, str)
+    caption = text.split("not shown at this width: ", 1)[1] if "not shown at this width: " in text else ""
+    left_out = [h for h in found.headers if h in caption.split(" (--wide")[0].replace("\n", " ").split(", ")]
+    for header in left_out:  # each column left out would not have fitted beside the ones shown
+        position = found.headers.index(header)
+        column = max(len(header), *(len(row[position]) for row in found.rows)) + 3
+        assert widest + column + 1 > width, (header, text)  # + the table's right edge
+    assert "occupancy %" not in left_out or width < 100, text

@@ -17,7 +17,8 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate import sample_summary
 from ncucampaign.results.records import result_records
 from ncucampaign.results.runs import run_rows, tidy_rows
-from ncucampaign.results.tables import target_table, target_text, tidy_csv, tidy_json
+from ncucampaign.results.tables import tidy_csv, tidy_json
+from ncucampaign.results.target_tables import target_table, target_text
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 
@@ -31,6 +32,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="csv/json: one row per result and metric, for pandas or spreadsheets",
     )
     parser.add_argument("--wide", action="store_true", help="whole kernel names (default: long ones shortened)")
+    parser.add_argument(
+        "--all-metrics",
+        action="store_true",
+        help="a column for every recorded metric (default: the standard ones and the campaign's `metrics:`)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -43,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
     def show(run_id: str, record: TargetRecord) -> None:
         if plain:
-            sys.stdout.write(target_text(run_id, record, args.wide))
+            sys.stdout.write(target_text(run_id, record, args.wide, args.all_metrics))
         else:
-            console.print(target_table(run_id, record, args.wide, console.width))
+            console.print(target_table(run_id, record, args.wide, console.width, args.all_metrics))
         summary = sample_summary(record)
         if summary is not None and plain:  # the samples compare decides on (README, "compare")
             sys.stdout.write(printable(summary) + "\n")
