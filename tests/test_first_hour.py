@@ -71,6 +71,28 @@ def test_an_application_that_cannot_start_shows_its_error_and_is_not_retried_for
     assert "log: logs/t0.log" in done.stdout  # where the whole output is
 
 
+def test_a_repeated_application_error_counts_the_trace_as_a_trace_not_a_target(tmp_path: Path) -> None:
+    targets = "".join(f"  - name: t{i}\n    kernel_name: rmsnorm_kernel\n    launch_skip: {i}\n" for i in range(3))
+    (tmp_path / "camp.yaml").write_text(
+        "application:\n"
+        f"  command: [{sys.executable!r}, -c, 'import no_such_module_for_ncucampaign']\n"
+        "defaults:\n  launch_count: 1\n  retries: 2\n  retry_delay: 0\n"
+        f"targets:\n{targets}"
+    )
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    manifest = load_manifest(tmp_path / "runs")[1]
+    messages = [t["message"] for t in manifest["targets"] if "not retried" in t["message"]]
+    assert messages, [t["message"] for t in manifest["targets"]]
+    # 3 targets and the shared run before them: never "the first attempts of 4 targets" (a 21-target
+    # campaign, whose discovery trace failed first, said 22)
+    for message in messages:
+        counted = re.search(r"first attempts of (.*) ended", message)
+        assert counted is not None and re.search(r"(the discovery trace|\d shared runs?)", counted[1]), message
+        targets = re.search(r"(\d+) targets?$", counted[1])
+        assert targets is None or int(targets[1]) <= 3, message
+
+
 def target_message(manifest: dict, name: str) -> str:
     return next(t["message"] for t in manifest["targets"] if t["name"] == name)
 
@@ -167,3 +189,15 @@ def test_run_refuses_before_anything_runs_when_the_reader_cannot_open_ncus_repor
     done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=env)
     assert done.returncode == 3 and "pip install 'ncu-report>=2099.1'" in done.stderr, done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_runs_are_counted_by_kind() -> None:
+    from ncucampaign.execute.attempt.repeated import RepeatedFailures
+
+    failures = RepeatedFailures()
+    for run in ("shared/trace-0123abcd", "t0", "t1", "shared/timing-1"):
+        failures.note("ImportError", run)
+    assert failures.count("ImportError") == 4 and failures.deterministic("ImportError")
+    assert (
+        failures.described("ImportError") == "the first attempts of the discovery trace, the timing pass and 2 targets"
+    )

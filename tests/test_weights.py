@@ -4,6 +4,7 @@ target's share, and the ranking by estimated application gain with its arithmeti
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest, R
 from ncucampaign.execute.timing_pass import gpu_time_of, target_shares
 from ncucampaign.results.findings import Finding, group_text, rank, shares_of_shown
 from ncucampaign.results.rules import RuleResult
-from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
+from ncucampaign.results.weights import GainTerm, gpu_time_summary, kernel_names, shares_by_kernel
 from tests.conftest import fake_env, run_cli
 from tests.test_results_helpers import manifest_with, target_record
 
@@ -82,6 +83,13 @@ FINDINGS = [
 KERNELS = {"nvjet_gemm": 60_000.0, "flash_attention": 30_000.0, "rmsnorm_kernel": 2_600.0, "other": 7_400.0}
 
 
+def test_a_small_speedup_shows_the_numbers_its_gain_is_the_product_of() -> None:
+    term = GainTerm("k", 0.23, 0.128)
+    assert term.arithmetic() == "0.23% x 12.8% of GPU time = 0.0294% for k"  # was "0% x 12.8% ... = 0.03%"
+    speedup, share, gain = (float(x) for x in re.findall(r"([0-9.]+)%", term.arithmetic()))
+    assert speedup * share / 100 == pytest.approx(gain, rel=0.01)
+
+
 def test_findings_rank_by_application_gain_with_the_arithmetic_shown() -> None:
     shares = shares_by_kernel(weighed([], KERNELS))
     groups = rank(FINDINGS, shares=shares)
@@ -90,8 +98,8 @@ def test_findings_rank_by_application_gain_with_the_arithmetic_shown() -> None:
     # Low Utilization: 30% of the attention's 30% plus 100% of the rmsnorm's 2.6%
     assert groups[1].gain == pytest.approx(30.0 * 0.3 + 100.0 * 0.026)
     text = "\n".join(group_text(1, groups[1]))
-    assert "est. application gain 11.60% of GPU time = 30% x 30.0% of GPU time = 9.00% for flash_attention" in text
-    assert "100% x 2.6% of GPU time = 2.60% for rmsnorm_kernel" in text
+    assert "est. application gain 11.6% of GPU time = 30.0% x 30.0% of GPU time = 9.00% for flash_attention" in text
+    assert "100% x 2.60% of GPU time = 2.60% for rmsnorm_kernel" in text
     held = shares_of_shown(groups)
     assert held is not None and held == pytest.approx(0.926) and held <= 1.0
 
@@ -130,6 +138,11 @@ def test_run_weigh_records_shares_and_a_second_run_reuses_the_cached_pass(tmp_pa
     assert not any(r["name"].startswith("shared/timing-") for r in again["shared_runs"])  # taken from the cache
     found = run_cli("findings", "runs/camp/latest", cwd=tmp_path, env=env)
     assert found.stdout.startswith("GPU time: ") and "ranked by estimated application gain" in found.stdout
+    # the reused pass is named as such, not by its 64-hex cache file
+    cached = again["gpu_time"]["run"]
+    for printed in (second.stdout, found.stdout):
+        assert "timing pass (cached)" in printed or "(timing pass (cached))" in printed, printed
+        assert cached not in printed and Path(cached).name not in printed
 
 
 @pytest.mark.slow
@@ -163,4 +176,4 @@ def test_templated_kernels_of_one_function_name_keep_their_own_shares_by_symbol(
     found = [Finding("silu", rule("vectorized_elementwise_kernel", "Low Utilization", 50.0), silu)]
     group = rank(found, shares=shares_by_kernel(manifest), names=kernel_names(manifest))[0]
     assert group.gain == pytest.approx(5.0)
-    assert group.terms[0].arithmetic() == f"50% x 10.0% of GPU time = 5.00% for {readable}"
+    assert group.terms[0].arithmetic() == f"50.0% x 10.0% of GPU time = 5.00% for {readable}"

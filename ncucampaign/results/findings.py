@@ -14,7 +14,7 @@ from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.isolated import read_launches, read_rule_results
 from ncucampaign.results.rules import RuleResult
 from ncucampaign.results.runs import LoadedRun, load_run
-from ncucampaign.results.weights import GainTerm, gain_terms, total_gain, weighed_as
+from ncucampaign.results.weights import GainTerm, gain_terms, percent, total_gain, weighed_as
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 # Messages that are findings (something to act on); OK and NONE messages are informative.
@@ -196,7 +196,7 @@ def group_text(position: int, group: FindingGroup) -> list[str]:
 def gain_lines(group: FindingGroup) -> list[str]:
     """The application gain with its arithmetic (none without shares)."""
     if group.gain is not None:
-        return [f"   est. application gain {group.gain:.2f}% of GPU time = {gain_arithmetic(group)}"]
+        return [f"   est. application gain {percent(group.gain)} of GPU time = {gain_arithmetic(group)}"]
     if group.terms:
         return ["   est. application gain unknown: the timing pass did not time its kernel(s)"]
     return []

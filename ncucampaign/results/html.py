@@ -22,7 +22,7 @@ from ncucampaign.results.html_charts import (
 )
 from ncucampaign.results.metrics import COLUMNS, middle
 from ncucampaign.results.runs import LoadedRun
-from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
+from ncucampaign.results.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330;background:#fff;
@@ -123,7 +123,7 @@ def _fix_first(manifest: Manifest, count: int = 10) -> str:
         gain = ""
         if group.gain is not None:
             terms = escape(gain_arithmetic(group, shown=None))
-            gain = f'<br><span class="gain">application gain {group.gain:.2f}% of GPU time = {terms}</span>'
+            gain = f'<br><span class="gain">application gain {percent(group.gain)} of GPU time = {terms}</span>'
         items.append(
             f'<li><b>{escape(rule.title or rule.name)}</b> <span class="sub">{escape(rule.kind)} &middot; '
             f"{escape(rule.rule)} &middot; {speedup} &middot; {len(group.occurrences)} result(s) in "

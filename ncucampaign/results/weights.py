@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord
+from ncucampaign.execute.rundir.book import TIMING_PREFIX
+from ncucampaign.execute.rundir.manifest import GpuTime, Manifest, ResultRecord
 from ncucampaign.results.metrics import middle
+from ncucampaign.results.scaled import significant
 
 TEXT_WIDTH = 72  # a kernel name in a line of text (JSON keeps it whole)
 
@@ -28,10 +30,22 @@ class GainTerm:
         return self.speedup * self.share if self.share is not None else None
 
     def arithmetic(self) -> str:
+        """Three significant digits each, so that the product can be checked by hand (a 0.2% speedup
+        was printed as "0% x 12.8% of GPU time = 0.03%")."""
         shown = middle(self.name or self.kernel, TEXT_WIDTH)
         if self.share is None:
-            return f"{self.speedup:.0f}% x (no share known) for {shown}"
-        return f"{self.speedup:.0f}% x {100 * self.share:.1f}% of GPU time = {self.gain:.2f}% for {shown}"
+            return f"{percent(self.speedup)} x (no share known) for {shown}"
+        return f"{percent(self.speedup)} x {percent(100 * self.share)} of GPU time = {percent(self.gain)} for {shown}"
+
+
+def percent(value: float | None) -> str:
+    return "unknown" if value is None else f"{significant(value)}%"
+
+
+def timing_source(timing: GpuTime) -> str:
+    """'timing pass shared/timing-1', or 'timing pass (cached)' for a reused report (its path is a
+    64-hex cache file nobody reads)."""
+    return f"timing pass {timing.run}" if timing.run.startswith(TIMING_PREFIX) else "timing pass (cached)"
 
 
 def weighed_as(result: ResultRecord) -> str:
@@ -80,7 +94,7 @@ def gpu_time_line(manifest: Manifest) -> str | None:
     biggest = ", ".join(
         f"{middle(k.name or k.kernel, TEXT_WIDTH)} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3]
     )
-    return f"GPU time: {timing.launches} launches timed ({timing.run}); largest shares: {biggest}"
+    return f"GPU time: {timing.launches} launches timed ({timing_source(timing)}); largest shares: {biggest}"
 
 
 def gpu_time_summary(manifest: Manifest) -> str:
@@ -92,6 +106,6 @@ def gpu_time_summary(manifest: Manifest) -> str:
     scope = "every launch" if timing.complete else f"the first {timing.launches} launches (the pass's limit)"
     return (
         f"GPU time: {timing.total_ns / 1e6:.3f} ms in {timing.launches} launches of {len(timing.kernels)} kernels "
-        f"({scope}; timing pass {timing.run}); ranked by estimated application gain = ncu's speedup x the "
+        f"({scope}; {timing_source(timing)}); ranked by estimated application gain = ncu's speedup x the "
         "kernel's share"
     )

@@ -125,11 +125,11 @@ class _TargetAttempts:
             return judged
         failures = self.ctx.failures
         if number == self.first_attempt + 1:
-            failures.note(error)
+            failures.note(error, self.inv.name)
         if not judged.verdict.retryable or not failures.deterministic(error):
             return judged
         message = (
-            f"{judged.verdict.message}; not retried: the first attempts of {failures.targets(error)} targets ended "
+            f"{judged.verdict.message}; not retried: {failures.described(error)} ended "
             "with this application error before anything was profiled"
         )
         return dataclasses.replace(judged, verdict=Verdict(judged.verdict.status, False, message))

@@ -5,9 +5,12 @@ only pays the same failure again (issue 22: 21 identical failures, each retried 
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections import defaultdict
 
-# First attempts of this many targets ending with the same application error make it deterministic.
+from ncucampaign.execute.rundir.book import TIMING_PREFIX, TRACE_PREFIX
+
+# First attempts of this many application runs ending with the same application error make it
+# deterministic.
 SAME_ERROR_TARGETS = 2
 
 
@@ -16,16 +19,41 @@ class RepeatedFailures:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._seen: Counter[str] = Counter()
+        self._seen: defaultdict[str, list[str]] = defaultdict(list)
 
-    def note(self, error: str) -> None:
-        """One more target's first attempt ended with `error`."""
+    def note(self, error: str, run: str) -> None:
+        """One more application run's first attempt (a target's, a shared run's, the discovery
+        trace's) ended with `error`."""
         with self._lock:
-            self._seen[error] += 1
+            self._seen[error].append(run)
 
-    def targets(self, error: str) -> int:
+    def count(self, error: str) -> int:
         with self._lock:
-            return self._seen[error]
+            return len(self._seen.get(error, ()))
 
     def deterministic(self, error: str) -> bool:
-        return self.targets(error) >= SAME_ERROR_TARGETS
+        return self.count(error) >= SAME_ERROR_TARGETS
+
+    def described(self, error: str) -> str:
+        """'the first attempts of the discovery trace and 2 targets' (a trace is no target: a 21-target
+        campaign said '22 targets')."""
+        with self._lock:
+            runs = list(self._seen.get(error, ()))
+        return "the first attempts of " + runs_text(runs)
+
+
+def runs_text(runs: list[str]) -> str:
+    traces = sum(1 for r in runs if r.startswith(TRACE_PREFIX))
+    timing = sum(1 for r in runs if r.startswith(TIMING_PREFIX))
+    shared = sum(1 for r in runs if r.startswith("shared/")) - traces - timing
+    targets = len(runs) - traces - timing - shared
+    parts = []
+    if traces:
+        parts.append("the discovery trace" if traces == 1 else f"{traces} discovery traces")
+    if timing:
+        parts.append("the timing pass")
+    if shared:
+        parts.append(f"{shared} shared run{'s' if shared > 1 else ''}")
+    if targets:
+        parts.append(f"{targets} target{'s' if targets > 1 else ''}")
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
