@@ -92,3 +92,28 @@ def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
     )
     verdicts = json.loads(as_json.stdout)["verdicts"]  # stdout is one JSON document
     assert as_json.returncode == 0 and {v["verdict"] for v in verdicts} >= {"AMBIGUOUS"}, as_json.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_pasted_plan_gives_every_report_the_run_gives(tmp_path: Path) -> None:
+    """issue 33: `plan campaigns/try.yaml | bash` ran the discovery trace and nothing else (0 of 4)."""
+    for part in ("campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data"):
+        source, target = ROOT / part, tmp_path / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    python = shlex.quote(sys.executable)
+    script = (
+        f'export PATH="$PWD/tests/fake_ncu:$PATH" FAKE_NCU_REPORTS="$PWD/tests/fixtures/reports"\n'
+        f'ncucampaign() {{ PYTHONPATH={shlex.quote(str(ROOT))} {python} -m ncucampaign "$@"; }}\n'
+        "ncucampaign plan campaigns/try.yaml --out pasted | bash\n"
+        "ncucampaign run campaigns/try.yaml --out ran\n"
+    )
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    ran = {
+        Path(t["report"]["path"]).stem
+        for t in json.loads((tmp_path / "ran/try/latest/manifest.json").read_text())["targets"]
+        if t.get("report")
+    }
+    pasted = {p.stem for p in (tmp_path / "pasted/try/plan/reports").glob("*.ncu-rep")}
+    assert len(ran) == 4 and ran <= pasted, (ran, pasted, done.stdout[-2000:], done.stderr[-2000:])

@@ -155,17 +155,27 @@ def test_plan_piped_into_bash_writes_the_reports_run_writes(tmp_path: Path) -> N
     assert len(starts) == 2  # `counted` alone and the shared run, as run does: no target twice
 
 
-def test_plan_of_a_trace_pool_runs_its_trace_and_leaves_nothing_bash_cannot_run(tmp_path: Path) -> None:
+def test_plan_of_a_trace_pool_runs_each_target_and_leaves_nothing_bash_cannot_run(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text(campaign_text(SHARING))
     script = run_cli("plan", "camp.yaml", "--report-dir", str(tmp_path / "r"), cwd=tmp_path, env=fake_env())
     commands = [line for line in script.stdout.splitlines() if line and not line.startswith("#")]
     assert not any("<from-the-trace>" in line for line in commands)
-    assert sum(" ncu " in f" {line}" for line in commands) == 1  # the trace alone
+    members = yaml_names(SHARING)
+    assert sum(" ncu " in f" {line}" for line in commands) == len(members)  # each target's own command
+    assert any(line.startswith("# ") and "ncucampaign run would share" in line for line in script.stdout.splitlines())
     bash = subprocess.run(
         ["bash", "-e"], input=script.stdout, cwd=tmp_path, env=fake_env(), capture_output=True, text=True
     )
     assert bash.returncode == 0, bash.stdout + bash.stderr
-    assert [p.name for p in (tmp_path / "r" / "shared").glob(f"*{REPORT}")] == [f"trace{REPORT}"]
+    assert sorted(p.name for p in (tmp_path / "r").glob(f"*{REPORT}")) == sorted(f"{m}{REPORT}" for m in members)
+
+
+def yaml_names(targets: str) -> list[str]:
+    """The expanded target names of a targets block (a matrix of launch_skip gives name-0, name-5)."""
+    from ncucampaign.plan.expand import build_plan
+    from ncucampaign.spec.loader import parse_campaign
+
+    return [inv.name for inv in build_plan(parse_campaign(campaign_text(targets), Path("camp.yaml"))).invocations]
 
 
 def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:

@@ -101,10 +101,7 @@ def run(args: argparse.Namespace) -> int:
     root = runs_root(args.out, loaded)
     if args.dry_run:
         return dry_run(plan, root / plan.campaign / "<run-id>" / "reports", report_suffix(installed_listing(plan.ncu)))
-    if args.jobs_per_gpu < 1:
-        raise UsageError("--jobs-per-gpu must be at least 1")
-    if args.jobs_per_gpu > 1 and not args.gpus:
-        raise UsageError("--jobs-per-gpu needs --gpus")
+    check_jobs_per_gpu(args)
     gpus = gpu_list(args.gpus)
     ncu_path = resolve_ncu(plan.ncu)
     installed = checked_ncu(ncu_path, plan)
@@ -141,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
         run_slurm.check_run_path(resume_dir or root.absolute() / plan.campaign)
         return run_slurm.submit(loaded, plan, settings, args)
     return execute(loaded, plan, settings)
+
+
+def check_jobs_per_gpu(args: argparse.Namespace) -> None:
+    if args.jobs_per_gpu < 1:
+        raise UsageError("--jobs-per-gpu must be at least 1")
+    if args.jobs_per_gpu > 1 and not args.gpus:
+        raise UsageError("--jobs-per-gpu needs --gpus")
 
 
 def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:

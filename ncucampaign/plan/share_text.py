@@ -1,5 +1,5 @@
 """A plan as text and data, for `plan`: the targets that run alone, and the shared runs (exact
-commands, except what a discovery trace decides at run time, which the text only shows commented).
+commands; where a discovery trace decides the grouping at run time, each target's own command).
 Pure."""
 
 from __future__ import annotations
@@ -46,21 +46,21 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path, suffix: str) -> d
 
 def share_lines(shares: SharePlan, ncu: str, report_dir: Path, suffix: str) -> list[str]:
     """The shared runs as lines that bash can run: a group with a window from the targets as its union
-    and splits; a trace pool as its trace, its targets' own commands commented (the run partitions
+    and splits; a trace pool as its targets' own commands, its trace commented (the run partitions
     the pool on the trace, so its shared runs and their windows exist only then)."""
     lines = []
     for group in shares.groups:
         data = group_data(group, ncu, report_dir, suffix)
         members = ", ".join(data["members"])
         if group.window == "trace":
+            # Only a run reads the trace and groups its targets: pasted, every target runs on its own
+            # (issue 33: a pasted plan ran the trace and nothing else, 0 of run's reports).
             lines.append(
-                f"# {group.name}: one discovery trace for {members}; the run groups them by cost on it (shared "
-                "runs of launches close together, the rest alone) and takes each window from it"
+                f"# {group.name}: ncucampaign run would share {members} after a discovery trace that only "
+                "the run reads; pasted, each runs on its own:"
             )
-            lines.append("# discovery trace (cached per command, workload, ncu and GPU):")
-            lines.append(str(data["trace"]))
-            lines.append("# the shared runs exist only once the trace is read (ncucampaign run); each target alone:")
-            lines.extend(f"#   {member}: {own}" for member, own in data["own"].items())
+            lines.append(f"#   the discovery trace (cached per command, workload, ncu and GPU): {data['trace']}")
+            lines.extend(str(own) for own in data["own"].values())
         else:
             lines.append(f"# {group.name}: one application run for {members} (window from the targets)")
             lines.append(str(data["union"]))
