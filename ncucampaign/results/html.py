@@ -31,8 +31,12 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px}
 .sub{color:#5b6475;margin-bottom:16px}
 table{border-collapse:collapse;width:100%;margin:8px 0;table-layout:fixed}
 th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-col.narrow{width:4.7em} col.name{width:9em} col.kernel{width:17em} td.findings{font-size:12px}
-#targets th{font-size:12px}
+.table-box{overflow-x:auto;max-width:100%}
+#targets{min-width:94em}
+#targets th{font-size:11px;overflow-wrap:normal;padding:4px}
+#targets td.num,#targets td.status-ok,#targets td.status-bad{padding:4px;overflow-wrap:normal;white-space:nowrap}
+col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:16em} col.findings{width:16em}
+td.findings{font-size:12px}
 .gain{color:#1d2330;font-weight:600} .result-charts h3{font-size:15px;margin:18px 0 4px}
 figure{margin:0} figcaption{color:#5b6475;font-size:12px;margin-bottom:2px}
 th{background:#f4f6f9;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -169,12 +173,14 @@ def _provenance(manifest: Manifest) -> str:
 
 
 def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
+    """Fixed column widths whose headers hold whole words (issue 33: "attemp|ts" at 1,400 px); below
+    its minimum width the table scrolls in its own box, never the page, and the findings column keeps
+    its width (at 800 px it had 0 px, and rows grew to 3,957 px)."""
     head = ("target", "status", "attempts, s", "GPU time %", "[result] kernel", *(c.header for c in COLUMNS))
     head += ("findings", "files")
-    widths = ("name", "narrow", "narrow", "narrow", "kernel", *("narrow" for _ in COLUMNS))
-    # fixed widths: the table fits the page (1400 px) whatever the names; the findings take the rest
-    cols = "".join(f'<col class="{w}">' for w in widths) + '<col><col class="narrow">'
-    rows = [f'<table id="targets"><colgroup>{cols}</colgroup><thead><tr>']
+    widths = ("name", "status", "narrow", "narrow", "kernel", *("narrow" for _ in COLUMNS), "findings", "narrow")
+    cols = "".join(f'<col class="{w}">' for w in widths)
+    rows = [f'<div class="table-box"><table id="targets"><colgroup>{cols}</colgroup><thead><tr>']
     rows[0] += "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
     for target in manifest.targets:
         results: list[ResultRecord | None] = list(target.results) or [None]
@@ -193,15 +199,28 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
             if position == 0:
                 cells.append(f'<td rowspan="{len(results)}">{_links(target, href)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
-    rows.append("</tbody></table>")
+    rows.append("</tbody></table></div>")
     return "\n".join(rows)
 
 
+SHOWN_FINDINGS = 8  # titles in a row's cell; the rest counted (and all on hover)
+
+
 def _result_findings(result: ResultRecord) -> str:
-    """The titles of a result's findings (errors, warnings, suggestions), each with its message on hover."""
-    shown = [f for f in result.findings if f.type not in ("OK", "NONE")]
-    items = (f'<span title="{escape(f.message)}">{escape(f.title or f.name)}</span>' for f in shown)
-    return '<td class="findings">' + "; ".join(items) + "</td>"
+    """The titles of a result's findings (errors, warnings, suggestions), each once (ncu repeats a
+    rule's title for each of its results), with its messages on hover."""
+    messages: dict[str, list[str]] = {}
+    for finding in result.findings:
+        if finding.type not in ("OK", "NONE"):
+            messages.setdefault(finding.title or finding.name, []).append(finding.message)
+    items = [f'<span title="{escape(chr(10).join(m))}">{escape(title)}</span>' for title, m in messages.items()]
+    more = len(items) - SHOWN_FINDINGS
+    shown = items[:SHOWN_FINDINGS] + (
+        [f'<span title="{escape(", ".join(list(messages)[SHOWN_FINDINGS:]))}">and {more} more</span>']
+        if more > 0
+        else []
+    )
+    return '<td class="findings">' + "; ".join(shown) + "</td>"
 
 
 def _target_cells(target: TargetRecord, span: int) -> list[str]:

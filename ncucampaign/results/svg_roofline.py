@@ -73,9 +73,11 @@ def roofline_svg(plotted: Sequence[Plotted], element_id: str, title: str) -> str
     ridges = [peak / bw for peak in ceilings.values() for _, bw in bandwidths]
     x = LogScale(*_decade_range([*intensities, *ridges]), LEFT, WIDTH - RIGHT)
     y = LogScale(*_decade_range([pt.work for _, pt in points] + list(ceilings.values())), HEIGHT - BOTTOM, TOP)
+    legend, legend_height = _legend(list(ceilings), bandwidths)
     out = [
         f'<svg id="{escape(element_id)}" class="roofline" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
-        f'height="{HEIGHT}" role="img" aria-label="{escape(title)}" data-x-range="{_fmt(x.low)} {_fmt(x.high)}" '
+        f'height="{HEIGHT + legend_height}" role="img" aria-label="{escape(title)}" '
+        f'data-x-range="{_fmt(x.low)} {_fmt(x.high)}" '
         f'data-y-range="{_fmt(y.low)} {_fmt(y.high)}" data-plot="{x.start} {y.start} {x.end} {y.end}">',
         *_axes(x, y),
         *_ceilings(x, y, ceilings, bandwidths),
@@ -99,7 +101,7 @@ def roofline_svg(plotted: Sequence[Plotted], element_id: str, title: str) -> str
                 f'data-precision="{escape(point.precision)}" data-target="{escape(owner.label)}">'
                 f"<title>{escape(tip)}</title></circle>"
             )
-    out.append(_legend(list(ceilings), bandwidths))
+    out.append(legend)
     out.append("</svg>")
     return "".join(out)
 
@@ -146,14 +148,17 @@ def _ceilings(x: LogScale, y: LogScale, peaks: dict[str, float], bandwidths: lis
     return out
 
 
-def _legend(precisions: list[str], bandwidths: list[tuple[str, float]]) -> str:
-    items = [(colour_of(p), p) for p in precisions]
-    height = 14 * len(items[:6]) + 16
-    lines = [f'<g class="legend" transform="translate({LEFT + 8},{TOP + 4})">'
-             f'<rect x="-4" y="-4" width="300" height="{height}" fill="#fff" fill-opacity="0.85"/>']  # fmt: skip
-    for row, (colour, text) in enumerate(items[:6]):
-        lines.append(f'<circle cx="4" cy="{row * 14 + 4}" r="4" fill="{colour}"/>'
-                     f'<text x="12" y="{row * 14 + 8}">{escape(text)}</text>')  # fmt: skip
+def _legend(precisions: list[str], bandwidths: list[tuple[str, float]]) -> tuple[str, int]:
+    """The legend below the plot, and its height: inside the plot it covered the ceiling lines
+    (issue 33, at 1,400 px)."""
+    items = [(colour_of(p), p) for p in precisions[:6]]
+    top = HEIGHT + 6
+    lines = [f'<g class="legend" transform="translate({LEFT},{top})">']
+    for position, (colour, text) in enumerate(items):  # two to a row
+        column, row = position % 2, position // 2
+        lines.append(f'<circle cx="{column * 240 + 4}" cy="{row * 14 + 4}" r="4" fill="{colour}"/>'
+                     f'<text x="{column * 240 + 12}" y="{row * 14 + 8}">{escape(text)}</text>')  # fmt: skip
+    rows = (len(items) + 1) // 2
     levels = ", ".join(name for name, _ in bandwidths)
-    lines.append(f'<text x="0" y="{len(items[:6]) * 14 + 10}">filled: DRAM, hollow: L2; lines: {levels}</text>')
-    return "".join(lines) + "</g>"
+    lines.append(f'<text x="0" y="{rows * 14 + 10}">filled: DRAM, hollow: L2; lines: {levels}</text>')
+    return "".join(lines) + "</g>", rows * 14 + 22
