@@ -5,11 +5,13 @@ off unless the campaign names a file; the manifest records the choice."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import load_manifest
+from tests.conftest import FAKE_APP, fake_env, load_manifest
 from tests.test_shared_runs import TRACE_TARGETS, profiled_launch, run
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
@@ -60,3 +62,18 @@ def test_a_campaign_that_names_its_config_file_gets_it(tmp_path: Path, write_cam
     # the file's --launch-skip 3 took effect: not the first (prefill) rmsnorm
     [(_, *stack)] = profiled_launch(run_dir, "rms")
     assert not any("prefill" in entry for entry in stack), stack
+
+
+def test_the_fake_says_which_config_file_it_read_as_ncu_does(tmp_path: Path, write_campaign) -> None:
+    # measured on the H200 (docs/ncu-behaviour.md): ncu's first line names the file it read; a run's
+    # own commands read none, so its logs never hold that line
+    (tmp_path / "config.ncu-cfg").write_text(STRAY)
+    bare = subprocess.run(
+        ["ncu", "--launch-count", "1", sys.executable, str(FAKE_APP)],
+        cwd=tmp_path, env=fake_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bare.stdout.startswith(f'==PROF== Using config file "{tmp_path / "config.ncu-cfg"}"'), bare.stdout[:300]
+    campaign = write_campaign("- name: rms\n  kernel_name: rmsnorm_kernel\n")
+    assert run(campaign).returncode == 0
+    run_dir, _ = load_manifest(tmp_path / "runs")
+    assert not any("Using config file" in log.read_text() for log in (run_dir / "logs").rglob("*.log"))
