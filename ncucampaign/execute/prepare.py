@@ -15,7 +15,8 @@ from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
 from ncucampaign.execute.context import ReportReader
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo, collector_paused
+from ncucampaign.execute.rundir.collector import collector_paused
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo
 from ncucampaign.execute.rundir.store import MANIFEST, RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus

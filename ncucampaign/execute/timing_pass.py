@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.context import RunContext
-from ncucampaign.execute.rundir.book import TIMING_PREFIX
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
+from ncucampaign.execute.rundir.shared_kinds import TIMING_PREFIX
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import importer_of, raw_csv_rows
 from ncucampaign.execute.shared.records import new_shared_record
@@ -116,7 +116,7 @@ def _timed(ctx: RunContext, cache: TraceCache, key: TraceKey, timing: Invocation
     if found is not None:
         return found[0], str(found[0]), found[1]
     timing = dataclasses.replace(timing, name=f"{TIMING_PREFIX}{key.short}", target=f"timing-{key.short}")
-    record = new_shared_record(ctx, timing, (), "trace", None)
+    record = new_shared_record(ctx, timing, (), "trace", None, kind="timing")
     run_attempts(ctx, timing, record.argv, record, None, read_results=False)
     if record.status != Status.OK or record.report is None:
         return f"the timing pass {record.name} ended {record.status.value}: {record.message}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator, Sequence
 
-from ncucampaign.execute.rundir.book import TIMING_PREFIX, TRACE_PREFIX
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.share import collection_s
@@ -35,10 +34,10 @@ def launch_price(argv: Sequence[str]) -> float:
 def application_runs(manifest: Manifest) -> Iterator[tuple[float, int, float]]:
     """(seconds, launches profiled, price of a launch) of every application run that profiled something."""
     for run in manifest.shared_runs:
-        if run.status != Status.OK or run.report is None or run.name.startswith(TIMING_PREFIX):
+        if run.status != Status.OK or run.report is None or run.kind == "timing":
             continue
         launches = run.report.results or 0
-        price = collection_s(None, (), True) if run.name.startswith(TRACE_PREFIX) else launch_price(run.argv)
+        price = collection_s(None, (), True) if run.kind == "trace" else launch_price(run.argv)
         yield run.seconds, launches, price
     for target in manifest.targets:
         for attempt in target.attempts:

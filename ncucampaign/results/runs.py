@@ -12,12 +12,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
+from ncucampaign.execute.rundir.collector import collector_paused
 from ncucampaign.execute.rundir.manifest import (
     MANIFEST_VERSION,
     Manifest,
     ResultRecord,
     TargetRecord,
-    collector_paused,
 )
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST
 from ncucampaign.results.roofline import chart_data

@@ -4,7 +4,6 @@ the targets that ran alone with their reason. Pure (over the manifest)."""
 
 from __future__ import annotations
 
-from ncucampaign.execute.rundir.book import TRACE_PREFIX, is_union
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 
 
@@ -30,8 +29,8 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
     """The breakdown `run` prints at its end; [] when no target shared or was decided on a trace."""
     targets = {t.name: t for t in manifest.targets}
     hows = {name: how_obtained(record) for name, record in targets.items()}
-    traces = [r for r in manifest.shared_runs if r.name.startswith(TRACE_PREFIX)]
-    unions = [r for r in manifest.shared_runs if is_union(r.name)]
+    traces = [r for r in manifest.shared_runs if r.kind == "trace"]
+    unions = [r for r in manifest.shared_runs if r.kind == "union"]
     if not unions and not traces and "trace" not in hows.values():
         return []
     parts = []

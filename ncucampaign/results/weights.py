@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.book import TIMING_PREFIX
 from ncucampaign.execute.rundir.manifest import GpuTime, Manifest, ResultRecord
 from ncucampaign.results.metrics import middle
 from ncucampaign.results.scaled import significant
@@ -42,10 +41,11 @@ def percent(value: float | None) -> str:
     return "unknown" if value is None else f"{significant(value)}%"
 
 
-def timing_source(timing: GpuTime) -> str:
+def timing_source(manifest: Manifest, timing: GpuTime) -> str:
     """'timing pass shared/timing-1', or 'timing pass (cached)' for a reused report (its path is a
     64-hex cache file nobody reads)."""
-    return f"timing pass {timing.run}" if timing.run.startswith(TIMING_PREFIX) else "timing pass (cached)"
+    ran = any(r.kind == "timing" and r.name == timing.run for r in manifest.shared_runs)
+    return f"timing pass {timing.run}" if ran else "timing pass (cached)"
 
 
 def weighed_as(result: ResultRecord) -> str:
@@ -94,7 +94,7 @@ def gpu_time_line(manifest: Manifest) -> str | None:
     biggest = ", ".join(
         f"{middle(k.name or k.kernel, TEXT_WIDTH)} {100 * k.ns / timing.total_ns:.1f}%" for k in timing.kernels[:3]
     )
-    return f"GPU time: {timing.launches} launches timed ({timing_source(timing)}); largest shares: {biggest}"
+    return f"GPU time: {timing.launches} launches timed ({timing_source(manifest, timing)}); largest shares: {biggest}"
 
 
 def gpu_time_summary(manifest: Manifest) -> str:
@@ -106,6 +106,6 @@ def gpu_time_summary(manifest: Manifest) -> str:
     scope = "every launch" if timing.complete else f"the first {timing.launches} launches (the pass's limit)"
     return (
         f"GPU time: {timing.total_ns / 1e6:.3f} ms in {timing.launches} launches of {len(timing.kernels)} kernels "
-        f"({scope}; {timing_source(timing)}); ranked by estimated application gain = ncu's speedup x the "
+        f"({scope}; {timing_source(manifest, timing)}); ranked by estimated application gain = ncu's speedup x the "
         "kernel's share"
     )

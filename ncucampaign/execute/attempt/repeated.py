@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 
-from ncucampaign.execute.rundir.book import TIMING_PREFIX, TRACE_PREFIX
+from ncucampaign.execute.rundir.shared_kinds import kind_of
 
 # First attempts of this many application runs ending with the same application error make it
 # deterministic.
@@ -43,9 +43,8 @@ class RepeatedFailures:
 
 
 def runs_text(runs: list[str]) -> str:
-    traces = sum(1 for r in runs if r.startswith(TRACE_PREFIX))
-    timing = sum(1 for r in runs if r.startswith(TIMING_PREFIX))
-    shared = sum(1 for r in runs if r.startswith("shared/")) - traces - timing
+    kinds = [kind_of(r) if r.startswith("shared/") else "target" for r in runs]
+    traces, timing, shared = kinds.count("trace"), kinds.count("timing"), kinds.count("union")
     targets = len(runs) - traces - timing - shared
     parts = []
     if traces:

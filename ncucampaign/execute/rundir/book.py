@@ -20,14 +20,6 @@ from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 
-TRACE_PREFIX = "shared/trace-"
-TIMING_PREFIX = "shared/timing-"  # the timing pass (weigh: true): an application run no target shares
-
-
-def is_union(name: str) -> bool:
-    """A shared run profiling targets (shared/1, ...), not a discovery trace or a timing pass."""
-    return not name.startswith((TRACE_PREFIX, TIMING_PREFIX))
-
 
 def now_iso() -> str:
     return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
@@ -94,7 +86,7 @@ class RecordBook:
         (shared/1, shared/2, ...), taken and entered at once so that two GPU lanes never share one."""
         with self._lock:
             if name is None:
-                unions = sum(1 for r in self.manifest.shared_runs if is_union(r.name))
+                unions = sum(1 for r in self.manifest.shared_runs if r.kind == "union")
                 name = f"{self.shared_prefix}{unions + 1}"
             record = build(name)
             self.commit(lambda: self.manifest.shared_runs.append(record))

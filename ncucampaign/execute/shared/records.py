@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.book import pending_record
 from ncucampaign.execute.rundir.manifest import SharedRunRecord
+from ncucampaign.execute.rundir.shared_kinds import SharedRunKind
 from ncucampaign.plan.argv import ncu_argv
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share import Window
@@ -19,6 +20,7 @@ def new_shared_record(
     members: Sequence[Invocation],
     window: Window,
     gpus: tuple[str, ...] | None,
+    kind: SharedRunKind = "union",
 ) -> SharedRunRecord:
     """Enter `union` in the book under a name unique in the run: its own when it is a trace
     ("shared/trace-<key>"), else the next union's (shared/1, ...)."""
@@ -28,9 +30,12 @@ def new_shared_record(
         named = dataclasses.replace(union, name=name)
         argv = ncu_argv(named, ctx.ncu_path, ctx.run.reports, ctx.run.report_suffix)
         record = SharedRunRecord(
-            **pending_record(named, argv, ctx.run).model_dump(), members=[m.name for m in members], window=window
+            **pending_record(named, argv, ctx.run).model_dump(),
+            members=[m.name for m in members],
+            window=window,
+            kind=kind,
         )
         record.gpus = list(gpus) if gpus else None
         return record
 
-    return ctx.book.new_shared_run(union.name if union.name.startswith("shared/") else None, build)
+    return ctx.book.new_shared_run(union.name if kind != "union" else None, build)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.context import RunContext
-from ncucampaign.execute.rundir.book import TRACE_PREFIX
 from ncucampaign.execute.rundir.manifest import Manifest, TraceInfo
+from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key
@@ -55,7 +55,7 @@ def trace_for(
             seconds = cache.seconds(key)
             return path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused, seconds=seconds)
         trace = dataclasses.replace(trace, name=f"{TRACE_PREFIX}{key.short}", target=f"trace-{key.short}")
-        record = new_shared_record(ctx, trace, members, "trace", gpus)
+        record = new_shared_record(ctx, trace, members, "trace", gpus, kind="trace")
         run_attempts(ctx, trace, record.argv, record, lane, read_results=False)
         if record.status != Status.OK or record.report is None:
             return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"

@@ -1,0 +1,41 @@
+"""A shared run's kind (union, discovery trace, timing pass) is a field of its record (issue 32), no
+longer read from its name's prefix across the code; manifests written before the field still read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ncucampaign.execute.rundir.manifest import Manifest
+from tests.conftest import ROOT, campaign_text, fake_env, load_manifest, run_cli
+from tests.test_shared_runs import TRACE_TARGETS
+
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
+
+def test_every_shared_run_records_its_kind_and_old_manifests_get_theirs_from_the_name(tmp_path: Path) -> None:
+    (tmp_path / "camp.yaml").write_text(campaign_text(TRACE_TARGETS) + "weigh: true\n")
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    kinds = {r["name"]: r["kind"] for r in manifest["shared_runs"]}
+    assert set(kinds.values()) == {"union", "trace", "timing"}, kinds
+    assert all(name.startswith("shared/trace-") == (kind == "trace") for name, kind in kinds.items())
+    assert all(name.startswith("shared/timing-") == (kind == "timing") for name, kind in kinds.items())
+    for record in manifest["shared_runs"]:  # as an older ncucampaign wrote it
+        del record["kind"]
+    old = Manifest.model_validate(manifest)
+    assert {r.name: r.kind for r in old.shared_runs} == kinds
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    assert run_cli("summarize", str(run_dir), cwd=tmp_path).returncode == 0
+
+
+def test_only_the_manifest_reads_a_kind_from_a_name() -> None:
+    readers = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "ncucampaign").rglob("*.py")
+        if "startswith(TRACE_PREFIX" in path.read_text() or "startswith(TIMING_PREFIX" in path.read_text()
+    ]
+    assert readers == ["ncucampaign/execute/rundir/shared_kinds.py"], readers
