@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -32,10 +36,25 @@ def _fake_release() -> tuple[int, int]:
 REPORT = ".ncu-repz" if _fake_release() >= (2026, 3) else ".ncu-rep"
 
 
+def _python_shim() -> Path:
+    """A folder whose `python3` is the tests' own interpreter: the fake ncu (`#!/usr/bin/env python3`)
+    and the campaigns' `python3 app.py` run under it, not under the first python3 on PATH (outside
+    the venv, that one lacked zstandard and a test failed)."""
+    folder = Path(tempfile.mkdtemp(prefix="ncucampaign-python-"))
+    atexit.register(shutil.rmtree, folder, True)
+    shim = folder / "python3"  # a script, not a link: a venv's python is known by where it is started
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    shim.chmod(0o755)
+    return folder
+
+
+PYTHON_SHIM = _python_shim()
+
+
 def fake_env(**extra: str) -> dict[str, str]:
-    """The environment a CLI run under test gets: the fake ncu first on PATH."""
+    """The environment a CLI run under test gets: the fake ncu first on PATH, under this Python."""
     env = dict(os.environ)
-    env["PATH"] = f"{FAKE_NCU_DIR}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{FAKE_NCU_DIR}{os.pathsep}{PYTHON_SHIM}{os.pathsep}{env.get('PATH', '')}"
     env["FAKE_NCU_REPORTS"] = str(FIXTURES / "reports")
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("NCUCAMPAIGN_NCU", None)

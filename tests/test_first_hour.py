@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -201,3 +202,11 @@ def test_runs_are_counted_by_kind() -> None:
     assert (
         failures.described("ImportError") == "the first attempts of the discovery trace, the timing pass and 2 targets"
     )
+
+
+def test_the_fake_ncu_runs_under_the_tests_own_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # as outside the venv: another python3 comes first
+    found = subprocess.run(
+        ["python3", "-c", "import sys; print(sys.prefix)"], env=fake_env(), capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert found == sys.prefix, found  # the same interpreter and the same venv (its packages: zstandard)

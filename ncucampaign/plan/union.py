@@ -198,6 +198,9 @@ def trace_invocation(members: Sequence[Invocation], launches: int) -> Invocation
     )
 
 
+TIMING_LAUNCHES = 5_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Costs"): under 3 minutes, within a timeout
+
+
 def timing_invocation(base: Invocation, launches: int) -> Invocation:
     """The timing pass of a campaign: its application command under ncu with one metric, every launch
     of every process (no filter), the first `launches` of them; cheap like the trace."""

@@ -85,14 +85,3 @@ class NcuVersion:
     def multi_process(self) -> bool:
         """--communicator and --lockstep-kernel-launch: collectives profiled across ranks."""
         return self.lacks("--communicator") is None
-
-
-def strip_report_suffix(path: str) -> str:
-    for suffix in REPORT_SUFFIXES:
-        if path.endswith(suffix):
-            return path[: -len(suffix)]
-    return path
-
-
-def is_report_name(name: str) -> bool:
-    return name.endswith(REPORT_SUFFIXES)

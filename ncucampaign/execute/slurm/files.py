@@ -101,19 +101,33 @@ class SlurmFiles:
         data = _read_json(path)
         if data is None:
             return f"{relative} is missing or unreadable"
+        if isinstance(data, _Damaged):
+            return f"{relative} is damaged ({data.why})"
         try:
             return Manifest.model_validate(data)
         except ValueError as exc:
             return f"{relative} is damaged ({str(exc).splitlines()[0]})"
 
 
+class _Damaged:
+    """A record file that is there and cannot be one: cut short, not JSON, too big."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
 def _read_json(path: Path) -> Any:
+    """The file's JSON; None when it cannot be opened (missing, a link); _Damaged when its content is
+    no record (a task killed mid-write leaves one cut short)."""
     try:
         fd = open_regular(path, os.O_RDONLY)
         with os.fdopen(fd, "rb") as handle:
             raw = handle.read(MAX_RECORD_BYTES + 1)
-        if len(raw) > MAX_RECORD_BYTES:
-            return None
-        return json.loads(raw)
-    except (OSError, ValueError, RecursionError, EnvironmentProblem):
+    except (OSError, EnvironmentProblem):
         return None
+    if len(raw) > MAX_RECORD_BYTES:
+        return _Damaged(f"over {MAX_RECORD_BYTES >> 20} MiB")
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return _Damaged(f"not JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
