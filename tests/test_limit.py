@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ncucampaign.execute.rundir.manifest import AttemptRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.plan.share import PER_LAUNCH_S, SECTION_S
+from ncucampaign.plan.share.cost import PER_LAUNCH_S, SECTION_S
 from ncucampaign.results.limit import launch_price, limit_line
 from tests.test_results_helpers import manifest_with, target_record
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ncucampaign.execute.prepare import previous_seconds
-from ncucampaign.plan.share import SharedGroup
+from ncucampaign.plan.share.groups import SharedGroup
 from ncucampaign.plan.units import longest_first, units_in_plan_order
 from tests.test_share_plan import planned
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.plan.expand import Invocation, build_plan
-from ncucampaign.plan.share import SharePlan, share_plan
-from ncucampaign.plan.union import collection_words, filter_words, union_kernel_name, union_options
+from ncucampaign.plan.share.groups import SharePlan, share_plan
+from ncucampaign.plan.share.union import collection_words, filter_words, union_kernel_name, union_options
 from ncucampaign.spec.loader import parse_campaign
 
 FOUR = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel\n  launch_skip: {i}" for i in range(4))
@@ -232,7 +232,8 @@ def test_plan_json_lists_the_shared_runs_with_their_commands(tmp_path: Path) -> 
 
 
 def test_the_running_cost_tally_agrees_with_the_cost_of_the_members() -> None:
-    from ncucampaign.plan.share import _Tally, group_s
+    from ncucampaign.plan.share.cost import group_s
+    from ncucampaign.plan.share.groups import _Tally
 
     invocations, _ = planned(
         """

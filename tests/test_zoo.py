@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.plan.expand import build_plan
-from ncucampaign.plan.share import share_plan
+from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.spec.loader import load_campaign
 
 ZOO = Path(__file__).resolve().parent / "gpu" / "zoo"

@@ -19,10 +19,10 @@ from ncucampaign.commands.common import (
 from ncucampaign.commands.run_slurm import checked_slurm_args
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
-from ncucampaign.plan.share import share_plan
-from ncucampaign.plan.share_text import group_data, plan_text
+from ncucampaign.plan.share.groups import share_plan
+from ncucampaign.plan.share.text import group_data, plan_text
+from ncucampaign.plan.share.union import TIMING_LAUNCHES, timing_invocation
 from ncucampaign.plan.slurm import array_tasks, batch_script
-from ncucampaign.plan.union import TIMING_LAUNCHES, timing_invocation
 from ncucampaign.plan.units import units_in_plan_order
 from ncucampaign.spec.ncu_catalog import report_suffix
 

@@ -18,7 +18,7 @@ from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
-from ncucampaign.plan.union import NO_CONFIG
+from ncucampaign.plan.share.union import NO_CONFIG
 from ncucampaign.spec.ncu_catalog import InstalledNcu, parse_help_options, parse_listing
 
 

@@ -17,7 +17,7 @@ from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.timing_pass import weigh
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.share import share_plan
+from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.units import Unit, longest_first, units_in_plan_order
 from ncucampaign.spec.loader import LoadedCampaign
 

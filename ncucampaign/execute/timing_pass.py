@@ -23,7 +23,7 @@ from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.trace_run import key_of
 from ncucampaign.execute.shared.traces import TraceCache, TraceKey
 from ncucampaign.plan.expand import Invocation, Plan
-from ncucampaign.plan.union import NO_CONFIG, TIMING_LAUNCHES, TRACE_METRIC, timing_invocation
+from ncucampaign.plan.share.union import NO_CONFIG, TIMING_LAUNCHES, TRACE_METRIC, timing_invocation
 
 
 def timing_listing_argv(ncu: str, report: Path, base: str = "mangled") -> list[str]:

@@ -23,7 +23,7 @@ from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share import SharedGroup
+from ncucampaign.plan.share.groups import SharedGroup
 from ncucampaign.plan.units import Unit
 
 

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import named_gpus
-from ncucampaign.plan.share import SharedGroup, SharePlan, alone_s, group_s
+from ncucampaign.plan.share.cost import alone_s, group_s
+from ncucampaign.plan.share.groups import SharedGroup, SharePlan
 
 Unit = Invocation | SharedGroup
 

@@ -3,7 +3,7 @@ exactly the launches its targets wanted (design: docs/ncu-behaviour.md, "Toward 
 (over the manifest).
 
 The start is measured, not assumed: every application run the manifest records (a target's own run,
-a shared run, a discovery trace) less the replay of the launches it profiled, at plan/share.py's
+a shared run, a discovery trace) less the replay of the launches it profiled, at plan/share/cost.py's
 prices; the least of these is the start. Replay is priced the same way for the wanted launches.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.plan.share import collection_s
+from ncucampaign.plan.share.cost import collection_s
 
 _PROFILED = (Status.OK, Status.INCOMPLETE)
 

@@ -14,7 +14,7 @@ from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.process.short import probe
 from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
-from ncucampaign.plan.union import NO_CONFIG
+from ncucampaign.plan.share.union import NO_CONFIG
 from ncucampaign.results.isolated import read_results
 
 

@@ -2,7 +2,7 @@
 share one application run, whether ncu re-applies it when it imports a report, what a discovery pass
 keeps of it, and whether its text reaches ncu as it is (checked for stray shell quotes).
 
-The sharing key (plan/share.py), the import filters (plan/union.py), the discovery scope
+The sharing key (plan/share/groups.py), the import filters (plan/share/union.py), the discovery scope
 (discover/analysis.py) and the quote check (spec/model.py) are derived from it; a test fails when an
 option key of the model has no row here (docs/architecture.md, "Where a change goes").
 """
@@ -27,7 +27,7 @@ class Share(StrEnum):
 
 
 class Discovery(StrEnum):
-    """What a discovery pass (`discover`, plan/union.py's trace) keeps of an option."""
+    """What a discovery pass (`discover`, plan/share/union.py's trace) keeps of an option."""
 
     SCOPE = "scope"  # where and in which process kernels run: kept by every discovery pass
     KERNEL = "kernel"  # which kernel: kept only by `discover --target`, where ncu counts the launches
@@ -62,10 +62,10 @@ OPTION_ROLES: dict[str, Role] = {
     "launch_skip_before_match": Role(_S.ALONE, _D.KERNEL),
     "launch_count": Role(_S.WINDOW, _D.DROPPED),
     "samples": Role(_S.TOOL, _D.DROPPED),  # planned as launch_count (plan/expand.py)
-    "filter_mode": Role(_S.RUN, _D.KERNEL),  # only "global" shares (plan/share.py alone_reason)
+    "filter_mode": Role(_S.RUN, _D.KERNEL),  # only "global" shares (plan/share/groups.py alone_reason)
     "kill": Role(_S.TOOL, _D.DROPPED),  # added with launch_count
     "call_stack_type": Role(_S.RUN, _D.SCOPE),
-    "python_include": Role(_S.RUN, _D.SCOPE, ncu_text=True),  # not re-applied on import (plan/union.py)
+    "python_include": Role(_S.RUN, _D.SCOPE, ncu_text=True),  # not re-applied on import (plan/share/union.py)
     "python_exclude": Role(_S.RUN, _D.SCOPE, ncu_text=True),
     "native_include": Role(_S.RUN, _D.SCOPE, ncu_text=True),
     "native_exclude": Role(_S.RUN, _D.SCOPE, ncu_text=True),

@@ -83,7 +83,7 @@ def bench_plan(targets: int) -> None:
         plan = build_plan(loaded)
 
     plan_s = timed(planning)
-    from ncucampaign.plan.share import share_plan
+    from ncucampaign.plan.share.groups import share_plan
 
     share_s = timed(lambda: share_plan(plan.invocations))
     plan_s += share_s

@@ -22,8 +22,8 @@ from functools import cache
 
 from ncucampaign.execute.shared.windows import picked_ids
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share import APP_START_S, SPLIT_S, alone_s, per_launch_s
-from ncucampaign.plan.union import TRACE_METRIC, picks_possible, union_options
+from ncucampaign.plan.share.cost import APP_START_S, SPLIT_S, alone_s, per_launch_s
+from ncucampaign.plan.share.union import TRACE_METRIC, picks_possible, union_options
 from ncucampaign.spec.model import TargetOptions
 
 EXACT_MEMBERS = 10
@@ -56,7 +56,7 @@ class Costs:
 
     start_s: float = APP_START_S
     split_s: float = SPLIT_S
-    replay_scale: float = 1.0  # the replay prices (plan/share.py) times this, as measured here
+    replay_scale: float = 1.0  # the replay prices (plan/share/cost.py) times this, as measured here
     functions: Mapping[int, str] | None = None  # trace ID -> function name (None: no picked windows)
 
 

@@ -11,7 +11,7 @@ from ncucampaign.execute.rundir.manifest import SharedRunRecord
 from ncucampaign.execute.rundir.shared_kinds import SharedRunKind
 from ncucampaign.plan.argv import ncu_argv
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share import Window
+from ncucampaign.plan.share.union import Window
 
 
 def new_shared_record(

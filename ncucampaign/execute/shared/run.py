@@ -31,8 +31,9 @@ from ncucampaign.execute.shared.windows import (
 )
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share import SharedGroup, pays, per_launch_s, union_for
-from ncucampaign.plan.union import (
+from ncucampaign.plan.share.cost import pays, per_launch_s
+from ncucampaign.plan.share.groups import SharedGroup, union_for
+from ncucampaign.plan.share.union import (
     TRACE_LAUNCHES,
     filter_words,
     import_csv_argv,

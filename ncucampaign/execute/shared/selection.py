@@ -17,7 +17,7 @@ from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.shared.windows import MemberWindow, UnionWindow, member_wanted, member_window
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import FUNCTIONS, SYMBOLS, filter_words, import_csv_argv
+from ncucampaign.plan.share.union import FUNCTIONS, SYMBOLS, filter_words, import_csv_argv
 from ncucampaign.spec.model import TargetOptions
 
 Selection = tuple[list[Launch], tuple[Launch, ...]]  # what a member's filters select, and what it wants

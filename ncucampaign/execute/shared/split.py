@@ -39,7 +39,7 @@ from ncucampaign.execute.shared.windows import (
 )
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.union import collection_words, filter_words, import_csv_argv, split_argv
+from ncucampaign.plan.share.union import collection_words, filter_words, import_csv_argv, split_argv
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from ncucampaign.execute.shared.workload import exported_environment, workload_d
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
-from ncucampaign.plan.union import trace_invocation
+from ncucampaign.plan.share.union import trace_invocation
 
 
 def key_of(

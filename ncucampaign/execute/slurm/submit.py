@@ -16,7 +16,7 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import SlurmArray
 from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
 from ncucampaign.execute.slurm.queue import SLURM_TIMEOUT_S, slurm_command
-from ncucampaign.plan.share import share_plan
+from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.slurm import array_tasks, batch_script
 from ncucampaign.plan.units import units_in_plan_order
 

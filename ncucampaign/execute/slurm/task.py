@@ -30,7 +30,7 @@ from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.argv import ncu_argv
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.gpus import VISIBLE
-from ncucampaign.plan.share import share_plan
+from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.units import units_in_plan_order
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from ncucampaign.errors import plural
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.share import SharedGroup, SharePlan
-from ncucampaign.plan.union import TRACE_LAUNCHES, filter_words, split_argv, trace_invocation, with_options
+from ncucampaign.plan.share.groups import SharedGroup, SharePlan
+from ncucampaign.plan.share.union import TRACE_LAUNCHES, filter_words, split_argv, trace_invocation, with_options
 
 FROM_TRACE = "<from-the-trace>"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ncucampaign.plan.argv import escape_macros, render_option
 from ncucampaign.plan.expand import Invocation
@@ -38,6 +38,9 @@ FUNCTIONS = "function"
 # What every command of ncucampaign's own passes: no config file's [Import] or [List] section changes
 # how a report is listed or split (ncu reads one from the working directory by default).
 NO_CONFIG = ("--config-file", "off")
+
+
+Window = Literal["targets", "trace"]  # where a shared run's launch window comes from
 
 
 def collects_default_set(options: TargetOptions) -> bool:
@@ -223,3 +226,12 @@ def timing_invocation(base: Invocation, launches: int) -> Invocation:
 def renamed(inv: Invocation, name: str) -> Invocation:
     """A shared run's invocation under its own name (its reports and logs are its own)."""
     return dataclasses.replace(inv, name=name, target=name, matrix=())
+
+
+def union_launches(members: Sequence[Invocation], window: Window) -> int:
+    """Launches the union profiles: exact for a "targets" window, pessimistic for "trace" (every
+    member's skipped and wanted launches inside the window)."""
+    ends = [(m.options.launch_skip or 0, m.options.launch_count or 1) for m in members]
+    if window == "targets":
+        return max(s + c for s, c in ends) - min(s for s, _ in ends)
+    return sum(s + c for s, c in ends)
