@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
+from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.shared.partition import EXACT_MEMBERS, Costs, Placed, group_cost, partition
+from ncucampaign.execute.shared.partition import EXACT_MEMBERS, Placed, group_cost, partition
+from ncucampaign.plan.share.cost import Costs
 from tests.conftest import invocation
 
 BASE = invocation(kernel_name="k", launch_count=1, sections=("SpeedOfLight",))
@@ -155,7 +157,7 @@ def test_costs_are_fitted_to_the_union_runs_this_machine_measured() -> None:
     """On an H200 x2 (shared.yaml): a 27-launch group took 14.8 s, a 5-launch group 8.2 s (SpeedOfLight
     and near-free sections, priced 0.43 s a launch): a start of about 6 s and replay three quarters
     of its price. A start fitted to one run alone (3 s) had split the next run into two dearer groups."""
-    from ncucampaign.execute.shared.partition import calibrated
+    from ncucampaign.plan.share.cost import calibrated
 
     assert calibrated(7.5, 270, None).start_s == pytest.approx(7.5 - 270 * 0.02)  # the trace's estimate
     fitted = calibrated(7.5, 270, None, [(14.8, 27 * 0.43), (8.2, 5 * 0.43)])
@@ -167,3 +169,23 @@ def test_costs_are_fitted_to_the_union_runs_this_machine_measured() -> None:
     members = [placed(f"rms{s}", "rms", rms, s) for s in range(0, 24)] + [placed("late", "rms", rms, 30)]
     assert len(partition(members, fitted)) == 1  # the late one is worth its 6 more launches at this price
     assert len(partition(members, calibrated(7.5, 270, None))) == 2  # at the trace's 2 s start, it was not
+
+
+def test_the_price_list_lives_in_one_module_and_the_veto_prices_as_the_partition_does() -> None:
+    """issue 32: a group's price was written four times, and the run's veto used the fixed table on a
+    partition made with this machine's calibrated costs."""
+    from ncucampaign.plan.share import cost
+
+    names = ("APP_START_S", "SPLIT_S", "TRACE_S", "PER_LAUNCH_S", "SECTION_S", "METRICS_ONLY_S", "start_s +")
+    package = Path(cost.__file__).parents[2]
+    naming = sorted(
+        str(path.relative_to(package.parent))
+        for path in package.rglob("*.py")
+        if any(name in path.read_text() for name in names)
+    )
+    assert naming == ["ncucampaign/plan/share/cost.py"], naming
+    members = [invocation(f"m{i}", launch_skip=40 * i, launch_count=1) for i in range(2)]
+    cheap_replay = Costs(replay_scale=0.25)  # as fitted on a machine whose replay is a quarter the table's
+    assert not cost.pays(members, "trace", 80) and cost.pays(members, "trace", 80, cheap_replay)
+    placed = [Placed(m, tuple(range(80)), (40 * i,)) for i, m in enumerate(members)]
+    assert group_cost(placed, cheap_replay) == pytest.approx(cost.group_s(members, "trace", 41, cheap_replay))  # 0..40

@@ -15,22 +15,16 @@ between groups and merging groups while that lowers the cost (a `set: full` memb
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from ncucampaign.execute.shared.windows import picked_ids
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.cost import APP_START_S, SPLIT_S, alone_s, per_launch_s
-from ncucampaign.plan.share.union import TRACE_METRIC, picks_possible, union_options
-from ncucampaign.spec.model import TargetOptions
+from ncucampaign.plan.share.cost import UNCALIBRATED, Costs, alone_seconds, group_seconds, per_launch_s
+from ncucampaign.plan.share.union import picks_possible, union_options
 
 EXACT_MEMBERS = 10
-# A measured start is believed within these bounds (docs/ncu-behaviour.md, "Cost": 7-12 s measured).
-MIN_START_S, MAX_START_S = 2.0, 3 * APP_START_S
-MIN_SCALE, MAX_SCALE = 0.25, 4.0  # a fitted replay price within these factors of the table's
-TRACE_OPTIONS = TargetOptions.model_construct(metrics=(TRACE_METRIC,))  # what a trace collects
 
 
 @dataclass(frozen=True)
@@ -49,59 +43,13 @@ class Placed:
     family: tuple[object, ...] = ()  # members with the same filters (a launch_skip matrix, say)
 
 
-@dataclass(frozen=True)
-class Costs:
-    """Seconds: an application start, and one split on import; with the trace's function names, a
-    group is priced at the fewer of its window's matches and its picked launches (`--kernel-id`)."""
-
-    start_s: float = APP_START_S
-    split_s: float = SPLIT_S
-    replay_scale: float = 1.0  # the replay prices (plan/share/cost.py) times this, as measured here
-    functions: Mapping[int, str] | None = None  # trace ID -> function name (None: no picked windows)
-
-
-def calibrated(
-    trace_seconds: float | None,
-    traced: int,
-    functions: Mapping[int, str] | None,
-    runs: Sequence[tuple[float, float]] = (),
-) -> Costs:
-    """Costs from this machine's own measurements. `runs`: earlier union runs of this trace, (seconds,
-    their launches' replay as priced): with two of different sizes, the start and the replay's scale
-    are fitted (least squares); with one, the start is what it leaves after its priced replay or the
-    trace's estimate, whichever is more. The trace ran the application under ncu once: its seconds
-    less its `traced` launches' replay (metrics only) estimate a start. The constant stays the first
-    guess when nothing is known. (On an H200 x2 a group of 27 launches took 14.8 s and one of 5 took
-    8.2 s: a 6 s start and replay priced a quarter too dear; start alone, fitted to the first, was 3 s.)"""
-    trace_start = trace_seconds - traced * per_launch_s(TRACE_OPTIONS) if trace_seconds is not None else None
-    scale, start = 1.0, trace_start
-    if len({round(priced, 1) for _, priced in runs}) >= 2:
-        scale, start = _fit(runs)
-    elif runs:
-        seconds, priced = runs[-1]
-        start = max(seconds - priced, trace_start or 0.0)
-    if start is None:
-        return Costs(functions=functions)
-    return Costs(start_s=min(max(start, MIN_START_S), MAX_START_S), functions=functions, replay_scale=scale)
-
-
-def _fit(runs: Sequence[tuple[float, float]]) -> tuple[float, float]:
-    """seconds = start + scale * priced, least squares; the scale kept within MIN/MAX_SCALE."""
-    xs, ys = [priced for _, priced in runs], [seconds for seconds, _ in runs]
-    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
-    spread = sum((x - mean_x) ** 2 for x in xs)
-    scale = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
-    scale = min(max(scale, MIN_SCALE), MAX_SCALE)
-    return scale, mean_y - scale * mean_x
-
-
-def group_cost(members: Sequence[Placed], costs: Costs = Costs()) -> float:
+def group_cost(members: Sequence[Placed], costs: Costs = UNCALIBRATED) -> float:
     """Estimated seconds of `members` profiled together (one member: its own run)."""
     if len(members) == 1:
-        return costs.start_s + (alone_s(members[0].member) - APP_START_S) * costs.replay_scale
+        return alone_seconds(members[0].member, costs)
     union = union_options([p.member for p in members], with_nvtx=True)
     launches = profiled_launches(members, costs.functions if picks_possible(union) else None)
-    return costs.start_s + launches * per_launch_s(union) * costs.replay_scale + costs.split_s * len(members)
+    return group_seconds(launches * per_launch_s(union), len(members), costs)
 
 
 def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | None = None) -> int:
@@ -128,7 +76,7 @@ def selected_ids(members: Sequence[Placed]) -> set[int]:
     return set().union(*(p.selected for p in members))
 
 
-def partition(placed: Sequence[Placed], costs: Costs = Costs()) -> list[list[Placed]]:
+def partition(placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> list[list[Placed]]:
     """The groups (in launch order; a group of one runs alone) of least total estimated cost."""
     ordered = sorted(placed, key=lambda p: (p.wanted[0], p.wanted[-1], p.member.name))
     position = {id(p): index for index, p in enumerate(ordered)}

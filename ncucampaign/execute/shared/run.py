@@ -17,7 +17,7 @@ from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, Launch, importer_of, list_launches
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
-from ncucampaign.execute.shared.partition import Placed, calibrated, partition, selected_ids
+from ncucampaign.execute.shared.partition import Placed, partition, selected_ids
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.selection import TraceSelections, placed_members, trace_selections, window_of
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
@@ -31,7 +31,7 @@ from ncucampaign.execute.shared.windows import (
 )
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share.cost import pays, per_launch_s
+from ncucampaign.plan.share.cost import UNCALIBRATED, calibrated, pays, per_launch_s
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.union import (
     TRACE_LAUNCHES,
@@ -67,6 +67,7 @@ class _SharedRun:
         self.pending: list[tuple[list[Invocation], str, Future[list[Split] | str]]] = []
         self.names: dict[str, str] = {}  # the trace's symbol -> function name
         self.refusals: dict[str, Refused] = {}  # the first refusal of each member that was regrouped
+        self.costs = UNCALIBRATED  # this machine's, once the trace is known: the partition and the veto agree
 
     def run(self) -> SharedOutcome:
         self._mark(self.members, Status.RUNNING, "")
@@ -111,7 +112,8 @@ class _SharedRun:
         placed = placed_members(self.members, found)
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
-        for part in partition(placed, calibrated(found.info.seconds, len(found.every), functions, runs)):
+        self.costs = calibrated(found.info.seconds, len(found.every), functions, runs)
+        for part in partition(placed, self.costs):
             members = [p.member for p in part]
             if len(members) < 2:
                 self._alone(
@@ -145,7 +147,7 @@ class _SharedRun:
         if chosen is None or not picks_possible(union_inv.options) or len(chosen.launches) >= len(union.launches):
             chosen = None  # every match in the window: no fewer launches to pick
         union = chosen or union
-        if not pays(members, "trace", len(union.launches)):
+        if not pays(members, "trace", len(union.launches), self.costs):
             return self._alone(members, f"sharing would profile {len(union.launches)} launches: dearer than own runs")
         if chosen is not None:
             union_inv = picked(union_inv, chosen.invocations, len(chosen.launches), chosen.functions)

@@ -6,10 +6,12 @@ Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import statistics
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.union import Window, union_launches, union_options
+from ncucampaign.plan.share.union import TRACE_METRIC, Window, union_launches, union_options
 from ncucampaign.spec.model import TargetOptions
 
 # Cost estimates in seconds, from docs/ncu-behaviour.md "Cost": an application start under ncu, one
@@ -26,6 +28,10 @@ NEAR_FREE_SECTIONS = frozenset({"LaunchStats", "Occupancy", "SchedulerStats"})
 NEAR_FREE_SECTION_S = 0.01
 METRICS_ONLY_S = 0.02
 TRACE_S = APP_START_S + 5.0
+# A measured start is believed within these bounds (docs/ncu-behaviour.md, "Cost": 7-12 s measured).
+MIN_START_S, MAX_START_S = 2.0, 3 * APP_START_S
+MIN_SCALE, MAX_SCALE = 0.25, 4.0  # a fitted replay price within these factors of the table's
+TRACE_OPTIONS = TargetOptions.model_construct(metrics=(TRACE_METRIC,))  # what a trace collects
 
 
 def per_launch_s(options: TargetOptions) -> float:
@@ -45,16 +51,87 @@ def collection_s(section_set: str | None, sections: Collection[str], metrics: bo
     return seconds
 
 
+@dataclass(frozen=True)
+class Costs:
+    """Seconds: an application start, and one split on import; with the trace's function names, a
+    group is priced at the fewer of its window's matches and its picked launches (`--kernel-id`)."""
+
+    start_s: float = APP_START_S
+    split_s: float = SPLIT_S
+    replay_scale: float = 1.0  # the replay prices (plan/share/cost.py) times this, as measured here
+    functions: Mapping[int, str] | None = None  # trace ID -> function name (None: no picked windows)
+
+
+def calibrated(
+    trace_seconds: float | None,
+    traced: int,
+    functions: Mapping[int, str] | None,
+    runs: Sequence[tuple[float, float]] = (),
+) -> Costs:
+    """Costs from this machine's own measurements. `runs`: earlier union runs of this trace, (seconds,
+    their launches' replay as priced): with two of different sizes, the start and the replay's scale
+    are fitted (least squares); with one, the start is what it leaves after its priced replay or the
+    trace's estimate, whichever is more. The trace ran the application under ncu once: its seconds
+    less its `traced` launches' replay (metrics only) estimate a start. The constant stays the first
+    guess when nothing is known. (On an H200 x2 a group of 27 launches took 14.8 s and one of 5 took
+    8.2 s: a 6 s start and replay priced a quarter too dear; start alone, fitted to the first, was 3 s.)"""
+    trace_start = trace_seconds - traced * per_launch_s(TRACE_OPTIONS) if trace_seconds is not None else None
+    scale, start = 1.0, trace_start
+    if len({round(priced, 1) for _, priced in runs}) >= 2:
+        scale, start = _fit(runs)
+    elif runs:
+        seconds, priced = runs[-1]
+        start = max(seconds - priced, trace_start or 0.0)
+    if start is None:
+        return Costs(functions=functions)
+    return Costs(start_s=min(max(start, MIN_START_S), MAX_START_S), functions=functions, replay_scale=scale)
+
+
+def _fit(runs: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """seconds = start + scale * priced, least squares; the scale kept within MIN/MAX_SCALE."""
+    xs, ys = [priced for _, priced in runs], [seconds for seconds, _ in runs]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    scale = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+    scale = min(max(scale, MIN_SCALE), MAX_SCALE)
+    return scale, mean_y - scale * mean_x
+
+
+UNCALIBRATED = Costs()
+
+
+def group_seconds(replay_s: float, members: int, costs: Costs = UNCALIBRATED) -> float:
+    """The one price of a group: an application start, the replay of what its union profiles
+    (`replay_s` at the table's prices), and a split per member."""
+    return costs.start_s + replay_s * costs.replay_scale + costs.split_s * members
+
+
+def alone_seconds(inv: Invocation, costs: Costs = UNCALIBRATED) -> float:
+    """A target's own run: a start and its own launches' replay."""
+    return costs.start_s + (inv.options.launch_count or 1) * per_launch_s(inv.options) * costs.replay_scale
+
+
 def alone_s(inv: Invocation) -> float:
-    return APP_START_S + (inv.options.launch_count or 1) * per_launch_s(inv.options)
+    return alone_seconds(inv)
 
 
-def group_s(members: Sequence[Invocation], window: Window, launches: int | None = None) -> float:
+def group_s(
+    members: Sequence[Invocation], window: Window, launches: int | None = None, costs: Costs = UNCALIBRATED
+) -> float:
     union = union_options(members, with_nvtx=window == "trace")
     count = launches if launches is not None else union_launches(members, window)
-    return APP_START_S + count * per_launch_s(union) + SPLIT_S * len(members)
+    return group_seconds(count * per_launch_s(union), len(members), costs)
 
 
-def pays(members: Sequence[Invocation], window: Window, launches: int | None = None) -> bool:
-    """Sharing pays when the group costs less than its members' own runs."""
-    return group_s(members, window, launches) < sum(alone_s(m) for m in members)
+def pays(
+    members: Sequence[Invocation], window: Window, launches: int | None = None, costs: Costs = UNCALIBRATED
+) -> bool:
+    """Sharing pays when the group costs less than its members' own runs (at the same prices)."""
+    return group_s(members, window, launches, costs) < sum(alone_seconds(m, costs) for m in members)
+
+
+def trace_pays(members: Sequence[Invocation]) -> bool:
+    """Whether a trace can pay at best: its cost and one start for all the wanted launches, against
+    every member's own run (the run's partition decides what actually shares)."""
+    wanted = sum((m.options.launch_count or 1) * per_launch_s(m.options) for m in members)
+    return TRACE_S + group_seconds(wanted, len(members)) < sum(alone_s(m) for m in members)

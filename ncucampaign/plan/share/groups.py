@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.cost import APP_START_S, SPLIT_S, TRACE_S, alone_s, collection_s, per_launch_s
+from ncucampaign.plan.share.cost import alone_s, collection_s, group_seconds, trace_pays
 from ncucampaign.plan.share.union import (
     SET_ORDER,
     Window,
@@ -156,21 +156,12 @@ def share_plan(
             found.append((pool, "trace"))
     groups: list[SharedGroup] = []
     for members, window in found:
-        if len(members) < 2 or (window == "trace" and not _trace_pays(members)):
+        if len(members) < 2 or (window == "trace" and not trace_pays(members)):
             alone.update({m.name: _single_reason(pool_sizes, m) for m in members})
             continue
         groups.append(_group(len(groups) + 1, members, window))
     rest = tuple((inv, alone[inv.name]) for inv in invocations if inv.name in alone)
     return SharePlan(tuple(groups), rest)
-
-
-def _trace_pays(members: Sequence[Invocation]) -> bool:
-    """Whether a trace can pay at best: its cost and one start for all the wanted launches, against
-    every member's own run (the run's partition decides what actually shares)."""
-    best = (
-        TRACE_S + APP_START_S + sum((m.options.launch_count or 1) * per_launch_s(m.options) + SPLIT_S for m in members)
-    )
-    return best < sum(alone_s(m) for m in members)
 
 
 def _single_reason(pool_sizes: dict[str, int], inv: Invocation) -> str:
@@ -226,7 +217,7 @@ class _Tally:
         launches = tally.high - tally.low if self.window == "targets" else tally.total
         chosen = max(tally.sets, key=lambda s: SET_ORDER.index(s) if s in SET_ORDER else -1) if tally.sets else None
         members = len(self.members) + (extra is not None)
-        return APP_START_S + launches * collection_s(chosen, tally.sections, tally.metrics) + SPLIT_S * members
+        return group_seconds(launches * collection_s(chosen, tally.sections, tally.metrics), members)
 
 
 def union_for(members: Sequence[Invocation], window: Window) -> Invocation:
