@@ -311,6 +311,10 @@ def test_orphans_of_a_killed_runner_are_found_by_their_marker(tmp_path: Path) ->
 
     child = subprocess.Popen(["sleep", "60"], start_new_session=True, env={**os.environ, RUN_MARKER: "/runs/x"})
     try:
+        # its environment is the marker's only once it has exec'd sleep (before, /proc shows the parent's)
+        deadline = time.monotonic() + 30
+        while not Path(f"/proc/{child.pid}/cmdline").read_bytes().startswith(b"sleep"):
+            assert time.monotonic() < deadline, "sleep never started"
         assert kill_orphaned_group(child.pid, "/runs/other") == 0  # not this run's: left alone
         assert alive(child.pid)
         assert kill_orphaned_group(child.pid, "/runs/x") == 1
