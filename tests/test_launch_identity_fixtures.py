@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.shared.imports import Launch, parse_raw_csv
-from ncucampaign.execute.shared.windows import (
+from ncucampaign.plan.share.launches import Launch, parse_raw_csv
+from ncucampaign.plan.share.windows import (
     MemberWindow,
     UnionWindow,
     member_window,

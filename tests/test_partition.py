@@ -1,4 +1,4 @@
-"""execute/shared/partition.py: the members of a trace pool grouped by estimated cost. Pure."""
+"""plan/share/partition.py: the members of a trace pool grouped by estimated cost. Pure."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.shared.partition import EXACT_MEMBERS, Placed, group_cost, partition
 from ncucampaign.plan.share.cost import Costs
+from ncucampaign.plan.share.partition import EXACT_MEMBERS, Placed, group_cost, partition
 from tests.conftest import invocation
 
 BASE = invocation(kernel_name="k", launch_count=1, sections=("SpeedOfLight",))

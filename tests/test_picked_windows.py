@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.shared.imports import Launch
-from ncucampaign.execute.shared.partition import Placed, profiled_launches
-from ncucampaign.execute.shared.windows import invocation_numbers, member_window, picked_window, union_window
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.partition import Placed, profiled_launches
 from ncucampaign.plan.share.union import picked, picks_possible
+from ncucampaign.plan.share.windows import invocation_numbers, member_window, picked_window, union_window
 from ncucampaign.spec.model import TargetOptions
 from tests.conftest import invocation, load_manifest
 from tests.test_shared_runs import obtained, profiled_launch, run

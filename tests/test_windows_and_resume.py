@@ -1,4 +1,4 @@
-"""The pure heart of shared-run correctness (execute/shared/windows.py: the union's window from the
+"""The pure heart of shared-run correctness (plan/share/windows.py: the union's window from the
 trace, each member's window in it, and the verification of a union run against the trace) and of
 resuming (execute/resume.py: which targets run again)."""
 
@@ -21,8 +21,8 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
-from ncucampaign.execute.shared.imports import Launch
-from ncucampaign.execute.shared.windows import (
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.windows import (
     MemberWindow,
     member_wanted,
     member_window,

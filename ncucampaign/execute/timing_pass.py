@@ -18,11 +18,12 @@ from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
 from ncucampaign.execute.rundir.shared_kinds import TIMING_PREFIX
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.imports import importer_of, raw_csv_rows
+from ncucampaign.execute.shared.imports import importer_of
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.trace_run import key_of
 from ncucampaign.execute.shared.traces import TraceCache, TraceKey
 from ncucampaign.plan.expand import Invocation, Plan
+from ncucampaign.plan.share.launches import raw_csv_rows
 from ncucampaign.plan.share.union import NO_CONFIG, TIMING_LAUNCHES, TRACE_METRIC, timing_invocation
 
 

@@ -15,24 +15,18 @@ from ncucampaign.execute.attempt.classify import parse_console
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.imports import ImportFailed, Launch, importer_of, list_launches
+from ncucampaign.execute.shared.imports import ImportFailed, importer_of, list_launches
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
-from ncucampaign.execute.shared.partition import Placed, partition, selected_ids
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.selection import TraceSelections, placed_members, trace_selections, window_of
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.shared.traces import TraceCache
-from ncucampaign.execute.shared.windows import (
-    MemberWindow,
-    UnionWindow,
-    picked_window,
-    uncovered,
-    union_window,
-)
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share.cost import UNCALIBRATED, calibrated, pays, per_launch_s
 from ncucampaign.plan.share.groups import SharedGroup, union_for
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.partition import Placed, partition, selected_ids
 from ncucampaign.plan.share.union import (
     TRACE_LAUNCHES,
     filter_words,
@@ -41,6 +35,13 @@ from ncucampaign.plan.share.union import (
     picks_possible,
     renamed,
     with_options,
+)
+from ncucampaign.plan.share.windows import (
+    MemberWindow,
+    UnionWindow,
+    picked_window,
+    uncovered,
+    union_window,
 )
 
 

@@ -11,13 +11,14 @@ from pathlib import Path
 
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
-from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, Launch, importer_of, list_launches
-from ncucampaign.execute.shared.partition import Placed
+from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, importer_of, list_launches
 from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
-from ncucampaign.execute.shared.windows import MemberWindow, UnionWindow, member_wanted, member_window
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.partition import Placed
 from ncucampaign.plan.share.union import FUNCTIONS, SYMBOLS, filter_words, import_csv_argv
+from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, member_wanted, member_window
 from ncucampaign.spec.model import TargetOptions
 
 Selection = tuple[list[Launch], tuple[Launch, ...]]  # what a member's filters select, and what it wants

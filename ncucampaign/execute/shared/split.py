@@ -22,24 +22,18 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.shared.imports import (
-    IMPORT_WORKERS,
-    ImportFailed,
-    Launch,
-    export,
-    importer_of,
-    list_launches,
-)
-from ncucampaign.execute.shared.windows import (
+from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
+from ncucampaign.plan.argv import shell_command
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.union import collection_words, filter_words, import_csv_argv, split_argv
+from ncucampaign.plan.share.windows import (
     MemberWindow,
     Refusal,
     UnionWindow,
     verified_text,
     verify_against_trace,
 )
-from ncucampaign.plan.argv import shell_command
-from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.union import collection_words, filter_words, import_csv_argv, split_argv
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ class TraceCache:
 
     def seconds(self, key: TraceKey) -> float | None:
         """How long the trace took when it ran (its application start calibrates the partition's
-        costs, execute/shared/partition.py); None when not recorded."""
+        costs, plan/share/partition.py); None when not recorded."""
         if key.digest in self._seconds:
             return self._seconds[key.digest]
         data = self._side(key.digest)

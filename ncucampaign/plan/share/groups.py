@@ -133,7 +133,7 @@ def share_plan(
     """Groups of invocations that share a run, and the rest with the reason each runs alone.
 
     Targets whose filters differ form one group per pool of identical run settings, with one
-    discovery trace; the run partitions it by cost on the trace (execute/shared/partition.py)."""
+    discovery trace; the run partitions it by cost on the trace (plan/share/partition.py)."""
     if not enabled:
         return SharePlan((), tuple((inv, "sharing is off for this run (--no-share)") for inv in invocations))
     alone: dict[str, str] = {}

@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from ncucampaign.execute.shared.windows import picked_ids
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.cost import UNCALIBRATED, Costs, alone_seconds, group_seconds, per_launch_s
 from ncucampaign.plan.share.union import picks_possible, union_options
+from ncucampaign.plan.share.windows import picked_ids
 
 EXACT_MEMBERS = 10
 

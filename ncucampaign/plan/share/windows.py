@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.shared.imports import Launch
+from ncucampaign.plan.share.launches import Launch
 
 
 @dataclass(frozen=True)

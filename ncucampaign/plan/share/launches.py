@@ -1,0 +1,126 @@
+"""The launch record of sharing and ncu's raw CSV it is read from. Pure.
+
+The launch identities compared when a shared run is verified come from ncu's own CSV on both sides
+(the trace and the union report), so they are read the same way, and they name each kernel by its
+mangled symbol: the demangled text ncu prints for one launch differs between reports (ncu simplifies
+demangled names by default; docs/ncu-behaviour.md, "Launch identity"). People read function names.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+_NVTX_COLUMN = "thread Domain:Push/Pop_Range"
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+_NO_NAMES: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One result as ncu lists it: its ID in the report and what identifies the launch across runs."""
+
+    id: int
+    symbol: str  # the kernel's mangled name (--print-kernel-base mangled): the same in every report
+    grid: str
+    block: str
+    nvtx: tuple[str, ...]  # 'domain:range' from the bottom of the push/pop stack to its top
+
+    @property
+    def identity(self) -> tuple[str, str, str, tuple[str, ...]]:
+        return (self.symbol, self.grid, self.block, self.nvtx)
+
+    def describe(self, names: Mapping[str, str] = _NO_NAMES, full: bool = False) -> str:
+        """For a person: its function name (`names`: symbol -> function name, as ncu lists them), grid,
+        block and NVTX stack; `full`: the symbol itself."""
+        stack = "/".join(part.split(":", 1)[-1] for part in self.nvtx)
+        name = self.symbol if full else names.get(self.symbol) or short_name(self.symbol)
+        return f"{name} grid {self.grid} block {self.block}" + (f" in {stack}" if stack else "")
+
+
+def short_name(symbol: str) -> str:
+    """The function name a mangled symbol (Itanium C++ ABI) names, without namespaces or template
+    arguments: `_ZN2at6native29vectorized_elementwise_kernelILi8E...` -> `vectorized_elementwise_kernel`.
+    A name that is not mangled (extern "C", Triton) is its own function name. For display only: ncu's
+    own function names (--print-kernel-base function) are used wherever they decide anything."""
+    if not symbol.startswith("_Z"):
+        return symbol
+    index, last = 2, None
+    nested = symbol[index : index + 1] == "N"
+    index += 1 if nested else 0
+    while index < len(symbol):
+        if symbol.startswith("St", index):  # std::
+            index += 2
+            continue
+        digits = re.match(r"\d+", symbol[index:])
+        if digits is None:
+            break
+        start = index + len(digits.group())
+        last = symbol[start : start + int(digits.group())]
+        index = start + int(digits.group())
+        if not nested:
+            break
+    return last or symbol
+
+
+def raw_csv_rows(text: str) -> list[dict[str, str]]:
+    """Every row of `--page raw --csv` by column name, the units row included (ncu's own ==PROF==
+    lines are skipped)."""
+    lines = [line for line in text.splitlines() if not line.startswith("==")]
+    return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+
+def garbled(text: str) -> str | None:
+    """What is wrong with a raw CSV listing of launches, as far as its own shape tells (None: nothing):
+    every row has the header's fields, one units row (no ID) at most, then IDs that only grow, each with
+    a kernel name."""
+    lines = [line for line in text.splitlines() if not line.startswith("==")]
+    try:
+        rows = list(csv.reader(io.StringIO("\n".join(lines)), strict=True))
+    except csv.Error as exc:
+        return f"not CSV ({exc})"
+    if not rows:
+        return None
+    header, last = rows[0], -1
+    if "ID" not in header or "Kernel Name" not in header:
+        return "no ID and Kernel Name columns"
+    ident, kernel = header.index("ID"), header.index("Kernel Name")
+    for number, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            return f"row {number} has {len(row)} fields, the header {len(header)}"
+        if not row[ident].strip() and number == 2:
+            continue  # the units row
+        if not row[ident].strip().isdigit() or int(row[ident]) <= last or not row[kernel]:
+            return f"row {number} is no launch after launch {last} (ID {row[ident][:20]!r})"
+        last = int(row[ident])
+    return None
+
+
+def parse_raw_csv(text: str) -> list[Launch]:
+    """Rows of `--page raw --csv` (the units row and ncu's own ==PROF== lines are skipped); the
+    "Kernel Name" column as listed (the symbol when listed with --print-kernel-base mangled)."""
+    rows = raw_csv_rows(text)
+    header = rows[0] if rows else {}  # a row with more fields than the header adds a None key
+    nvtx_column = next((name for name in header if isinstance(name, str) and name.startswith(_NVTX_COLUMN)), None)
+    launches = []
+    for row in rows:
+        ident = (row.get("ID") or "").strip()
+        if not ident.isdigit():
+            continue  # the units row
+        stack = _QUOTED.findall(row.get(nvtx_column) or "") if nvtx_column else []
+        launches.append(
+            Launch(
+                id=int(ident),
+                symbol=row.get("Kernel Name") or "",
+                grid=row.get("Grid Size") or "",
+                block=row.get("Block Size") or "",
+                nvtx=tuple(":".join(entry.split(":")[:2]) for entry in stack),
+            )
+        )
+    return launches
