@@ -17,7 +17,7 @@ def test_a_group_is_scheduled_where_its_first_member_was_planned() -> None:
     )
     invocations, shares = planned(targets)
     units = units_in_plan_order(invocations, shares)
-    assert [u.name for u in units] == ["a", "shared-1"] and isinstance(units[1], SharedGroup)
+    assert [u.name for u in units] == ["a", "shared/1"] and isinstance(units[1], SharedGroup)
 
 
 def test_longest_first_uses_the_previous_times_and_keeps_plan_order_for_ties() -> None:

@@ -11,6 +11,7 @@ import pytest
 from ncucampaign.plan.expand import Invocation, build_plan
 from ncucampaign.plan.share.groups import SharePlan, share_plan
 from ncucampaign.plan.share.union import collection_words, filter_words, union_kernel_name, union_options
+from ncucampaign.plan.share.windows import targets_windows
 from ncucampaign.spec.loader import parse_campaign
 
 FOUR = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel\n  launch_skip: {i}" for i in range(4))
@@ -42,14 +43,14 @@ def test_a_matrix_over_launch_skip_shares_one_run_with_its_window_from_the_targe
     group = shares.groups[0]
     assert group.window == "targets"
     assert (group.union.options.launch_skip, group.union.options.launch_count) == (None, 4)
-    assert [group.skip_in_union(m) for m in group.members] == [0, 1, 2, 3]
+    assert [w.skip_in_union for w in targets_windows(group.members).values()] == [0, 1, 2, 3]
 
 
 def test_the_targets_window_starts_at_the_smallest_skip() -> None:
     targets = "\n".join(f"- name: t{i}\n  kernel_name: k\n  launch_skip: {i}" for i in (5, 7, 9))
     group = planned(targets)[1].groups[0]
     assert (group.union.options.launch_skip, group.union.options.launch_count) == (5, 5)
-    assert [group.skip_in_union(m) for m in group.members] == [0, 2, 4]
+    assert [w.skip_in_union for w in targets_windows(group.members).values()] == [0, 2, 4]
 
 
 def test_different_kernel_filters_share_a_run_whose_window_comes_from_the_trace() -> None:

@@ -39,3 +39,24 @@ def test_only_the_manifest_reads_a_kind_from_a_name() -> None:
         if "startswith(TRACE_PREFIX" in path.read_text() or "startswith(TIMING_PREFIX" in path.read_text()
     ]
     assert readers == ["ncucampaign/execute/rundir/shared_kinds.py"], readers
+
+
+def test_plan_prints_the_split_commands_the_run_runs(tmp_path: Path) -> None:
+    """issue 32: one function splits for both, and both name the group shared/1 (the plan said shared-1)."""
+    targets = "- name: rms\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 2, 4]\n"
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets))
+    done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    [union] = manifest["shared_runs"]
+    reports = str(run_dir / "reports")
+    plan = run_cli("plan", "camp.yaml", "--format", "json", "--report-dir", reports, cwd=tmp_path, env=fake_env())
+    [group] = json.loads(plan.stdout)["shared_runs"]
+    assert group["name"] == union["name"] == "shared/1"
+    for member in group["members"]:
+        log = (run_dir / "logs" / f"{member}.log").read_text()
+        ran = log.split(f"# ncucampaign: split out of {union['name']}, ", 1)[1].splitlines()[1].removeprefix("# ")
+        planned = group["splits"][member]  # the same but for ncu's path, which the run resolves
+        assert ran.split(" ", 1)[1] == planned.split(" ", 1)[1] and ran.split(" ", 1)[0].endswith("/ncu"), ran
+    ran_union, planned_union = union["shell_command"].split("/ncu ", 1)[1], group["union"].split(" ncu ", 1)[1]
+    assert ran_union == planned_union, (ran_union, planned_union)

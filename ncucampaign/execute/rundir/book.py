@@ -19,6 +19,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.groups import shared_run_name
 
 
 def now_iso() -> str:
@@ -87,7 +88,7 @@ class RecordBook:
         with self._lock:
             if name is None:
                 unions = sum(1 for r in self.manifest.shared_runs if r.kind == "union")
-                name = f"{self.shared_prefix}{unions + 1}"
+                name = shared_run_name(unions + 1, self.shared_prefix)
             record = build(name)
             self.commit(lambda: self.manifest.shared_runs.append(record))
             return record

@@ -40,6 +40,7 @@ from ncucampaign.plan.share.windows import (
     MemberWindow,
     UnionWindow,
     picked_window,
+    targets_windows,
     uncovered,
     union_window,
 )
@@ -90,8 +91,7 @@ class _SharedRun:
         """Identical filters: the window comes from the targets (exact by construction)."""
         union = union_for(members, "targets")
         union = pin(union, self.gpus) if self.gpus else union
-        windows = {m.name: (m.options.launch_skip or 0) - (union.options.launch_skip or 0) for m in members}
-        if self._profile(union, members, windows, None, None):
+        if self._profile(union, members, targets_windows(members), None, None):
             self._halve(members, lambda part: self._run_targets_window(part))
 
     # --- the window ------------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ class _SharedRun:
         self,
         union: Invocation,
         members: list[Invocation],
-        windows: dict[str, int] | dict[str, MemberWindow],
+        windows: dict[str, MemberWindow],
         trace_window: UnionWindow | None,
         trace: TraceInfo | None,
     ) -> bool:

@@ -26,11 +26,12 @@ from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, exp
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.union import collection_words, filter_words, import_csv_argv, split_argv
+from ncucampaign.plan.share.union import collection_words, import_csv_argv
 from ncucampaign.plan.share.windows import (
     MemberWindow,
     Refusal,
     UnionWindow,
+    split_command,
     verified_text,
     verify_against_trace,
 )
@@ -51,7 +52,7 @@ class SplitJob:
     shared: SharedRunRecord
     union: Invocation
     members: tuple[Invocation, ...]
-    windows: Mapping[str, int | MemberWindow]
+    windows: Mapping[str, MemberWindow]
     trace_window: UnionWindow | None  # a window from the trace: each split is verified against it
     report: Path
     console: ConsoleSummary
@@ -91,11 +92,11 @@ class TraceCheck:
 
     listing: Future[list[Launch] | str] | None
     trace_window: UnionWindow | None
-    window: int | MemberWindow
+    window: MemberWindow
     names: Mapping[str, str] = field(default_factory=dict)
 
     def problem(self) -> Refusal | None:
-        if self.listing is None or self.trace_window is None or not isinstance(self.window, MemberWindow):
+        if self.listing is None or self.trace_window is None or not self.window.from_trace:
             return None
         profiled = self.listing.result()
         if isinstance(profiled, str):
@@ -116,7 +117,7 @@ class _MemberSplit:
         self.shared, self.union = job.shared, job.union
         self.check, self.window = check, check.window
         self.count = member.options.launch_count or 1
-        self.skip = self.window.skip_in_union if isinstance(self.window, MemberWindow) else self.window
+        self.skip = self.window.skip_in_union
         self.record = ctx.record(member.name)
         self.report = ctx.run.report(member.name)
 
@@ -126,9 +127,7 @@ class _MemberSplit:
         kept = self.ctx.store.keep_report(self.member.name, previous)
         if kept is not None and self.record.attempts:
             self.ctx.book.commit(lambda: setattr(self.record.attempts[-1], "report", kept))
-        # Same filters ("targets" window): the union holds only matching launches, the window selects.
-        filters = filter_words(self.member.options) if isinstance(self.window, MemberWindow) else []
-        argv = split_argv(self.ctx.ncu_path, union_report, filters, self.skip, self.count, self.report)
+        argv = split_command(self.ctx.ncu_path, union_report, self.member, self.window, self.report)
         command = shell_command(argv)
         started, clock = now_iso(), time.monotonic()
         self.ctx.store.append_log(
@@ -165,7 +164,7 @@ class _MemberSplit:
         return Split(self.member, True)
 
     def _verification(self) -> str:
-        if isinstance(self.window, MemberWindow):
+        if self.window.from_trace:
             return verified_text(self.window, self.check.trace_window)
         first, last = self.skip + 1, self.skip + self.count
         where = f"launch {first}" if first == last else f"launches {first}-{last}"

@@ -45,11 +45,7 @@ class SharedGroup:
 
     @property
     def name(self) -> str:
-        return f"shared-{self.number}"
-
-    def skip_in_union(self, member: Invocation) -> int:
-        """For a "targets" window: the member's launch_skip within the union's report."""
-        return (member.options.launch_skip or 0) - min(m.options.launch_skip or 0 for m in self.members)
+        return shared_run_name(self.number)
 
 
 @dataclass(frozen=True)
@@ -231,4 +227,10 @@ def union_for(members: Sequence[Invocation], window: Window) -> Invocation:
 
 
 def _group(number: int, members: list[Invocation], window: Window) -> SharedGroup:
-    return SharedGroup(number, tuple(members), renamed(union_for(members, window), f"shared-{number}"), window)
+    return SharedGroup(number, tuple(members), renamed(union_for(members, window), shared_run_name(number)), window)
+
+
+def shared_run_name(number: int, prefix: str = "shared/") -> str:
+    """The Nth union of a run, as `plan` prints it and the run's record book names it (a Slurm task's
+    book: "shared/<job>_<task>-N")."""
+    return f"{prefix}{number}"

@@ -12,6 +12,7 @@ from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share.groups import SharedGroup, SharePlan
 from ncucampaign.plan.share.union import TRACE_LAUNCHES, filter_words, split_argv, trace_invocation, with_options
+from ncucampaign.plan.share.windows import split_command, targets_windows
 
 FROM_TRACE = "<from-the-trace>"
 
@@ -21,20 +22,23 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path, suffix: str) -> d
     shared = report_dir / "shared"
     by_trace = group.window == "trace"
     union = with_options(group.union, launch_skip=FROM_TRACE, launch_count=FROM_TRACE) if by_trace else group.union
-    report = shared / f"{group.name}{suffix}"
+    report = report_dir / f"{group.name}{suffix}"  # reports/shared/N, as the run writes it
     splits = {}
+    windows = {} if by_trace else targets_windows(group.members)  # the trace's exist only at run time
     for member in group.members:
-        filters = filter_words(member.options) if by_trace else []
-        skip: int | str = FROM_TRACE if by_trace else group.skip_in_union(member)
         out = report_dir / f"{member.name}{suffix}"
-        argv = split_argv(ncu, report, filters, skip, member.options.launch_count or 1, out)
+        if by_trace:
+            count = member.options.launch_count or 1
+            argv = split_argv(ncu, report, filter_words(member.options), FROM_TRACE, count, out)
+        else:
+            argv = split_command(ncu, report, member, windows[member.name], out)
         splits[member.name] = shell_command(argv)
     own = {m.name: shell_command(ncu_argv(m, ncu, report_dir, suffix), m.env, m.cwd) for m in group.members}
     data: dict[str, Any] = {
         "name": group.name,
         "window": group.window,
         "members": [m.name for m in group.members],
-        "union": shell_command(ncu_argv(union, ncu, shared, suffix), union.env, union.cwd),
+        "union": shell_command(ncu_argv(union, ncu, report_dir, suffix), union.env, union.cwd),
         "splits": splits,
         "own": own,
     }

@@ -26,17 +26,43 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.union import filter_words, split_argv
 
 
 @dataclass(frozen=True)
 class MemberWindow:
+    """Where a member's launches lie in its union's report, for both kinds of window (issue 32: an
+    `int` for one and this for the other, switched on four times). A window from the targets is
+    exact by construction (the same filters: the skip alone selects); one from the trace re-applies
+    the member's filters on import and its split is verified against the trace."""
+
     wanted: tuple[Launch, ...]  # the launches a stand-alone run would profile, as the trace lists them
     skip_in_union: int  # the member's --launch-skip when its split is exported from the union report
     # The functions its kernel filter matches in the trace: in a picked window, the launches whose order
     # decides what its split holds (empty: unknown, every launch's order counts).
     selectable: frozenset[str] = frozenset()
+    from_trace: bool = True
+
+    def filters(self, member: Invocation) -> list[str]:
+        """What the split re-applies: the member's own filters, or none where the union has the same."""
+        return filter_words(member.options) if self.from_trace else []
+
+
+def targets_windows(members: Sequence[Invocation]) -> dict[str, MemberWindow]:
+    """Each member's window in a union of identical filters: its skip past the earliest one's."""
+    first = min(m.options.launch_skip or 0 for m in members)
+    return {m.name: MemberWindow((), (m.options.launch_skip or 0) - first, from_trace=False) for m in members}
+
+
+def split_command(ncu: str, union_report: Path, member: Invocation, window: MemberWindow, out: Path) -> list[str]:
+    """The `ncu --import` that exports a member's launches from its union's report: `plan` prints
+    it and the run runs it."""
+    count = member.options.launch_count or 1
+    return split_argv(ncu, union_report, window.filters(member), window.skip_in_union, count, out)
 
 
 @dataclass(frozen=True)
