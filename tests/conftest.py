@@ -51,6 +51,14 @@ def _python_shim() -> Path:
 PYTHON_SHIM = _python_shim()
 
 
+def checkout_in(folder: Path, *parts: str) -> None:
+    """The parts of a checkout a README block reads, copied into `folder` at the same paths."""
+    for part in parts:
+        source, target = ROOT / part, folder / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+
+
 def fake_env(**extra: str) -> dict[str, str]:
     """The environment a CLI run under test gets: the fake ncu first on PATH, under this Python."""
     env = dict(os.environ)

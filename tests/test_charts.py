@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,6 +134,23 @@ PROBE = """<script>window.addEventListener('load', () => {
 });</script>"""
 
 
+def chromium_probe(html: str, probe: str, width: int, tmp_path: Path) -> dict[str, Any]:
+    """What `probe` (a script that writes JSON into <pre id="probe"> on load) measured of `html` laid
+    out by headless Chromium `width` px wide."""
+    page = tmp_path / "probe.html"
+    page.write_text(html.replace("</body>", probe + "</body>"))
+    assert CHROMIUM is not None
+    dom = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},1000",
+         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    ).stdout  # fmt: skip
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom)
+    assert found is not None, dom[-2000:]
+    measured: dict[str, Any] = json.loads(found.group(1))
+    return measured
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium (Debian: apt-get install chromium)")
 def test_chromium_draws_every_point_where_its_numbers_say_and_the_page_fits_1400_px(
     charted_run: Path, tmp_path: Path
@@ -144,16 +162,7 @@ def test_chromium_draws_every_point_where_its_numbers_say_and_the_page_fits_1400
     manifest["targets"][0]["results"][1].update(kernel=long_name, demangled=f"void {long_name}(int)")
     (charted_run / "manifest.json").write_text(json.dumps(manifest))
     assert run_cli("report", str(charted_run), cwd=tmp_path).returncode == 0
-    page = tmp_path / "probe.html"
-    page.write_text((charted_run / "report.html").read_text().replace("</body>", PROBE + "</body>"))
-    dom = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    ).stdout  # fmt: skip
-    found = re.search(r'<pre id="probe">(.*?)</pre>', dom)
-    assert found is not None, dom[-2000:]
-    probe = json.loads(found.group(1))
+    probe = chromium_probe((charted_run / "report.html").read_text(), PROBE, 1400, tmp_path)
     assert probe["points"] >= 8
     assert probe["worst"]["x"] < 0.5 and probe["worst"]["y"] < 0.5 and probe["worst"]["bar"] < 0.5, probe
     assert probe["scroll"] <= 1400 and probe["table"] <= 1400, probe  # no horizontal scroll

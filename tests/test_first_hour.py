@@ -50,14 +50,19 @@ def test_the_readme_quotes_off_wherever_a_campaign_key_takes_it() -> None:
     assert "`share: 'off'`" in readme
 
 
-def test_an_application_that_cannot_start_shows_its_error_and_is_not_retried_for_every_target(tmp_path: Path) -> None:
-    targets = "".join(f"  - name: t{i}\n    kernel_name: rmsnorm_kernel\n    launch_skip: {i}\n" for i in range(4))
-    (tmp_path / "camp.yaml").write_text(
+def write_unstartable(folder: Path, targets: int, defaults: str = "") -> None:
+    """camp.yaml: `targets` targets of an application that fails on its first import."""
+    listed = "".join(f"  - name: t{i}\n    kernel_name: rmsnorm_kernel\n    launch_skip: {i}\n" for i in range(targets))
+    (folder / "camp.yaml").write_text(
         "application:\n"
         f"  command: [{sys.executable!r}, -c, 'import no_such_module_for_ncucampaign']\n"
-        "defaults:\n  launch_count: 1\n  retries: 2\n  retry_delay: 0\n  share: 'off'\n"
-        f"targets:\n{targets}"
+        f"defaults:\n  launch_count: 1\n  retries: 2\n  retry_delay: 0\n{defaults}"
+        f"targets:\n{listed}"
     )
+
+
+def test_an_application_that_cannot_start_shows_its_error_and_is_not_retried_for_every_target(tmp_path: Path) -> None:
+    write_unstartable(tmp_path, 4, "  share: 'off'\n")
     done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     manifest = load_manifest(tmp_path / "runs")[1]
@@ -73,13 +78,7 @@ def test_an_application_that_cannot_start_shows_its_error_and_is_not_retried_for
 
 
 def test_a_repeated_application_error_counts_the_trace_as_a_trace_not_a_target(tmp_path: Path) -> None:
-    targets = "".join(f"  - name: t{i}\n    kernel_name: rmsnorm_kernel\n    launch_skip: {i}\n" for i in range(3))
-    (tmp_path / "camp.yaml").write_text(
-        "application:\n"
-        f"  command: [{sys.executable!r}, -c, 'import no_such_module_for_ncucampaign']\n"
-        "defaults:\n  launch_count: 1\n  retries: 2\n  retry_delay: 0\n"
-        f"targets:\n{targets}"
-    )
+    write_unstartable(tmp_path, 3)
     done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     manifest = load_manifest(tmp_path / "runs")[1]

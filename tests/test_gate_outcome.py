@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import campaign_text, fake_env, run_cli
+from tests.conftest import campaign_text, checkout_in, fake_env, run_cli
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 
@@ -107,10 +107,7 @@ def test_the_readme_github_actions_job_runs_as_written(tmp_path: Path) -> None:
     job = yaml.safe_load(re.search(r"```yaml\n(name: profile-gate\n.*?)```", (ROOT / "README.md").read_text(), re.S)[1])
     steps = [step["run"] for step in job["jobs"]["gate"]["steps"] if "run" in step]
     assert steps[0].startswith("pip install")
-    for part in ("campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data"):
-        source, target = ROOT / part, tmp_path / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
     summary = tmp_path / "step-summary.md"
     setup = (
         f'export PATH="$PWD/tests/fake_ncu:$PATH" FAKE_NCU_REPORTS="$PWD/tests/fixtures/reports" '

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.cli import build_parser
-from tests.conftest import ROOT
+from tests.conftest import ROOT, checkout_in
 
 README = (ROOT / "README.md").read_text()
 BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
@@ -38,10 +37,7 @@ def test_every_readme_command_parses_and_its_campaign_files_exist(line: str) -> 
 @pytest.mark.slow
 def test_the_try_it_without_a_gpu_block_runs_as_written(tmp_path: Path) -> None:
     block = next(b for b in BLOCKS if "campaigns/try.yaml" in b)
-    for part in ("campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports"):  # a checkout's layout
-        source, target = ROOT / part, tmp_path / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports")
     python = shlex.quote(sys.executable)
     script = f'ncucampaign() {{ PYTHONPATH={shlex.quote(str(ROOT))} {python} -m ncucampaign "$@"; }}\n'
     for line in block.splitlines():  # each line as written; its exit status printed after it
@@ -64,10 +60,7 @@ def test_the_try_it_without_a_gpu_block_runs_as_written(tmp_path: Path) -> None:
 def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
     """issue 23: the one-line A/B gate against the fake ncu, with the Try block's environment."""
     line = next(c for c in COMMANDS if c.startswith("ncucampaign ab campaigns/try.yaml"))
-    for part in ("campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data"):
-        source, target = ROOT / part, tmp_path / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
     python = shlex.quote(sys.executable)
     script = (
         f'export PATH="$PWD/tests/fake_ncu:$PATH" FAKE_NCU_REPORTS="$PWD/tests/fixtures/reports"\n'
@@ -97,10 +90,7 @@ def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_pasted_plan_gives_every_report_the_run_gives(tmp_path: Path) -> None:
     """issue 33: `plan campaigns/try.yaml | bash` ran the discovery trace and nothing else (0 of 4)."""
-    for part in ("campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data"):
-        source, target = ROOT / part, tmp_path / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
     python = shlex.quote(sys.executable)
     script = (
         f'export PATH="$PWD/tests/fake_ncu:$PATH" FAKE_NCU_REPORTS="$PWD/tests/fixtures/reports"\n'

@@ -5,16 +5,13 @@ full_decode2 fixture, as the issue was."""
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, fake_env, run_cli
-from tests.test_charts import CHROMIUM, FLAGS
+from tests.conftest import checkout_in, fake_env, run_cli
+from tests.test_charts import CHROMIUM, chromium_probe
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,10 +42,7 @@ PROBE = """<script>window.addEventListener('load', () => {
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp_path = tmp_path_factory.mktemp("layout")
-    for part in ("campaigns/try.yaml", "tests/fake_ncu"):
-        source, target = ROOT / part, tmp_path / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu")
     campaign = tmp_path / "campaigns/try.yaml"
     campaign.write_text(campaign.read_text().replace("sections: [SpeedOfLight]", "set: full"))
     env = fake_env(FAKE_NCU_FIXTURE="full_decode2")
@@ -61,16 +55,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("width", [800, 1400])
 def test_the_report_reads_at_800_and_1400_px(report: Path, tmp_path: Path, width: int) -> None:
-    page = tmp_path / "probe.html"
-    page.write_text(report.read_text().replace("</body>", PROBE + "</body>"))
-    dom = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},1000",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    ).stdout  # fmt: skip
-    found = re.search(r'<pre id="probe">(.*?)</pre>', dom)
-    assert found is not None, dom[-2000:]
-    probe = json.loads(found.group(1))
+    probe = chromium_probe(report.read_text(), PROBE, width, tmp_path)
     print(f"{width} px: {probe}")  # the numbers, for the record (pytest -s)
     assert probe["page"] <= probe["viewport"], probe  # no sideways scroll of the page
     assert probe["tallest"] <= 400, probe

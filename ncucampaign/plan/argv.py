@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,11 @@ def shell_command(argv: list[str], env: tuple[tuple[str, str], ...] = (), cwd: P
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def flag_values(argv: Sequence[str], flag: str) -> list[str]:
+    """The values an ncu command line gives `flag` (`--section A --section B` -> [A, B]), in order."""
+    return [value for word, value in itertools.pairwise(argv) if word == flag]
 
 
 def quote(word: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import named_gpus
-from ncucampaign.plan.share.cost import alone_s, group_s
+from ncucampaign.plan.share.cost import alone_seconds, group_s
 from ncucampaign.plan.share.groups import SharedGroup, SharePlan
 
 Unit = Invocation | SharedGroup
@@ -41,7 +41,7 @@ def units_in_plan_order(batch: Sequence[Invocation], shares: SharePlan) -> list[
 def estimated_s(unit: Unit, previous: dict[str, float]) -> float:
     if isinstance(unit, SharedGroup):
         return group_s(unit.members, unit.window)
-    return previous.get(unit.name, alone_s(unit))
+    return previous.get(unit.name, alone_seconds(unit))
 
 
 def longest_first(units: Sequence[Unit], previous: dict[str, float]) -> list[Unit]:

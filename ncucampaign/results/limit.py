@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
+from ncucampaign.plan.argv import flag_values
 from ncucampaign.plan.share.cost import collection_s
 
 _PROFILED = (Status.OK, Status.INCOMPLETE)
@@ -21,14 +22,9 @@ _PROFILED = (Status.OK, Status.INCOMPLETE)
 
 def launch_price(argv: Sequence[str]) -> float:
     """Estimated replay seconds of one launch for what an ncu command line collects."""
-    words = list(argv)
-
-    def values(flag: str) -> list[str]:
-        return [words[i + 1] for i, word in enumerate(words[:-1]) if word == flag]
-
-    sets = values("--set")
+    sets = flag_values(argv, "--set")
     section_set = sets[-1] if sets else None
-    return collection_s(section_set, values("--section"), bool(values("--metrics")))
+    return collection_s(section_set, flag_values(argv, "--section"), bool(flag_values(argv, "--metrics")))
 
 
 def application_runs(manifest: Manifest) -> Iterator[tuple[float, int, float]]:

@@ -5,6 +5,7 @@ the targets that ran alone with their reason. Pure (over the manifest)."""
 from __future__ import annotations
 
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
+from ncucampaign.plan.argv import flag_values
 
 
 def how_obtained(record: TargetRecord) -> str:
@@ -18,11 +19,8 @@ def how_obtained(record: TargetRecord) -> str:
 
 
 def _launch_count(run: SharedRunRecord) -> int | None:
-    argv = run.argv
-    if "--launch-count" in argv and argv.index("--launch-count") + 1 < len(argv):
-        value = argv[argv.index("--launch-count") + 1]
-        return int(value) if value.isdigit() else None
-    return None
+    counts = flag_values(run.argv, "--launch-count")
+    return int(counts[0]) if counts and counts[0].isdigit() else None
 
 
 def sharing_breakdown(manifest: Manifest) -> list[str]:

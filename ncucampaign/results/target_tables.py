@@ -4,7 +4,6 @@ and `to_dataframe()`. On a terminal, columns are taken in order of importance wh
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,6 +13,7 @@ from rich.text import Text
 
 from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
+from ncucampaign.plan.argv import flag_values
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
 from ncucampaign.results.scaled import scaled
 from ncucampaign.results.tables import TEXT_COLUMNS, rich_table
@@ -27,9 +27,8 @@ CAPTION_NAMES = 8  # a caption names this many columns it leaves out, then count
 def requested_metrics(argv: Sequence[str]) -> list[str]:
     """The metrics an ncu command line names with --metrics (the campaign's `metrics:`), in order."""
     named: list[str] = []
-    for flag, value in itertools.pairwise(argv):
-        if flag == "--metrics":
-            named += [m.strip() for m in value.split(",") if m.strip() and m.strip() not in named]
+    for value in flag_values(argv, "--metrics"):
+        named += [m.strip() for m in value.split(",") if m.strip() and m.strip() not in named]
     return named
 
 

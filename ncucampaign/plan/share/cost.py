@@ -111,10 +111,6 @@ def alone_seconds(inv: Invocation, costs: Costs = UNCALIBRATED) -> float:
     return costs.start_s + (inv.options.launch_count or 1) * per_launch_s(inv.options) * costs.replay_scale
 
 
-def alone_s(inv: Invocation) -> float:
-    return alone_seconds(inv)
-
-
 def group_s(
     members: Sequence[Invocation], window: Window, launches: int | None = None, costs: Costs = UNCALIBRATED
 ) -> float:
@@ -134,4 +130,4 @@ def trace_pays(members: Sequence[Invocation]) -> bool:
     """Whether a trace can pay at best: its cost and one start for all the wanted launches, against
     every member's own run (the run's partition decides what actually shares)."""
     wanted = sum((m.options.launch_count or 1) * per_launch_s(m.options) for m in members)
-    return TRACE_S + group_seconds(wanted, len(members)) < sum(alone_s(m) for m in members)
+    return TRACE_S + group_seconds(wanted, len(members)) < sum(alone_seconds(m) for m in members)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.cost import alone_s, collection_s, group_seconds, trace_pays
+from ncucampaign.plan.share.cost import alone_seconds, collection_s, group_seconds, trace_pays
 from ncucampaign.plan.share.union import (
     SET_ORDER,
     Window,
@@ -171,7 +171,7 @@ def _by_cost(pool: list[Invocation], window: Window) -> list[list[Invocation]]:
     groups: list[_Tally] = []
     for inv in pool:
         for tally in groups:
-            if tally.seconds(inv) - tally.seconds() < alone_s(inv):
+            if tally.seconds(inv) - tally.seconds() < alone_seconds(inv):
                 tally.add(inv)
                 break
         else:
