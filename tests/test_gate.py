@@ -54,9 +54,25 @@ def test_a_slower_kernel_is_slower_and_a_faster_one_faster() -> None:
     assert verdicts_of(results(1, 32, 1.1), results(2, 32))[DURATION].startswith("FASTER")
 
 
-def test_another_launch_state_is_changed_and_nothing_else_is_tested() -> None:
+def test_another_launch_state_is_changed_and_only_its_duration_is_tested() -> None:
     found = verdicts_of(results(1, 32), results(2, 32, grid=512))
-    assert list(found) == ["launch"] and found["launch"].startswith("CHANGED launch k grid 1024x1x1"), found
+    assert list(found) == ["launch", DURATION], found  # not the registers: another kernel's differ by nature
+    assert found["launch"].startswith("CHANGED launch k grid 1024x1x1"), found
+    assert found[DURATION].startswith("SAME") and found[DURATION].endswith("(its launch changed)"), found
+
+
+def test_a_kernel_swapped_for_a_slower_one_fails_the_gate_with_one_sample() -> None:
+    # As on the H200 (issue 33): the FFN knob made cuBLAS pick another GEMM kernel, 34% slower; the
+    # gate passed it as CHANGED alone.
+    a = results(1, 1)
+    b = [r.model_copy(update={"kernel": "k2", "demangled": "k2"}) for r in results(2, 1, 1.34)]
+    found = verdicts_of(a, b)
+    assert found["launch"].startswith("CHANGED"), found
+    assert found[DURATION].startswith("SLOWER") and "by size alone" in found[DURATION], found
+    comparison = compare_runs(
+        manifest_with([target_record("t", results=a)]), manifest_with([target_record("t", results=b)])
+    )
+    assert [v.verdict.value for v in comparison.failing()] == ["SLOWER"]
 
 
 def test_results_in_other_states_are_left_out_of_the_samples() -> None:
