@@ -37,6 +37,7 @@ COMMANDS = (
     "findings",
     "report",
     "schema",
+    "doctor",
     "slurm-task",
 )
 

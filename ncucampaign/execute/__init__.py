@@ -8,5 +8,5 @@
 
 and at the top: the run context handed down (context.py), opening a run directory (open_run.py,
 prepare.py, provenance.py, resume.py), running a unit (units.py), the executors, and the local
-backend (runner.py).
+backend (runner.py); doctor.py checks the machine (with probe_app.py, the counters probe's kernel).
 """

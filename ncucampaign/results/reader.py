@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
+from ncucampaign.execute.doctor_check import Check
 from ncucampaign.results.chart_metrics import CHART_METRICS
 from ncucampaign.results.chart_reading import pm_samples, used_tensor_paths
 from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
@@ -78,6 +79,22 @@ def wheel_version() -> str | None:
         return importlib.metadata.version("ncu-report")
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def reader_check(ncu_path: str | None, ncu_version: str | None) -> Check:
+    """doctor's check of the report reader: importable, and not older than ncu."""
+    module = ncu_report_module(ncu_path)
+    if module is None:
+        fix = NO_READER.split(": ", 1)[1]
+        return Check("report reader", "fail", "NVIDIA's ncu_report module cannot be imported", fix)
+    wheel = wheel_version()
+    too_old = reader_too_old(ncu_version, wheel)
+    if too_old:
+        what, fix = too_old.split(": pip", 1)
+        return Check("report reader", "fail", what, "pip" + fix)
+    source = f"ncu-report {wheel} (wheel)" if wheel else f"ncu's own, {Path(module.__file__ or '?').parent}"
+    reads = f", reads ncu {ncu_version}'s reports" if ncu_version else ""
+    return Check("report reader", "ok", source + reads)
 
 
 def load(report: Path, ncu: str | None = None) -> Any:
