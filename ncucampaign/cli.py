@@ -39,6 +39,7 @@ COMMANDS = (
     "schema",
     "doctor",
     "slurm-task",
+    "k8s-task",
 )
 
 

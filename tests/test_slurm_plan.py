@@ -295,7 +295,7 @@ def test_waiting_prints_a_line_whenever_a_target_changes_state() -> None:
 
     manifest = Manifest.model_construct(
         targets=[SimpleNamespace(status=Status(s)) for s in ("ok", "ok", "running", "pending", "no_kernels")],
-        slurm_arrays=[SimpleNamespace(job_id="4242")],
+        slurm_arrays=[SimpleNamespace(job_id="4242", backend="slurm")],
     )
     assert progress_line(manifest) == "waiting for Slurm array job 4242: 2 ok, 1 running, 1 pending, 1 no_kernels"
 

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ncucampaign.commands import run_k8s
 from ncucampaign.commands.common import (
     add_ncu_option,
     file_from_only,
@@ -16,14 +17,18 @@ from ncucampaign.commands.common import (
     print_warnings,
     runs_root,
 )
+from ncucampaign.commands.run_k8s import uses_k8s_flags
 from ncucampaign.commands.run_slurm import checked_slurm_args
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
-from ncucampaign.plan.share.groups import share_plan
+from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
+from ncucampaign.plan.share.groups import SharePlan, share_plan
 from ncucampaign.plan.share.text import group_data, plan_text
 from ncucampaign.plan.share.union import TIMING_LAUNCHES, timing_invocation
 from ncucampaign.plan.slurm import array_tasks, batch_script
 from ncucampaign.plan.units import units_in_plan_order
+from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 
@@ -45,6 +50,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--slurm", action="store_true", help="print the batch script run --slurm would submit (submits nothing)"
     )
     parser.add_argument("--slurm-arg", action="append", default=[], metavar="ARG", help="as run --slurm-arg")
+    run_k8s.add_arguments(parser, submits=False)
     parser.set_defaults(handler=run)
 
 
@@ -63,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
     suffix = report_suffix(installed)
     argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir, suffix) for inv in plan.invocations}
     shares = share_plan(plan.invocations, not args.no_share, installed)
+    if args.k8s:
+        return print_job(args, loaded, plan, shares)
+    if uses_k8s_flags(args):
+        raise UsageError("the --k8s-... options go with --k8s")
     if args.slurm:
         slurm_args = checked_slurm_args(args.slurm_arg)
         tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
@@ -91,4 +101,17 @@ def run(args: argparse.Namespace) -> int:
         argv = ncu_argv(timing, plan.ncu, report_dir / "shared", suffix)
         print("# after the targets, the timing pass (weigh: true; cached per command, workload, ncu and GPU):")
         print(shell_command(argv, timing.env, timing.cwd))
+    return EXIT_OK
+
+
+def print_job(args: argparse.Namespace, loaded: LoadedCampaign, plan: Plan, shares: SharePlan) -> int:
+    """plan --k8s: the Indexed Job run --k8s would create."""
+    section = run_k8s.k8s_settings(args, loaded)
+    root = run_k8s.k8s_runs_root(runs_root(args.out, loaded), section)
+    problem = settings_problem(section)
+    if problem:
+        raise UsageError(problem)
+    units = tuple(array_tasks(units_in_plan_order(plan.invocations, shares)))
+    request = JobRequest(plan.campaign, root / plan.campaign / "plan", 1, "plan", units, section)
+    print(job_yaml(indexed_job(request)), end="")
     return EXIT_OK

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ncucampaign.commands import run_slurm
+from ncucampaign.commands import run_k8s, run_slurm
 from ncucampaign.commands.common import (
     add_ncu_option,
     checked_ncu,
@@ -37,6 +37,7 @@ from ncucampaign.results.records import NcuReportReader
 from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
 from ncucampaign.results.weights import gpu_time_line
+from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
@@ -87,6 +88,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="ncu processes sharing one GPU (default 1: sharing can disturb the numbers)",
     )
     run_slurm.add_arguments(parser)
+    run_k8s.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -98,8 +100,10 @@ def run(args: argparse.Namespace) -> int:
     if args.file is None and resume_dir is None:
         raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
     run_slurm.check(args)
+    run_k8s.check(args)
     loaded, plan = campaign_and_plan(args, resume_dir)
-    root = runs_root(args.out, loaded)
+    section = run_k8s.k8s_settings(args, loaded) if args.k8s else None
+    root = run_k8s.k8s_runs_root(runs_root(args.out, loaded), section)
     if args.dry_run:
         return dry_run(plan, root / plan.campaign / "<run-id>" / "reports", report_suffix(installed_listing(plan.ncu)))
     check_jobs_per_gpu(args)
@@ -135,10 +139,23 @@ def run(args: argparse.Namespace) -> int:
         installed=installed,
         weigh=args.weigh or loaded.campaign.weigh,
     )
+    return dispatch(args, loaded, plan, settings, section)
+
+
+def dispatch(
+    args: argparse.Namespace,
+    loaded: LoadedCampaign,
+    plan: Plan,
+    settings: RunSettings,
+    section: KubernetesSection | None,
+) -> int:
+    """To the backend: a Slurm array, a Kubernetes Job, or here (after doctor's checks)."""
     if args.slurm:
-        run_slurm.check_run_path(resume_dir or root.absolute() / plan.campaign)
+        run_slurm.check_run_path(settings.resume or settings.runs_root.absolute() / plan.campaign)
         return run_slurm.submit(loaded, plan, settings, args)
-    machine_ready(ncu_path, root)
+    if section is not None:
+        return run_k8s.submit(loaded, plan, settings, section, args.wait)
+    machine_ready(settings.ncu_path, settings.runs_root)
     return execute(loaded, plan, settings)
 
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.slurm_common import collect_run, describe
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an sbatch option for the array, e.g. --slurm-arg=--partition=gpu (repeatable)",
     )
     parser.add_argument(
-        "--wait", action="store_true", help="with --slurm: follow the array until it ends, then collect"
+        "--wait", action="store_true", help="with --slurm or --k8s: follow the array or Job until it ends, then collect"
     )
 
 
@@ -58,8 +58,8 @@ def checked_slurm_args(slurm_args: list[str]) -> list[str]:
 
 def check(args: argparse.Namespace) -> None:
     if not args.slurm:
-        if args.slurm_arg or args.wait:
-            raise UsageError("--slurm-arg and --wait go with --slurm")
+        if args.slurm_arg or (args.wait and not args.k8s):
+            raise UsageError("--slurm-arg goes with --slurm, and --wait with --slurm or --k8s")
         return
     if args.gpus or args.jobs_per_gpu != 1 or args.show_output:
         raise UsageError("--slurm gives each task the GPUs Slurm allocates: drop --gpus, --jobs-per-gpu, --show-output")
@@ -84,10 +84,13 @@ def progress_line(manifest: Manifest) -> str:
     """'waiting for Slurm array job 4242: 3 ok, 1 running, 5 pending, 1 no_kernels'."""
     counts = Counter(target.status.value for target in manifest.targets)
     jobs = ", ".join(a.job_id for a in manifest.slurm_arrays if a.job_id)
+    what = "Kubernetes Job" if manifest.slurm_arrays and manifest.slurm_arrays[-1].backend == "kubernetes" else (
+        "Slurm array job"
+    )  # fmt: skip
     order = ["ok", "running", "pending"]
     parts = [f"{counts[s]} {s}" for s in order if counts[s]]
     parts += [f"{n} {s}" for s, n in sorted(counts.items()) if s not in order]
-    return f"waiting for Slurm array job {jobs}: {', '.join(parts)}"
+    return f"waiting for {what} {jobs}: {', '.join(parts)}"
 
 
 def before_resume(run_dir: Path) -> None:
@@ -96,6 +99,13 @@ def before_resume(run_dir: Path) -> None:
     if not loaded.manifest.slurm_arrays:
         return
     store, collected = collect_run(loaded)
+    if any(a.backend == "kubernetes" for a in loaded.manifest.slurm_arrays):
+        if not collected.queue_known:
+            raise EnvironmentProblem(f"--resume {store.run.root}: the Kubernetes API cannot say whether its Job runs")
+        if collected.active:
+            jobs = ", ".join(sorted(collected.active))
+            raise UsageError(f"--resume {store.run.root}: Kubernetes Job {jobs} of this run still runs; wait for it")
+        return
     refuse_while_active(sorted(collected.active), f"--resume {store.run.root}")
 
 

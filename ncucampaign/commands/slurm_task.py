@@ -14,12 +14,13 @@ from ncucampaign.errors import EXIT_OK, UsageError, first_line
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.provenance import installed_ncu
+from ncucampaign.execute.rundir.manifest import SlurmPlacement
 from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.execute.slurm.files import SLURM
-from ncucampaign.execute.slurm.task import run_task
+from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
+from ncucampaign.execute.slurm.task import placement, run_task
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.records import NcuReportReader
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.runs import LoadedRun, load_run
 from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
@@ -34,9 +35,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     loaded_run = load_run(args.run)
+    listing = array_listing(loaded_run.root, args.array)
+    names = task_names(listing, args.array, args.index)
+    where = placement(SlurmFiles(RunStore.open(loaded_run.root)))
+    return run_listed_task(loaded_run, listing, names, where, "slurm-task")
+
+
+def run_listed_task(loaded_run: LoadedRun, listing: dict, names: list[str], where: SlurmPlacement, command: str) -> int:
+    """One batch task's run (a Slurm array task, or a Kubernetes pod: k8s-task): its targets, claimed."""
     root, main = loaded_run.root, loaded_run.manifest
-    listing = _array(root, args.array)
-    names = _task_names(listing, args.array, args.index)
     source = Path(main.campaign.source) if main.campaign.source else root / main.campaign.copy_path
     loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
     plan = build_plan(loaded, main.ncu.path or None)
@@ -54,16 +61,16 @@ def run(args: argparse.Namespace) -> int:
     console = out_console()
     reporter = ConsoleReporter(console, live=False)
     with stop_on_signals(stop, reporter.stopping), reporter:
-        result = run_task(RunStore.open(root, report_suffix(installed)), plan, settings, reporter, stop, main, names)
+        store = RunStore.open(root, report_suffix(installed))
+        result = run_task(store, plan, settings, reporter, stop, main, names, where)
     if result is None:
-        console.print(f"slurm-task: {', '.join(names)}: claimed by another task already; nothing to do")
+        console.print(f"{command}: {', '.join(names)}: claimed by another task already; nothing to do")
         return EXIT_OK
-    placed = result.manifest.targets[0].slurm if result.manifest.targets else None
-    console.print(f"slurm-task: record {placed.record if placed else '?'}", highlight=False)
+    console.print(f"{command}: record {where.record}", highlight=False)
     return result.exit_code
 
 
-def _array(root: Path, number: int) -> dict:
+def array_listing(root: Path, number: int) -> dict:
     path = root / SLURM / f"array-{number}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -74,7 +81,7 @@ def _array(root: Path, number: int) -> dict:
     return data
 
 
-def _task_names(listing: dict, number: int, index: int) -> list[str]:
+def task_names(listing: dict, number: int, index: int) -> list[str]:
     tasks = listing["tasks"]
     if not 0 <= index < len(tasks) or not all(isinstance(n, str) for n in tasks[index]):
         raise UsageError(f"array {number} has no task {index} ({len(tasks)} tasks)")

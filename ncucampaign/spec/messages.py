@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ncucampaign.errors import Problem
+from ncucampaign.spec.kubernetes import KubernetesSection, KubernetesVolume, Toleration
 from ncucampaign.spec.model import Application, Campaign, Target, TargetOptions
 from ncucampaign.spec.yaml_lines import KeyPath, line_for
 
@@ -118,4 +119,7 @@ def _allowed_keys(parent: KeyPath) -> list[str]:
         model = TargetOptions
     elif parent[:1] == ("targets",) and len(parent) >= 2:
         model = Target
+    elif parent[:1] == ("kubernetes",):
+        nested: dict[str, type[BaseModel]] = {"volume": KubernetesVolume, "tolerations": Toleration}
+        model = nested.get(str(parent[1]), KubernetesSection) if len(parent) >= 2 else KubernetesSection
     return [info.alias or name for name, info in model.model_fields.items()]

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.ncu_catalog import check_extra_args
 from ncucampaign.spec.ncu_grammar import split_regex
 from ncucampaign.spec.roles import NCU_TEXT_FIELDS
@@ -255,6 +256,7 @@ class Campaign(Frozen):
         "that findings are ranked by what they would gain the whole application",
     )
     defaults: TargetOptions = Field(default_factory=TargetOptions, description="options every target inherits")
+    kubernetes: KubernetesSection | None = Field(None, description="where plan --k8s and run --k8s run it")
     targets: tuple[Target, ...] = Field(min_length=1, description="what to profile")
 
 

@@ -153,8 +153,10 @@ class Obtained(Record):
 
 
 class SlurmPlacement(Record):
-    """Where a Slurm array task ran a target (ncucampaign run --slurm)."""
+    """Where a batch task ran a target: a Slurm array task (run --slurm), or a pod of a Kubernetes
+    Indexed Job (run --k8s: array_job_id is the Job's namespace/name, array_task_id its index)."""
 
+    backend: Literal["slurm", "kubernetes"] = "slurm"
     job_id: str
     array_job_id: str
     array_task_id: int
@@ -165,10 +167,11 @@ class SlurmPlacement(Record):
 
 
 class SlurmArray(Record):
-    """One submitted job array (run --slurm, or a --resume --slurm)."""
+    """One submitted job array (run --slurm, or a --resume --slurm), or Kubernetes Indexed Job (--k8s)."""
 
     number: int
-    job_id: str | None = Field(description="from sbatch; None: not submitted (sbatch failed)")
+    backend: Literal["slurm", "kubernetes"] = "slurm"
+    job_id: str | None = Field(description="from sbatch, or the Job's namespace/name; None: not submitted")
     submitted_at: str
     script: str
     tasks: list[list[str]] = Field(description="per array index, the targets it runs")

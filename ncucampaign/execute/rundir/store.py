@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import stat
 import tempfile
 import time
@@ -175,6 +176,22 @@ class RunStore:
                 temporary.unlink()
             temporary.symlink_to(self.run.run_id, target_is_directory=True)
             os.replace(temporary, link)
+
+    def withdraw(self, previous_latest: str | None) -> None:
+        """A fresh run that never ran anything (its submission was refused): its folder removed, and
+        `latest` pointing where it did before (or gone, when there was none)."""
+        link = self.run.root.parent / LATEST
+        with contextlib.suppress(OSError):
+            if previous_latest is None:
+                if link.is_symlink() and os.readlink(link) == self.run.run_id:
+                    link.unlink()
+            else:
+                temporary = self.run.root.parent / f".{LATEST}.{os.getpid()}"
+                if temporary.is_symlink():
+                    temporary.unlink()
+                temporary.symlink_to(previous_latest, target_is_directory=True)
+                os.replace(temporary, link)
+        shutil.rmtree(self.run.root, ignore_errors=True)
 
     def append_log(self, name: str, text: str) -> int:
         """Add lines to a target's log; returns the offset after them (where the attempt's output starts)."""

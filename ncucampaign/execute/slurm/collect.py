@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ncucampaign.execute.k8s.api import active_jobs as active_k8s_jobs
 from ncucampaign.execute.process.groups import kill_orphaned_group
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, SlurmArray, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
@@ -40,7 +41,7 @@ def collect(store: RunStore, manifest: Manifest, clean_up: bool) -> Collected:
     groups that dead tasks left on this machine (never when the run is only being read)."""
     files = SlurmFiles(store)
     jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
-    active = active_jobs(jobs)
+    active = active_arrays(manifest.slurm_arrays)
     result = Collected(manifest, active if active is not None else set(jobs), queue_known=active is not None)
     records: dict[str, Manifest | str] = {}
     shared: dict[str, SharedRunRecord] = {r.name: r for r in manifest.shared_runs}
@@ -59,7 +60,7 @@ def collect(store: RunStore, manifest: Manifest, clean_up: bool) -> Collected:
             result.problems.append(f"{record.name}: {task}")
         merged = found if found is not None else record
         if merged.status in UNFINISHED and str(claim.get("array_job_id")) not in result.active:
-            merged = _died(merged, claim, str(store.run.root) if clean_up else None)
+            merged = died(merged, claim, str(store.run.root) if clean_up else None)
         manifest.targets[position] = merged
     manifest.shared_runs = list(shared.values())
     if result.queue_known:
@@ -71,25 +72,49 @@ def collect(store: RunStore, manifest: Manifest, clean_up: bool) -> Collected:
     return result
 
 
+def active_arrays(arrays: list[SlurmArray]) -> set[str] | None:
+    """Which of the run's arrays still run: Slurm's by squeue, Kubernetes Jobs by the API; None when
+    either cannot say."""
+    found: set[str] = set()
+    for backend, ask in (("slurm", active_jobs), ("kubernetes", active_k8s_jobs)):
+        ids = [a.job_id for a in arrays if a.job_id and a.backend == backend]
+        if ids:
+            answer = ask(ids)
+            if answer is None:
+                return None
+            found |= answer
+    return found
+
+
+def task_words(backend: object, job: object, index: object, node: object = None) -> tuple[str, str]:
+    """How a task is named in a message, and the flag that resubmits: 'its Slurm task (job 42, task 3
+    on n1)', or 'its pod (Job ns/name, index 3 on n1)'."""
+    where = f" on {node}" if node else ""
+    if backend == "kubernetes":
+        return f"its pod (Job {job}, index {index}{where})", "--k8s"
+    return f"its Slurm task (job {job}, task {index}{where})", "--slurm"
+
+
 def _never_claimed(manifest: Manifest, files: SlurmFiles, active: set[str]) -> None:
     """Targets still pending whose array ended without any task claiming them: the task died before
     it claimed (it could not start, its Python failed, the node failed): said, with the last line the
     task printed, instead of a finished run of pending targets and no word why."""
-    placed: dict[str, tuple[str, int]] = {}
+    placed: dict[str, tuple[str, int, str]] = {}
     for array in manifest.slurm_arrays:  # oldest first: the newest array that lists a target runs it
         for index, names in enumerate(array.tasks):
-            placed.update({name: (array.job_id, index) for name in names if array.job_id})
+            placed.update({name: (array.job_id, index, array.backend) for name in names if array.job_id})
     for position, record in enumerate(manifest.targets):
-        job, index = placed.get(record.name, ("", 0))
+        job, index, backend = placed.get(record.name, ("", 0, "slurm"))
         if record.status != Status.PENDING or not job or job in active or files.read_claim(record.name) is not None:
             continue
-        said = _what_it_printed(files.output_tail(job, index), f"{SLURM}/out/{job}_{index}.out")
+        if backend == "kubernetes":  # a pod's output is the cluster's (kubectl logs), not a file here
+            said = f"kubectl logs -n {job.replace('/', ' job/')} shows what it printed"
+        else:
+            said = _what_it_printed(files.output_tail(job, index), f"{SLURM}/out/{job}_{index}.out")
         record = record.model_copy(deep=True)
         record.status = Status.INTERRUPTED
-        record.message = (
-            f"its Slurm task (job {job}, task {index}) ended without claiming it; {said}. "
-            "run --resume RUN_DIR --slurm reruns it"
-        )
+        task, flag = task_words(backend, job, index)
+        record.message = f"{task} ended without claiming it; {said}. run --resume RUN_DIR {flag} reruns it"
         manifest.targets[position] = record
 
 
@@ -103,10 +128,13 @@ def _find(task: Manifest, name: str) -> TargetRecord | None:
     return next((r for r in task.targets if r.name == name), None)
 
 
-def _died(record: TargetRecord, claim: dict[str, object], run_root: str | None) -> TargetRecord:
+def died(record: TargetRecord, claim: dict[str, object], run_root: str | None) -> TargetRecord:
     """`run_root`: where to look for processes the task left (None: leave processes alone)."""
     record = record.model_copy(deep=True)
-    task = f"job {claim.get('array_job_id', '?')}, task {claim.get('array_task_id', '?')} on {claim.get('node', '?')}"
+    task, flag = task_words(
+        claim.get("backend", "slurm"), claim.get("array_job_id", "?"), claim.get("array_task_id", "?"),
+        claim.get("node", "?"),
+    )  # fmt: skip
     for attempt in record.attempts:
         if attempt.ended_at is None:
             # ncu runs in a session of its own and can outlive its dead runner where Slurm tracks
@@ -114,12 +142,10 @@ def _died(record: TargetRecord, claim: dict[str, object], run_root: str | None) 
             killed = kill_orphaned_group(attempt.process_group, run_root) if attempt.process_group and run_root else 0
             attempt.ended_at = now_iso()
             attempt.status = Status.INTERRUPTED
-            attempt.message = "its Slurm task ended during this attempt" + (
+            attempt.message = f"{task.split(' (')[0]} ended during this attempt" + (
                 f"; {killed} process(es) it left were killed" if killed else ""
             )
     record.status = Status.INTERRUPTED
-    record.message = (
-        f"its Slurm task ({task}) ended without finishing it: node failure, scancel without -b, or the time "
-        "limit; run --resume RUN_DIR --slurm reruns it"
-    )
+    why = "node failure, scancel without -b, or the time limit" if flag == "--slurm" else "killed, evicted or lost"
+    record.message = f"{task} ended without finishing it: {why}; run --resume RUN_DIR {flag} reruns it"
     return record

@@ -25,6 +25,7 @@ from ncucampaign.execute.rundir.manifest import Manifest, SlurmPlacement, Target
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.slurm.collect import UNFINISHED, died
 from ncucampaign.execute.slurm.files import SlurmFiles
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.argv import ncu_argv
@@ -85,13 +86,21 @@ def run_task(
     stop: StopRequest,
     main: Manifest,
     names: Sequence[str],
+    where: SlurmPlacement,
 ) -> RunResult | None:
-    """Claim and run `names`; None when every one of them was claimed by another task already."""
+    """Claim and run `names` where `where` says (placement() in a Slurm task, a pod's placement in
+    execute/k8s/task.py); None when every one of them was claimed by another task already. A pod
+    that retries its index (Kubernetes starts a new one after a killed pod) takes over the claims of
+    its own index, and starts from what the killed pod recorded."""
     files = SlurmFiles(store)
-    where = placement(files)
     by_name = {inv.name: slurm_gpus_kept(inv) for inv in plan.invocations}
     claim = {**where.model_dump(), "pid": os.getpid(), "claimed_at": now_iso()}
-    claimed = [by_name[name] for name in names if name in by_name and files.claim(name, claim)]
+    earlier = _earlier_pod(files, where)
+    claimed = [
+        by_name[name]
+        for name in names
+        if name in by_name and (files.claim(name, claim) or _take_over(files, name, where, claim))
+    ]
     if not claimed:
         return None
     store.make_folders()
@@ -101,7 +110,7 @@ def run_task(
         store.write_json(where.record, data)
 
     book = RecordBook(
-        task_manifest(main, claimed, where, store, settings.ncu_path),
+        task_manifest(earlier or main, claimed, where, store, settings.ncu_path),
         write_record,
         shared_prefix=f"shared/{where.array_job_id}_{where.array_task_id}-",
     )
@@ -112,3 +121,27 @@ def run_task(
     units = units_in_plan_order(claimed, shares)
     task_plan = dataclasses.replace(plan, invocations=tuple(claimed))
     return execute_units(ctx, task_plan, units, SequentialExecutor(), runner, 0)
+
+
+def _take_over(files: SlurmFiles, name: str, where: SlurmPlacement, claim: dict[str, Any]) -> bool:
+    """A pod retrying its index: the claim is its own index's (the killed pod's); take it again."""
+    held = files.read_claim(name) or {}
+    if where.backend != "kubernetes" or held.get("backend") != "kubernetes":
+        return False
+    if (held.get("array_job_id"), held.get("array_task_id")) != (where.array_job_id, where.array_task_id):
+        return False
+    files.retire_claim(name, f"retry-{where.job_id}")
+    return files.claim(name, claim)
+
+
+def _earlier_pod(files: SlurmFiles, where: SlurmPlacement) -> Manifest | None:
+    """What a killed pod of this index recorded (its record is rewritten by this one): its targets'
+    attempts, the unfinished ones marked interrupted, so that nothing recorded is lost."""
+    if where.backend != "kubernetes":
+        return None
+    found = files.read_record(where.record)
+    if not isinstance(found, Manifest):
+        return None
+    targets = [died(t, {**where.model_dump(), "backend": "kubernetes"}, None) if t.status in UNFINISHED else t
+               for t in found.targets]  # fmt: skip
+    return found.model_copy(update={"targets": targets})

@@ -1,0 +1,40 @@
+"""A pod's side of a Kubernetes Indexed Job: where it runs, from what the Job and the downward API
+give it (JOB_COMPLETION_INDEX; NODE_NAME and POD_NAME, which the Job's pod template sets). It then
+claims and records as a Slurm task does (execute/slurm/task.py)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+
+from ncucampaign.errors import UsageError
+from ncucampaign.execute.provenance import gpu_info
+from ncucampaign.execute.rundir.manifest import SlurmPlacement
+from ncucampaign.execute.slurm.files import SlurmFiles
+from ncucampaign.plan.gpus import VISIBLE
+
+INDEX = "JOB_COMPLETION_INDEX"
+
+
+def pod_index(environ: Mapping[str, str]) -> int:
+    index = environ.get(INDEX, "")
+    if not index.isdigit():
+        raise UsageError(f"k8s-task runs in a pod of an Indexed Job ({INDEX} is not set)")
+    return int(index)
+
+
+def pod_placement(files: SlurmFiles, job: str, environ: Mapping[str, str]) -> SlurmPlacement:
+    """This pod: its Job ("namespace/name"), its index, its node, the GPUs the device plugin gave it."""
+    index = pod_index(environ)
+    host = socket.gethostname()
+    visible = environ.get(VISIBLE)
+    return SlurmPlacement(
+        backend="kubernetes",
+        job_id=environ.get("POD_NAME") or host,
+        array_job_id=job,
+        array_task_id=index,
+        node=environ.get("NODE_NAME") or host,
+        cuda_visible_devices=visible,
+        gpu_uuids=[gpu.uuid for gpu in gpu_info() or ()],
+        record=files.record_path(job, index),
+    )
