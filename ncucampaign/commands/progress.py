@@ -137,6 +137,7 @@ class ConsoleReporter:
 def final_table(manifest: Manifest, run_root: str) -> Table:
     table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
     slurm = any(record.slurm for record in manifest.targets)
+    pods = any(record.slurm and record.slurm.backend == "kubernetes" for record in manifest.targets)
     columns = (
         "target",
         "status",
@@ -144,7 +145,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
         "seconds",
         "kernels",
         "obtained",
-        *(("slurm task",) if slurm else ()),
+        *(("pod (job_index node)" if pods else "slurm task",) if slurm else ()),
         "report",
     )
     for column in columns:
@@ -152,10 +153,12 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
     for record in manifest.targets:
         where = record.slurm
         task = (
-            f"{where.array_job_id}_{where.array_task_id} {where.node} GPU {where.cuda_visible_devices}"
+            f"{where.array_job_id}_{where.array_task_id} {where.node}"
+            + ("" if where.backend == "kubernetes" and where.cuda_visible_devices is None else
+               f" GPU {where.cuda_visible_devices}")
             if where
             else "-"
-        )
+        )  # fmt: skip
         table.add_row(
             record.name,
             f"[{STATUS_STYLE.get(record.status, 'red')}]{record.status.value}[/]",

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import final_table
@@ -152,16 +153,26 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argp
 
 
 def wait(root: Path, stop: StopRequest, console: Console) -> int:
+    """Follow the run's array or Job until it ends: on a terminal, a progress bar of the targets that
+    ended, with the counts; otherwise (a log, CI) a line whenever a target changes state."""
     shown = ""
-    while True:
-        store, collected = collect_run(load_run(root))
-        if collected.done or stop.level:
-            break
-        progress = progress_line(collected.manifest)
-        if progress != shown:  # a line whenever a target changes state, as `run` does
-            console.print(progress, highlight=False, markup=False)
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=True, disable=not console.is_terminal,
+    )  # fmt: skip
+    with bar:
+        task = bar.add_task("waiting", total=None)
+        while True:
+            store, collected = collect_run(load_run(root))
+            if collected.done or stop.level:
+                break
+            progress = progress_line(collected.manifest)
+            ended = sum(t.status not in (Status.PENDING, Status.RUNNING) for t in collected.manifest.targets)
+            bar.update(task, description=progress, completed=ended, total=len(collected.manifest.targets))
+            if progress != shown and not console.is_terminal:  # a line whenever a target changes state
+                console.print(progress, highlight=False, markup=False)
             shown = progress
-        stop.sleep(POLL_S)
+            stop.sleep(POLL_S)
     console.print(final_table(collected.manifest, str(store.run.root)))
     for line in describe(collected):
         console.print(line, highlight=False)
