@@ -1,4 +1,5 @@
-"""`ncucampaign collect RUN_DIR`: merge what a Slurm array's tasks recorded into manifest.json."""
+"""`ncucampaign collect RUN_DIR`: merge what a Slurm array's tasks or a Kubernetes Job's pods recorded
+into manifest.json."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ncucampaign.results.runs import load_run
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "collect", help="merge the records of a run's Slurm array tasks into its manifest (run --slurm)"
+        "collect", help="merge the records of a run's Slurm tasks or Kubernetes pods into its manifest (--slurm, --k8s)"
     )
     parser.add_argument("run", metavar="RUN_DIR", help="a run directory (or its campaign's folder)")
     parser.set_defaults(handler=run)
@@ -23,7 +24,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     store, collected = collect_run(load_run(args.run))
     if not collected.manifest.slurm_arrays:
-        raise UsageError(f"{store.run.root}: no Slurm array was submitted for this run (run --slurm)")
+        raise UsageError(f"{store.run.root}: no Slurm array or Kubernetes Job was submitted for it (--slurm, --k8s)")
     console = out_console()
     console.print(final_table(collected.manifest, str(store.run.root)))
     for line in describe(collected):

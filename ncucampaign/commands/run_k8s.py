@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ncucampaign.commands.common import out_console
+from ncucampaign.commands.run_slurm import wait as follow
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError
 from ncucampaign.execute.k8s.submit import submit_job
 from ncucampaign.execute.open_run import open_run
@@ -108,11 +110,12 @@ def check(args: argparse.Namespace) -> None:
 
 
 def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: KubernetesSection, wait: bool) -> int:
-    from ncucampaign.commands.run_slurm import wait as follow
-
     problem = settings_problem(section, (settings.resume or settings.runs_root).absolute())
     if problem:
         raise UsageError(problem)
+    if settings.weigh:
+        print("ncucampaign: note: the timing pass (weigh) is not run in Kubernetes Jobs; findings of this run will "
+              "rank by ncu's own estimates", file=sys.stderr)  # fmt: skip
     stop = StopRequest()
     console = out_console()
     link = latest_run(settings.runs_root.absolute(), plan.campaign)

@@ -37,12 +37,17 @@ def load_collected(path: str | Path) -> LoadedRun:
 
 def describe(collected: Collected) -> list[str]:
     lines = [f"ncucampaign: {problem}" for problem in collected.problems]
+    kubernetes = any(a.backend == "kubernetes" for a in collected.manifest.slurm_arrays)
     if not collected.queue_known:
+        asked = "the Kubernetes API" if kubernetes else "squeue"
         lines.append(
-            "squeue cannot say which of the run's arrays still run (not on this machine?): targets whose task "
+            f"{asked} cannot say which of the run's arrays still run (not on this machine?): targets whose task "
             "has not finished are shown as recorded so far"
         )
     elif collected.active:
         jobs = ", ".join(sorted(collected.active))
-        lines.append(f"Slurm array job {jobs} still running: `squeue -j {jobs}`; collect again when it ends")
+        follow = f"Kubernetes Job {jobs} still running" if kubernetes else (
+            f"Slurm array job {jobs} still running: `squeue -j {jobs}`"
+        )  # fmt: skip
+        lines.append(f"{follow}; collect again when it ends")
     return lines
