@@ -45,3 +45,16 @@ def test_a_run_that_profiled_nothing_or_did_not_end_has_no_limit_line() -> None:
     assert limit_line(nothing) is None
     running = manifest_with([target_record("a", argv=SOL, attempts=[attempt(8.4)])])
     assert limit_line(running) is None
+
+
+def test_a_run_faster_than_the_priced_replay_says_so_instead_of_a_fraction() -> None:
+    # The fake ncu replays at once: a run of 0.4 s against a limit of 1.6 s priced for 4 launches once
+    # read "took 0 s, 0.0x its limit".
+    targets = [target_record(n, argv=SOL, attempts=[attempt(0.1, "split out of shared/1")]) for n in "abcd"]
+    manifest = manifest_with(targets)
+    manifest.shared_runs = []
+    manifest.targets[0].attempts = [attempt(0.3)]  # a start measured at 0.3 - 0.4 -> 0.0 s
+    manifest.ended_at = "2026-01-01T00:00:00.400000+00:00"
+    line = limit_line(manifest)
+    assert line is not None and line.startswith("limit: this run took 0.4 s, less than its estimated limit of 1.6 s")
+    assert "at plan/share/cost.py's prices, above what this machine took" in line and "0.0x" not in line

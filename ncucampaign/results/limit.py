@@ -57,10 +57,14 @@ def limit_line(manifest: Manifest) -> str | None:
     took = (_when(manifest.ended_at) - _when(manifest.started_at)).total_seconds()
     start = max(min(starts), 0.0)
     limit = start + replay
-    return (
-        f"limit: this run took {took:.0f} s, {took / limit:.1f}x its limit of {limit:.1f} s (one application "
-        f"start {start:.1f} s, the least any run here measured, + {count} wanted launches' replay {replay:.1f} s)"
-    )
+    shown = f"{took:.0f} s" if took >= 10 else f"{took:.1f} s"
+    parts = f"(one application start {start:.1f} s, the least any run here measured, + {count} wanted launches' "
+    if took < limit:  # the replay is priced, not measured: a machine faster than the prices beats "the limit"
+        return (
+            f"limit: this run took {shown}, less than its estimated limit of {limit:.1f} s {parts}replay "
+            f"{replay:.1f} s at plan/share/cost.py's prices, above what this machine took)"
+        )
+    return f"limit: this run took {shown}, {took / limit:.1f}x its limit of {limit:.1f} s {parts}replay {replay:.1f} s)"
 
 
 def _when(stamp: str) -> datetime.datetime:

@@ -164,8 +164,8 @@ def bench_workload(name: str, work: Path, keep: Path | None, captured: Path | No
         except (StopIteration, OSError, ValueError):
             row.note = f"{mode}: no manifest: {printed.strip()[-300:]}"
             return row
-        limit = re.search(r"limit: .*?, ([0-9.]+x) its limit of ([0-9.]+) s", printed)
-        row.limits[mode] = f"{limit.group(1)} of {limit.group(2)} s" if limit else "-"
+        limit = re.search(r"limit: .*?, ([0-9.]+x|less than) its (?:estimated )?limit of ([0-9.]+) s", printed)
+        row.limits[mode] = f"{limit.group(1).replace('less than', 'under')} of {limit.group(2)} s" if limit else "-"
         for line in printed.splitlines():
             if line.startswith(("sharing:", "  alone:", "limit:")):
                 print(f"  [{mode}] {line}")
