@@ -133,3 +133,16 @@ def test_job_names_are_dns_labels_and_differ_by_run_directory() -> None:
     assert len(name) <= 52 and name == name.lower() and name.endswith("-12")
     assert all(ch.isalnum() or ch == "-" for ch in name) and not name.startswith("-")
     assert job_name("c", "20261201-120000", 1, Path("/a")) != job_name("c", "20261201-120000", 1, Path("/b"))
+
+
+def test_run_without_the_client_says_how_to_install_it_and_makes_no_run(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    campaign.write_text(campaign.read_text() + f"kubernetes: {{image: x, volume: {{claim: r, path: '{tmp_path}'}}}}\n")
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "kubernetes.py").write_text("raise ImportError('not installed')\n")  # as if absent
+    env = fake_env()
+    env["PYTHONPATH"] = f"{shadow}:{env['PYTHONPATH']}"
+    done = run_cli("run", str(campaign), "--k8s", cwd=tmp_path, env=env)
+    assert done.returncode == 3 and "pip install 'ncucampaign[k8s]'" in done.stderr, done.stderr
+    assert not (tmp_path / "runs").exists()

@@ -23,6 +23,11 @@ def _client() -> Any:
     return kubernetes
 
 
+def require_client() -> None:
+    """Before a run directory is made for a submission that cannot be sent."""
+    _client()
+
+
 def batch_api() -> Any:
     """A BatchV1Api for the configured cluster."""
     kubernetes = _client()
