@@ -146,3 +146,14 @@ def test_run_without_the_client_says_how_to_install_it_and_makes_no_run(tmp_path
     done = run_cli("run", str(campaign), "--k8s", cwd=tmp_path, env=env)
     assert done.returncode == 3 and "pip install 'ncucampaign[k8s]'" in done.stderr, done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_sections_names_are_explained_in_kubernetes_words(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: k\n")
+    bad = "kubernetes: {namespace: Prof, volume: {claim: Runs_1, path: runs}, queue: 'a b'}\n"
+    campaign.write_text(campaign.read_text() + bad)
+    done = run_cli("validate", str(campaign), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    for said in ("kubernetes.namespace: a Kubernetes name", "kubernetes.volume.claim: a Kubernetes name",
+                 "kubernetes.volume.path: an absolute path", "kubernetes.queue: a label value"):  # fmt: skip
+        assert said in done.stderr, done.stderr

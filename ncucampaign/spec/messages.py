@@ -68,6 +68,12 @@ _PLAIN: dict[str, str] = {
 _PATTERNS: dict[str, str] = {
     "name": "a name may hold letters, digits, '_', '-' and '.', must not start with '.' or '-', max 100",
     "range_filter": "use ncu's form [yes|no]:<start/stop instances>:<NVTX instances>, e.g. '::8' or '::(4|8)'",
+    # the kubernetes: section (spec/kubernetes.py): Kubernetes' own name rules
+    "namespace": "a Kubernetes name: lower-case letters, digits and '-', at most 63, e.g. 'profiling'",
+    "claim": "a Kubernetes name: lower-case letters, digits, '-' and '.', e.g. 'ncucampaign-runs'",
+    "service_account": "a Kubernetes name: lower-case letters, digits, '-' and '.', e.g. 'profiler'",
+    "path": "an absolute path, as the volume is mounted: e.g. '/runs'",
+    "queue": "a label value: letters, digits, '-', '_' and '.', at most 63, e.g. 'gpu-queue'",
 }
 
 
