@@ -132,7 +132,7 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: K
                 array = submit_job(run, section)
             except EnvironmentProblem as exc:
                 if settings.resume is None:  # nothing ran: no run directory left behind as `latest`
-                    run.close()
+                    run.close()  # the lock first: its file is in the folder that goes
                     run.store.withdraw(before)
                     raise EnvironmentProblem(f"{exc}\nnothing was submitted and no run directory was kept") from None
                 raise EnvironmentProblem(

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ncucampaign.execute.doctor_check import Check
-from ncucampaign.execute.process.short import probe, run_captured
-from ncucampaign.execute.provenance import gpu_info, parse_ncu_version
+from ncucampaign.execute.process.short import run_captured
+from ncucampaign.execute.provenance import gpu_info, ncu_info
 from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.plan.share.union import NO_CONFIG
 
@@ -46,7 +46,7 @@ def ncu_check(ncu: str) -> tuple[Check, str | None, str | None]:
             None, None,
         )  # fmt: skip
     path = str(Path(found).absolute())
-    version = parse_ncu_version(probe([path, "--version"]) or "")
+    version = ncu_info(path).version  # cached per ncu binary, as every run asks it
     if version is None:
         return Check("ncu", "fail", f"{path} --version printed no version", "reinstall Nsight Compute"), path, None
     return Check("ncu", "ok", f"{path}, version {version}"), path, version

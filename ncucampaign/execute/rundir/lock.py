@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.rundir.writing import writing
 
 LOCK_FILE = ".lock"
 LOCK_BYTES = 1024
@@ -30,7 +31,7 @@ class RunLock:
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
         path = self.root / LOCK_FILE
-        with _writing(path):
+        with writing(path):
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
@@ -44,7 +45,7 @@ class RunLock:
                     f"{self.root} is in use by another ncucampaign run ({holder}); wait for it, or stop it first"
                 ) from None
             since = time.strftime("%Y-%m-%d %H:%M:%S")
-            with _writing(path):
+            with writing(path):
                 _write_padded(fd, f"pid {os.getpid()} on {socket.gethostname()} since {since}")
             self.fd = fd
             yield
@@ -59,14 +60,6 @@ class RunLock:
         with contextlib.suppress(OSError):
             holder = os.pread(self.fd, LOCK_BYTES, 0).decode("utf-8", "replace").split(ENDED)[0].strip()
             _write_padded(self.fd, f"{holder}{ENDED}{time.strftime('%Y-%m-%d %H:%M:%S')}: {why}")
-
-
-@contextlib.contextmanager
-def _writing(path: Path) -> Iterator[None]:
-    try:
-        yield
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _write_padded(fd: int, text: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.rundir.lock import RunLock
+from ncucampaign.execute.rundir.writing import writing
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIX
 
 LATEST = "latest"
@@ -166,31 +167,26 @@ class RunStore:
     def save_manifest(self, data: Any) -> None:
         self.write_json(MANIFEST, data)
 
-    def point_latest(self) -> None:
-        """runs/<campaign>/latest -> <run-id>, replaced atomically. Where the file system has no
-        symbolic links there is no `latest`: name the run directory instead."""
+    def point_latest(self, target: str | None = None) -> None:
+        """runs/<campaign>/latest -> <run-id> (or `target`), replaced atomically. Where the file system
+        has no symbolic links there is no `latest`: name the run directory instead."""
         link = self.run.root.parent / LATEST
         temporary = self.run.root.parent / f".{LATEST}.{os.getpid()}"
         with contextlib.suppress(OSError):
             if temporary.is_symlink():
                 temporary.unlink()
-            temporary.symlink_to(self.run.run_id, target_is_directory=True)
+            temporary.symlink_to(target or self.run.run_id, target_is_directory=True)
             os.replace(temporary, link)
 
     def withdraw(self, previous_latest: str | None) -> None:
         """A fresh run that never ran anything (its submission was refused): its folder removed, and
         `latest` pointing where it did before (or gone, when there was none)."""
         link = self.run.root.parent / LATEST
-        with contextlib.suppress(OSError):
-            if previous_latest is None:
-                if link.is_symlink() and os.readlink(link) == self.run.run_id:
-                    link.unlink()
-            else:
-                temporary = self.run.root.parent / f".{LATEST}.{os.getpid()}"
-                if temporary.is_symlink():
-                    temporary.unlink()
-                temporary.symlink_to(previous_latest, target_is_directory=True)
-                os.replace(temporary, link)
+        if previous_latest is not None:
+            self.point_latest(previous_latest)
+        elif link.is_symlink() and os.readlink(link) == self.run.run_id:
+            with contextlib.suppress(OSError):
+                link.unlink()
         shutil.rmtree(self.run.root, ignore_errors=True)
 
     def append_log(self, name: str, text: str) -> int:
@@ -230,15 +226,6 @@ def _umask() -> int:
 
 
 _FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp alone gives 0600
-
-
-@contextlib.contextmanager
-def writing(path: Path) -> Iterator[None]:
-    """A failed write (disk full, read-only, permissions, a name too long) is an environment problem."""
-    try:
-        yield
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _refuse_odd(path: Path) -> None:

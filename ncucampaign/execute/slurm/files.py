@@ -19,7 +19,8 @@ from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, printable
 from ncucampaign.execute.rundir.manifest import Manifest
-from ncucampaign.execute.rundir.store import RunStore, open_regular, writing
+from ncucampaign.execute.rundir.store import RunStore, open_regular
+from ncucampaign.execute.rundir.writing import writing
 
 SLURM = "slurm"
 MAX_RECORD_BYTES = 256 << 20
