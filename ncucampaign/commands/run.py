@@ -22,7 +22,7 @@ from ncucampaign.commands.common import (
 )
 from ncucampaign.commands.progress import ConsoleReporter, final_table
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural
-from ncucampaign.execute.doctor import run_checks
+from ncucampaign.execute.doctor import before_run, run_checks
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.provenance import usable_gpus
@@ -160,22 +160,11 @@ def dispatch(
 
 
 def machine_ready(ncu_path: str, root: Path) -> None:
-    """doctor's run checks (issue 34): a failure every target would meet stops the run before it
-    starts (exit 3, with the fix); an uncertain one or a warning is a note."""
+    """doctor's run checks (issue 34; execute/doctor.before_run says what stops a run)."""
     if os.environ.get("NCUCAMPAIGN_DOCTOR") == "off":
         return
-    checks = run_checks(ncu_path, root)
-    for check in checks:
-        if check.state == "warn" or (check.state == "fail" and not check.certain):
-            print(f"ncucampaign: note: {check.name}: {check.detail}", file=sys.stderr)
-    refused = [c for c in checks if c.state == "fail" and c.certain]
-    if refused:
-        lines = [f"{c.name}: {c.detail}\n  fix: {c.fix}" for c in refused]
-        raise EnvironmentProblem(
-            "this machine cannot run the campaign; nothing was run:\n"
-            + "\n".join(lines)
-            + "\n(`ncucampaign doctor` shows every check)"
-        )
+    for note in before_run(run_checks(ncu_path, root)):
+        print(f"ncucampaign: note: {note}", file=sys.stderr)
 
 
 def check_jobs_per_gpu(args: argparse.Namespace) -> None:

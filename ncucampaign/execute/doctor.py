@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.doctor_check import Check
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.provenance import gpu_info, ncu_info
@@ -242,3 +243,17 @@ def run_checks(ncu_path: str, runs_root: Path) -> list[Check]:
     """What `run` asks before its first target (under 2 s on the H200): the counters probe and the
     disk. ncu was found already; a missing GPU shows in the probe (a container may have no nvidia-smi)."""
     return [counters_probe(ncu_path), disk_check(runs_root)]
+
+
+def before_run(checks: Sequence[Check]) -> list[str]:
+    """What `run` does with run_checks' answers: the notes to print (warnings, uncertain failures);
+    EnvironmentProblem (exit 3, each fix) for a failure every target would meet too. Pure."""
+    refused = [c for c in checks if c.state == "fail" and c.certain]
+    if refused:
+        lines = [f"{c.name}: {c.detail}\n  fix: {c.fix}" for c in refused]
+        raise EnvironmentProblem(
+            "this machine cannot run the campaign; nothing was run:\n"
+            + "\n".join(lines)
+            + "\n(`ncucampaign doctor` shows every check)"
+        )
+    return [f"{c.name}: {c.detail}" for c in checks if c.state in ("warn", "fail")]
