@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import fake_env, load_manifest, run_cli
+from tests.conftest import FAKE_NCU_DIR, fake_env, load_manifest, run_cli
 
 pytest.importorskip("kmock")
 pytest.importorskip("kubernetes")
@@ -153,3 +153,17 @@ def test_no_cluster_configured_is_a_clear_error(tmp_path: Path, write_campaign) 
     assert done.returncode == 3, done.stdout + done.stderr
     assert "no Kubernetes cluster configured" in done.stderr and "Traceback" not in done.stderr
     assert not list((tmp_path / "runs" / "camp").glob("2*"))
+
+
+def test_a_machine_without_ncu_submits_and_the_pods_find_theirs(tmp_path: Path, write_campaign) -> None:
+    campaign = k8s_campaign(write_campaign, tmp_path, "- name: a\n  kernel_name: rmsnorm_kernel")
+    campaign.write_text(campaign.read_text().replace("application:", "ncu: ncu\napplication:", 1))
+    with ApiServer(tmp_path) as server, FakeKubelet(server, env_for(server)) as kubelet:
+        here = env_for(server)
+        here["PATH"] = here["PATH"].replace(str(FAKE_NCU_DIR), str(tmp_path / "no-ncu-here"))
+        done = run_cli("run", str(campaign), "--k8s", "--wait", cwd=tmp_path, env=here)
+    assert done.returncode == 0, done.stdout + done.stderr + str(kubelet.logs)
+    assert "'ncu' is not on this machine; the pods run the image's" in done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    (a,) = manifest["targets"]
+    assert a["status"] == "ok" and a["argv"][0] == str(FAKE_NCU_DIR / "ncu")  # as the pod found it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from ncucampaign.results.sharing import sharing_breakdown
 from ncucampaign.results.weights import gpu_time_line
 from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
-from ncucampaign.spec.ncu_catalog import report_suffix
+from ncucampaign.spec.ncu_catalog import InstalledNcu, report_suffix
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -108,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
         return dry_run(plan, root / plan.campaign / "<run-id>" / "reports", report_suffix(installed_listing(plan.ncu)))
     check_jobs_per_gpu(args)
     gpus = gpu_list(args.gpus)
-    ncu_path = resolve_ncu(plan.ncu)
-    installed = checked_ncu(ncu_path, plan)
+    remote_ncu = section is not None and shutil.which(plan.ncu) is None
+    ncu_path, installed = local_ncu(plan, remote_ncu)
     print_warnings(loaded, plan, installed, sys.stderr)
     if args.jobs_per_gpu > 1:
         print(
@@ -138,8 +139,23 @@ def run(args: argparse.Namespace) -> int:
         share=not args.no_share,
         installed=installed,
         weigh=args.weigh or loaded.campaign.weigh,
+        remote_ncu=remote_ncu,
     )
     return dispatch(args, loaded, plan, settings, section)
+
+
+def local_ncu(plan: Plan, remote: bool) -> tuple[str, InstalledNcu | None]:
+    """ncu here, and what it says of itself. With --k8s ncu may live only in the pods' image: the
+    submitting machine (a laptop, a CI runner) then names it as the campaign does, and each pod finds
+    it and checks its options (k8s-task)."""
+    if remote:
+        print(
+            f"ncucampaign: note: {plan.ncu!r} is not on this machine; the pods run the image's (not checked here)",
+            file=sys.stderr,
+        )
+        return plan.ncu, None
+    ncu_path = resolve_ncu(plan.ncu)
+    return ncu_path, checked_ncu(ncu_path, plan)
 
 
 def dispatch(

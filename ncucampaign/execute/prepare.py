@@ -40,6 +40,7 @@ class RunSettings:
     share: bool = True  # run --no-share: every target in its own application run
     installed: InstalledNcu | None = None  # what the ncu lists: a target asking for more never shares
     weigh: bool = False  # weigh: true / run --weigh: a timing pass gives each target its share of GPU time
+    remote_ncu: bool = False  # run --k8s from a machine without ncu: the pods' image has it (found there)
 
 
 def resolve_ncu(ncu: str) -> str:
@@ -61,7 +62,7 @@ def preflight(plan: Plan, settings: RunSettings) -> None:
     for inv in plan.invocations:
         if not inv.cwd.is_dir():
             raise UsageError(f"target {inv.name}: its working directory {inv.cwd} is not a directory")
-    if not os.access(settings.ncu_path, os.X_OK):
+    if not settings.remote_ncu and not os.access(settings.ncu_path, os.X_OK):
         raise EnvironmentProblem(f"{settings.ncu_path} is not executable")
 
 
