@@ -152,7 +152,7 @@ def test_no_cluster_configured_is_a_clear_error(tmp_path: Path, write_campaign) 
     )  # fmt: skip
     assert done.returncode == 3, done.stdout + done.stderr
     assert "no Kubernetes cluster configured" in done.stderr and "Traceback" not in done.stderr
-    assert not list((tmp_path / "runs" / "camp").glob("2*"))
+    assert not (tmp_path / "runs").exists()  # asked before a run directory is made
 
 
 def test_a_machine_without_ncu_submits_and_the_pods_find_theirs(tmp_path: Path, write_campaign) -> None:

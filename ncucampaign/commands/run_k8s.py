@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.run_slurm import wait as follow
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError
-from ncucampaign.execute.k8s.api import require_client
+from ncucampaign.execute.k8s.api import require_cluster
 from ncucampaign.execute.k8s.submit import submit_job
 from ncucampaign.execute.open_run import open_run
 from ncucampaign.execute.prepare import RunSettings
@@ -114,7 +114,7 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: K
     problem = settings_problem(section, (settings.resume or settings.runs_root).absolute())
     if problem:
         raise UsageError(problem)
-    require_client()
+    require_cluster()
     if settings.weigh:
         print("ncucampaign: note: the timing pass (weigh) is not run in Kubernetes Jobs; findings of this run will "
               "rank by ncu's own estimates", file=sys.stderr)  # fmt: skip

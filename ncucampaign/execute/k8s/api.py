@@ -23,9 +23,10 @@ def _client() -> Any:
     return kubernetes
 
 
-def require_client() -> None:
-    """Before a run directory is made for a submission that cannot be sent."""
-    _client()
+def require_cluster() -> None:
+    """Before a run directory is made for a submission that cannot be sent: the client is installed and
+    a cluster is configured (nothing is asked of the cluster yet)."""
+    batch_api()
 
 
 def batch_api() -> Any:
