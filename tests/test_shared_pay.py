@@ -193,8 +193,65 @@ def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:
     listings = [line for line in calls.read_text().splitlines() if line.startswith("--import") and trace in line]
     assert listings and len(listings) == len(set(listings)), "\n".join(sorted(listings))
     # what the union runs took is kept beside the cached trace, for the next run's partition
-    (side,) = (tmp_path / "runs" / ".cache" / "traces").glob("*.json")
+    (side,) = [p for p in (tmp_path / "runs" / ".cache" / "traces").glob("*.json") if ".listings." not in p.name]
     assert len(json.loads(side.read_text())["runs"]) == len(unions(manifest))
+
+
+def listing_wrapper(folder: Path) -> tuple[Path, Path]:
+    """An ncu that writes each command line it is given to a log, then is the fake ncu (in `folder`:
+    a log in the application's working directory would change the workload the trace cache keys on)."""
+    folder.mkdir()
+    calls, wrapper = folder / "calls.log", folder / "ncu"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {Path(__file__).parent / "fake_ncu" / "ncu"} "$@"\n')
+    wrapper.chmod(0o755)
+    return calls, wrapper
+
+
+def trace_listings(calls: Path) -> list[str]:
+    """The `ncu --import` listings of a discovery trace the log holds (then empties it)."""
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    calls.unlink(missing_ok=True)
+    traces = ("/.cache/traces/", "/trace-")  # the cache's, and this run's own before it is cached
+    return [
+        line
+        for line in lines
+        if line.startswith("--import") and "--page raw" in line and any(t in line for t in traces)
+    ]
+
+
+def test_a_cached_trace_is_not_listed_again_and_a_damaged_listing_is_made_anew(tmp_path: Path) -> None:
+    """Each listing of a trace costs 0.6-0.9 s on the H200 on every run that reuses the trace; what
+    ncu listed is kept beside it. Kept listings that are damaged, or of another file, are listed again."""
+    calls, wrapper = listing_wrapper(tmp_path.parent / f"{tmp_path.name}-ncu")
+    campaign = tmp_path / "camp.yaml"
+    campaign.write_text(campaign_text(SHARING))  # once: the workload the trace is kept for stays the same
+
+    def again() -> dict[str, Any]:
+        done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=fake_env(NCUCAMPAIGN_NCU=str(wrapper)))
+        assert done.returncode == 0, done.stdout + done.stderr
+        return load_manifest(tmp_path / "runs")[1]
+
+    def results(manifest: dict[str, Any]) -> dict[str, list[tuple]]:
+        return {t["name"]: [(r["mangled"], r["grid"], r["nvtx"]) for r in t["results"]] for t in manifest["targets"]}
+
+    manifest = again()
+    assert trace_listings(calls)
+    (kept,) = (tmp_path / "runs" / ".cache" / "traces").glob("*.listings.json")
+
+    reused = again()
+    assert unions(reused)[0]["trace"]["reused"] is True
+    assert trace_listings(calls) == []
+    assert how(reused) == how(manifest) and set(how(reused).values()) == {"shared"}
+    assert results(reused) == results(manifest)
+
+    data = json.loads(kept.read_text())
+    data["listings"] = [[words, rows[:-1]] for words, rows in data["listings"]]  # a launch lost from each
+    for damaged in (json.dumps(data), '{"stamp": [1, 2', "[]"):
+        kept.write_text(damaged)
+        listed = again()
+        assert trace_listings(calls), damaged[:40]
+        assert how(listed) == how(manifest) and results(listed) == results(manifest)
+        assert json.loads(kept.read_text())["stamp"] == data["stamp"]  # listed anew and kept
 
 
 def test_a_miss_decided_on_the_trace_is_diagnosed_as_its_own_run_would_be(tmp_path: Path) -> None:

@@ -14,15 +14,16 @@ from ncucampaign.execute.rundir.store import open_regular, write_text_atomic
 MAX_CACHE_FILE = 1 << 20  # a cache file is small JSON; anything larger is not one of ours
 
 
-def read_cache_text(path: Path) -> str | None:
-    """The file's text, or None when it is missing, a link, not a regular file, too large or unreadable."""
+def read_cache_text(path: Path, limit: int = MAX_CACHE_FILE) -> str | None:
+    """The file's text, or None when it is missing, a link, not a regular file, larger than `limit`
+    bytes or unreadable."""
     try:
         fd = open_regular(path, os.O_RDONLY)
     except (OSError, EnvironmentProblem):
         return None
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_CACHE_FILE + 1)
-    if len(data) > MAX_CACHE_FILE:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
         return None
     return data.decode("utf-8", errors="replace")
 

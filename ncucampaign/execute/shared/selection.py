@@ -12,6 +12,7 @@ from pathlib import Path
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, importer_of, list_launches
+from ncucampaign.execute.shared.listings import Listings
 from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.plan.expand import Invocation
@@ -84,7 +85,12 @@ def trace_selections(
         if isinstance(trace, str):
             return trace
         report, info = trace
-        listed = list_trace(ctx, report, members)
+        kept = cache.listings(info.key, report)
+        listed = list_trace(ctx, report, members, kept)
+        if kept and (isinstance(listed, str) or disagreement(listed) is not None):
+            cache.forget_listings(info.key)  # what was kept does not hold: list it all again
+            kept = {}
+            listed = list_trace(ctx, report, members)
         if not (isinstance(listed, str) and info.reused):
             break
         cache.forget(info.key)  # a damaged cache entry
@@ -93,6 +99,8 @@ def trace_selections(
     problem = disagreement(listed)
     if problem is not None:
         return f"the discovery trace's listings disagree ({problem}): nothing is decided on them"
+    if any(words not in kept for words in listed):
+        cache.keep_listings(info.key, report, {**kept, **listed})
     every = listed[()]
     selections = {m.name: _selection(m, listed[tuple(filter_words(m.options))]) for m in members}
     missed = [s for s in selections.values() if isinstance(s, Short)]
@@ -114,17 +122,20 @@ _FUNCTIONS = ("<function names>",)
 
 
 def list_trace(
-    ctx: RunContext, report: Path, members: Sequence[Invocation]
-) -> dict[tuple[str, ...], list[Launch]] | str:
+    ctx: RunContext, report: Path, members: Sequence[Invocation], kept: Listings | None = None
+) -> Listings | str:
     """Every listing the shared run needs of the trace, each distinct filter once and all at once:
     every launch (under ()), each member's filters, its kernel and NVTX filters apart (the partition
     prices a union's window with them), all by symbol, and every launch by the function name
     --kernel-id numbers launches by (under _FUNCTIONS; left out when ncu cannot list them: then no
-    picked windows). A string: the trace cannot be listed."""
+    picked windows). `kept`: listings of this trace kept by an earlier run, not listed again. A
+    string: the trace cannot be listed."""
+    kept = kept or {}
     wanted = [(), _FUNCTIONS]
     for m in members:
         wanted += [tuple(filter_words(m.options)), *_part_words(m)]
-    distinct = list(dict.fromkeys(wanted))
+    needed = list(dict.fromkeys(wanted))
+    distinct = [words for words in needed if words not in kept]
     ncu, importer = ctx.ncu_path, importer_of(ctx)
 
     def listing(words: tuple[str, ...]) -> list[Launch] | None:
@@ -140,6 +151,7 @@ def list_trace(
             found = dict(zip(distinct, pool.map(listing, distinct), strict=True))
     except ImportFailed as exc:
         return f"the discovery trace cannot be listed: {exc}"
+    found.update((words, kept[words]) for words in needed if words in kept)
     return {words: launches for words, launches in found.items() if launches is not None}
 
 

@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
+from ncucampaign.execute.shared.listings import Listings, decode, encode, stamp_of
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
 KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
+# What ncu listed of a trace is kept up to this size (a trace of 20,000 launches lists in about 2 MB).
+MAX_LISTINGS_FILE = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,41 @@ class TraceCache:
         if self.folder is not None:
             write_cache_text(self.folder / f"{digest}.json", json.dumps(data))
 
+    def listings(self, digest: str, report: Path) -> Listings:
+        """What ncu listed of the cached trace `report` in earlier runs ({}: nothing usable kept)."""
+        if self.folder is None:
+            return {}
+        text = read_cache_text(self._listings_path(digest), MAX_LISTINGS_FILE)
+        try:
+            return decode(json.loads(text), stamp_of(os.stat(report))) if text else {}
+        except (OSError, ValueError, RecursionError):
+            return {}
+
+    def keep_listings(self, digest: str, report: Path, listed: Listings) -> None:
+        """Keep what ncu listed of a trace the cache holds (`report`, or the cache's link to it)."""
+        cached = self._path(TraceKey(digest, reusable=True))
+        if self.folder is None or cached is None or not cached.is_file() or cached.is_symlink():
+            return
+        try:
+            stamp = stamp_of(os.stat(report))
+            if stamp_of(os.stat(cached)) != stamp:
+                return  # not the file the cache holds
+        except OSError:
+            return
+        write_cache_text(self._listings_path(digest), json.dumps(encode(listed, stamp)))
+
+    def forget_listings(self, digest: str) -> None:
+        if self.folder is not None:
+            with contextlib.suppress(OSError):
+                self._listings_path(digest).unlink()
+
+    def _listings_path(self, digest: str) -> Path:
+        assert self.folder is not None
+        return self.folder / f"{digest}.listings.json"
+
     def forget(self, digest: str) -> None:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""
+        self.forget_listings(digest)
         for suffix in REPORT_SUFFIXES:
             if self.folder is not None:
                 with contextlib.suppress(OSError):
