@@ -178,14 +178,20 @@ def yaml_names(targets: str) -> list[str]:
     return [inv.name for inv in build_plan(parse_campaign(campaign_text(targets), Path("camp.yaml"))).invocations]
 
 
+def listing_wrapper(folder: Path) -> tuple[Path, Path]:
+    """An ncu that writes each command line it is given to a log, then is the fake ncu (in `folder`:
+    a log in the application's working directory would change the workload the trace cache keys on)."""
+    folder.mkdir()
+    calls, wrapper = folder / "calls.log", folder / "ncu"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {Path(__file__).parent / "fake_ncu" / "ncu"} "$@"\n')
+    wrapper.chmod(0o755)
+    return calls, wrapper
+
+
 def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:
     """Members with the same filters (a launch_skip matrix) need one listing of the trace, not one
     each: on the H200 every `ncu --import` costs 0.6-0.9 s of the shared run's critical path."""
-    calls = tmp_path / "calls.log"
-    wrapper = tmp_path / "ncu"
-    fake = Path(__file__).parent / "fake_ncu" / "ncu"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {fake} "$@"\n')
-    wrapper.chmod(0o755)
+    calls, wrapper = listing_wrapper(tmp_path / "ncu-bin")
     done, manifest = run(tmp_path, SHARING.replace("[0, 5]", "[0, 1, 2, 3, 5]"), NCUCAMPAIGN_NCU=str(wrapper))
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(how(manifest).values()) == {"shared"}
@@ -195,16 +201,6 @@ def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:
     # what the union runs took is kept beside the cached trace, for the next run's partition
     (side,) = [p for p in (tmp_path / "runs" / ".cache" / "traces").glob("*.json") if ".listings." not in p.name]
     assert len(json.loads(side.read_text())["runs"]) == len(unions(manifest))
-
-
-def listing_wrapper(folder: Path) -> tuple[Path, Path]:
-    """An ncu that writes each command line it is given to a log, then is the fake ncu (in `folder`:
-    a log in the application's working directory would change the workload the trace cache keys on)."""
-    folder.mkdir()
-    calls, wrapper = folder / "calls.log", folder / "ncu"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {Path(__file__).parent / "fake_ncu" / "ncu"} "$@"\n')
-    wrapper.chmod(0o755)
-    return calls, wrapper
 
 
 def trace_listings(calls: Path) -> list[str]:
