@@ -38,7 +38,8 @@ def encode(listed: Mapping[tuple[str, ...], list[Launch]], stamp: list[int]) -> 
         [list(words), [[x.id, ref(x.symbol), ref(x.grid), ref(x.block), [ref(n) for n in x.nvtx]] for x in launches]]
         for words, launches in listed.items()
     ]
-    return {"stamp": stamp, "digest": _digest(list(strings), lists), "strings": list(strings), "listings": lists}
+    table = list(strings)
+    return {"stamp": stamp, "digest": _digest(table, lists), "strings": table, "listings": lists}
 
 
 def decode(data: object, stamp: list[int]) -> Listings:

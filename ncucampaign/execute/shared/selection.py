@@ -155,7 +155,7 @@ def list_trace(
     return {words: launches for words, launches in found.items() if launches is not None}
 
 
-def disagreement(listed: dict[tuple[str, ...], list[Launch]]) -> str | None:
+def disagreement(listed: Listings) -> str | None:
     """Listings of one trace must agree: every launch numbered from 0 without a gap, each filtered
     listing's launches among them as they are, the function names of the same launches."""
     every = {launch.id: launch for launch in listed[()]}
@@ -187,9 +187,7 @@ def _part_words(member: Invocation) -> tuple[tuple[str, ...], tuple[str, ...]]:
     )
 
 
-def _filter_parts(
-    members: Sequence[Invocation], listed: dict[tuple[str, ...], list[Launch]], every: frozenset[int]
-) -> dict[str, FilterParts]:
+def _filter_parts(members: Sequence[Invocation], listed: Listings, every: frozenset[int]) -> dict[str, FilterParts]:
     """Per member, what its kernel filter and its NVTX filters select apart (`every`: for a member
     without a kernel filter)."""
 

@@ -27,7 +27,8 @@ from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
 KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
-# What ncu listed of a trace is kept up to this size (a trace of 20,000 launches lists in about 2 MB).
+# What ncu listed of a trace is kept up to this size: a bound on a damaged file, far above what
+# listings take (each launch is a few integers a listing, its strings kept once: listings.encode).
 MAX_LISTINGS_FILE = 32 << 20
 
 
