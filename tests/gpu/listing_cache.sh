@@ -6,6 +6,8 @@
 #   bash tests/gpu/listing_cache.sh OUT [workload, or a campaign file]
 set -u
 out=${1:?OUT folder}; workload=${2:-decode}
+# without ncu every run would retry each target before failing: say so at once
+command -v ncu > /dev/null || { echo "listing_cache.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
 mkdir -p "$out"; work=$(mktemp -d)
 # the log's path is in the wrapper, not the environment: the environment is part of the trace's key
 cat > "$work/ncu" <<PY
