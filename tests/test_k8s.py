@@ -22,7 +22,7 @@ pytestmark = pytest.mark.k8s
 
 
 def k8s_campaign(write_campaign, tmp_path: Path, targets: str, retries: int = 0, defaults: str = "") -> Path:
-    campaign = write_campaign(targets, defaults=f'share: "off"\n{defaults}')
+    campaign = write_campaign(targets, defaults=defaults)
     campaign.write_text(campaign.read_text().replace("  retries: 0\n", f"  retries: {retries}\n", 1))
     section = {
         "image": "registry.example.com/ncucampaign:test",
@@ -32,6 +32,21 @@ def k8s_campaign(write_campaign, tmp_path: Path, targets: str, retries: int = 0,
     }
     campaign.write_text(campaign.read_text() + "kubernetes: " + json.dumps(section) + "\n")
     return campaign
+
+
+def test_two_targets_that_share_run_in_one_pod_with_the_defaults(tmp_path: Path, write_campaign) -> None:
+    """Sharing is on by default: the pod's shared run writes its report and log under a name made from
+    its task ("default/<job>_<index>"), whose "/" once made a folder that did not exist (issue 40)."""
+    targets = "- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n  launch_skip: 1"
+    campaign = k8s_campaign(write_campaign, tmp_path, targets)
+    with ApiServer(tmp_path) as server, FakeKubelet(server, env_for(server)) as kubelet:
+        done = run_cli("run", str(campaign), "--k8s", "--wait", cwd=tmp_path, env=env_for(server))
+    assert done.returncode == 0, done.stdout + done.stderr + str(kubelet.logs)
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert [t["status"] for t in manifest["targets"]] == ["ok", "ok"]
+    assert {t["obtained"]["how"] for t in manifest["targets"]} == {"shared"}  # one application start
+    (shared,) = [r for r in manifest["shared_runs"] if r.get("kind") == "union"]
+    assert shared["status"] == "ok" and sorted(shared["members"]) == ["a", "b"]
 
 
 def env_for(server: ApiServer, **extra: str) -> dict[str, str]:
@@ -51,7 +66,8 @@ def running_record(run_root: Path, index: int) -> bool:
 
 
 def test_ten_targets_each_ok_exactly_once(tmp_path: Path, write_campaign) -> None:
-    targets = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel\n  launch_skip: {i}" for i in range(10))
+    # ten workloads (each its own --steps), so that no two share a start: one index each
+    targets = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel\n  args: [--steps, '{12 + i}']" for i in range(10))
     campaign = k8s_campaign(write_campaign, tmp_path, targets)
     runs = tmp_path / "runs"
     with ApiServer(tmp_path) as server, FakeKubelet(server, env_for(server)) as kubelet:
@@ -74,7 +90,8 @@ def test_ten_targets_each_ok_exactly_once(tmp_path: Path, write_campaign) -> Non
 
 
 def test_a_killed_pod_is_interrupted_and_resume_runs_it_again(tmp_path: Path, write_campaign) -> None:
-    targets = "- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n  launch_skip: 1"
+    # two workloads (b has a third layer): two indexes, one of which is killed
+    targets = "- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n  args: [--layers, '3']"
     campaign = k8s_campaign(write_campaign, tmp_path, targets, retries=0)
     runs = tmp_path / "runs"
     with ApiServer(tmp_path) as server:

@@ -30,6 +30,13 @@ def _safe(name: str) -> str:
     return urllib.parse.quote(name, safe="")
 
 
+def task_stem(array_job: str, task: int) -> str:
+    """A task's name where it becomes part of a file name: its record, its output, its shared runs'
+    reports and logs. Quoted, as claims are: a Kubernetes Job is "<namespace>/<name>", and its "/"
+    would make a folder."""
+    return f"{_safe(array_job)}_{task}"
+
+
 class SlurmFiles:
     def __init__(self, store: RunStore) -> None:
         self.store, self.run = store, store.run
@@ -82,7 +89,7 @@ class SlurmFiles:
         """The last line the task printed (slurm/out/<job>_<task>.out), '' when it printed nothing,
         None when there is no such file (Slurm did not start the task, or could not write there)."""
         try:
-            fd = open_regular(self.run.inside(SLURM, "out", f"{_safe(array_job)}_{task}.out"), os.O_RDONLY)
+            fd = open_regular(self.run.inside(SLURM, "out", f"{task_stem(array_job, task)}.out"), os.O_RDONLY)
         except (OSError, EnvironmentProblem):
             return None
         with os.fdopen(fd, "rb") as handle:
@@ -91,7 +98,7 @@ class SlurmFiles:
         return printable(lines[-1].strip()) if lines else ""
 
     def record_path(self, array_job: str, task: int) -> str:
-        return f"{SLURM}/tasks/{_safe(array_job)}_{task}.json"
+        return f"{SLURM}/tasks/{task_stem(array_job, task)}.json"
 
     def read_record(self, relative: str) -> Manifest | str:
         """A task's record, or why it cannot be read."""

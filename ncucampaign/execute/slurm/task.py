@@ -26,7 +26,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.slurm.collect import UNFINISHED, died
-from ncucampaign.execute.slurm.files import SlurmFiles
+from ncucampaign.execute.slurm.files import SlurmFiles, task_stem
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.argv import ncu_argv
 from ncucampaign.plan.expand import Invocation, Plan
@@ -112,7 +112,7 @@ def run_task(
     book = RecordBook(
         task_manifest(earlier or main, claimed, where, store, settings.ncu_path),
         write_record,
-        shared_prefix=f"shared/{where.array_job_id}_{where.array_task_id}-",
+        shared_prefix=f"shared/{task_stem(where.array_job_id, where.array_task_id)}-",
     )
     book.save()
     ctx = RunContext(store, book, settings.reader, SerialReporter(reporter), stop, settings.ncu_path)
