@@ -253,12 +253,13 @@ def test_an_end_of_options_marker_as_slurm_arg_is_a_usage_error(tmp_path: Path) 
     assert done.returncode == 2 and "pass sbatch options" in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("out", ["r%j", "r\\x"])
-def test_a_slurm_run_directory_with_filename_patterns_is_refused_before_anything_is_created(
+@pytest.mark.parametrize("out", ["r%j", "r\\x", "rq'x", 'r"x', "r#x", "r x", "r\tx"])
+def test_a_slurm_run_directory_sbatch_cannot_name_is_refused_before_anything_is_created(
     tmp_path: Path, out: str
 ) -> None:
     # sbatch reads % and \ in --output as patterns: with `--out 'r%j'` no task ever started and collect
-    # called the run finished with every target pending
+    # called the run finished with every target pending; a quote, a blank or a # in it (issue 40:
+    # `--out "rq'x"`) had the script refused after the run directory was made
     _stand_ins(tmp_path / "bin")
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
     env = fake_env(PATH=f"{tmp_path / 'bin'}{os.pathsep}{fake_env()['PATH']}")
@@ -267,26 +268,39 @@ def test_a_slurm_run_directory_with_filename_patterns_is_refused_before_anything
     assert not (tmp_path / out).exists()  # no ghost run directory
 
 
-def test_a_refused_sbatch_leaves_no_ghost_run_and_says_how_to_finish_it(tmp_path: Path) -> None:
+def test_a_refused_sbatch_leaves_no_run_behind_and_latest_where_it_was(tmp_path: Path) -> None:
     _stand_ins(tmp_path / "bin")
     sbatch = tmp_path / "bin" / "sbatch"
-    sbatch.write_text("#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n")
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
     env = fake_env(PATH=f"{tmp_path / 'bin'}{os.pathsep}{fake_env()['PATH']}")
+    first = run_cli("run", "camp.yaml", "--slurm", "--out", "runs", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    before = (tmp_path / "runs" / "camp" / "latest").resolve()
+    sbatch.write_text("#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n")
     done = run_cli(
         "run", "camp.yaml", "--slurm", "--slurm-arg=--partition=nope", "--out", "runs", cwd=tmp_path, env=env
     )
     assert done.returncode == 3 and "invalid partition specified: nope" in done.stderr, done.stderr
-    run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
-    assert f"finish this run with: ncucampaign run --resume {run_dir} --slurm" in done.stderr
+    assert "nothing was submitted and no run directory was kept" in done.stderr
+    assert (tmp_path / "runs" / "camp" / "latest").resolve() == before  # latest not moved to the refused run
+    assert sorted(p.name for p in (tmp_path / "runs" / "camp").iterdir() if not p.is_symlink()) == [before.name]
+
+
+def test_a_refused_sbatch_on_resume_keeps_the_run_and_says_how_to_finish_it(tmp_path: Path) -> None:
+    run_dir, env = _submitted_two_targets(tmp_path)
+    sbatch = tmp_path / "bin" / "sbatch"
+    sbatch.write_text("#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n")
+    refused = run_cli("run", "--resume", str(run_dir), "--slurm", cwd=tmp_path, env=env)
+    assert refused.returncode == 3 and "invalid partition specified: nope" in refused.stderr, refused.stderr
+    assert f"finish this run with: ncucampaign run --resume {run_dir} --slurm" in refused.stderr
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["state"] == "interrupted" and manifest["targets"][0]["status"] == "pending"
-    sbatch.write_text("#!/bin/sh\necho 4242\n")  # the options mended
+    assert manifest["state"] == "interrupted" and manifest["targets"][0]["status"] != "ok"
+    sbatch.write_text("#!/bin/sh\necho 4243\n")  # the options mended
     resumed = run_cli("run", "--resume", str(run_dir), "--slurm", cwd=tmp_path, env=env)
     assert resumed.returncode == 0, resumed.stderr
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["state"] == "submitted" and manifest["slurm_arrays"][-1]["job_id"] == "4242"
-    assert "scancel -t PENDING 4242" in resumed.stdout  # pending tasks would start after -b -s INT alone
+    assert manifest["state"] == "submitted" and manifest["slurm_arrays"][-1]["job_id"] == "4243"
+    assert "scancel -t PENDING 4243" in resumed.stdout  # pending tasks would start after -b -s INT alone
 
 
 def test_waiting_prints_a_line_whenever_a_target_changes_state() -> None:

@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     file_from_only(args)
     if args.file is None and resume_dir is None:
         raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
+    run_k8s.check(args)  # first: --k8s with --slurm is a choice to make before either's tools are looked for
     run_slurm.check(args)
-    run_k8s.check(args)
     loaded, plan = campaign_and_plan(args, resume_dir)
     section = run_k8s.k8s_settings(args, loaded) if args.k8s else None
     root = run_k8s.k8s_runs_root(runs_root(args.out, loaded), section)

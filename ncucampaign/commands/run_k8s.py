@@ -6,8 +6,8 @@ where it did before."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +15,12 @@ from pydantic import ValidationError
 
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.run_slurm import wait as follow
-from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError
+from ncucampaign.commands.submission import open_and_submit
+from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.execute.k8s.api import require_cluster
 from ncucampaign.execute.k8s.submit import submit_job
-from ncucampaign.execute.open_run import open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.k8s import settings_problem, with_flags
 from ncucampaign.spec.kubernetes import KubernetesSection
@@ -120,27 +119,11 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: K
               "rank by ncu's own estimates", file=sys.stderr)  # fmt: skip
     stop = StopRequest()
     console = out_console()
-    link = latest_run(settings.runs_root.absolute(), plan.campaign)
-    before = os.readlink(link) if link.is_symlink() else None
     with stop_on_signals(stop, lambda _level: None):
-        run = open_run(loaded, plan, settings)
-        try:
-            if not run.to_run:
-                console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
-                return EXIT_OK
-            try:
-                array = submit_job(run, section)
-            except EnvironmentProblem as exc:
-                if settings.resume is None:  # nothing ran: no run directory left behind as `latest`
-                    run.close()  # the lock first: its file is in the folder that goes
-                    run.store.withdraw(before)
-                    raise EnvironmentProblem(f"{exc}\nnothing was submitted and no run directory was kept") from None
-                raise EnvironmentProblem(
-                    f"{exc}\nnothing was submitted; finish this run with: ncucampaign run --resume "
-                    f"{run.store.run.root} --k8s"
-                ) from None
-        finally:
-            run.close()
+        run, array = open_and_submit(loaded, plan, settings, partial(submit_job, settings=section), "--k8s")
+        if array is None:
+            console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
+            return EXIT_OK
         root = run.store.run.root
         namespace, _, name = (array.job_id or "/").partition("/")
         console.print(

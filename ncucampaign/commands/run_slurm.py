@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -15,8 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.slurm_common import collect_run, describe
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
-from ncucampaign.execute.open_run import OpenRun, open_run
+from ncucampaign.commands.submission import open_and_submit
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, printable
+from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.rundir.manifest import Manifest
@@ -70,14 +72,16 @@ def check(args: argparse.Namespace) -> None:
 
 
 def check_run_path(folder: Path) -> None:
-    """sbatch reads `%` and `\\` in --output as filename patterns (%j, %A, ...): a run directory
-    holding them would send every task's output elsewhere, so no task would ever start."""
-    odd = sorted({char for char in str(folder) if char in "%\\"})
+    """sbatch reads the script's `#SBATCH --output=` line as it reads a command line of its own: blanks
+    end the value, quotes and `\\` are taken away, `#` starts a comment, and `%` starts a file-name
+    pattern (%j, %A, ...). A run directory holding any of them would send every task's output
+    elsewhere, or have the script refused after the run directory was made (issue 40: `--out "rq'x"`)."""
+    odd = sorted({char for char in str(folder) if char in "%\\'\"#" or char.isspace() or not char.isprintable()})
     if odd:
         shown = " and ".join(repr(char) for char in odd)
         raise UsageError(
-            f"{folder}: a run directory for --slurm cannot hold {shown} (sbatch reads them in file names as "
-            "patterns); choose another --out"
+            f"{printable(str(folder))}: a run directory for --slurm cannot hold {shown} (sbatch reads them in its "
+            "script's file names as blanks, quotes, comments or patterns); choose another --out"
         )
 
 
@@ -131,14 +135,11 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argp
     console = out_console()
     # From here a Ctrl-C only sets a flag: a submission is finished and recorded, then waiting stops.
     with stop_on_signals(stop, lambda _level: None):
-        run = open_run(loaded, plan, settings)
-        try:
-            if not run.to_run:
-                console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
-                return EXIT_OK
-            array = submit_array(run, args.slurm_arg)
-        finally:
-            run.close()
+        submission = partial(submit_array, slurm_args=args.slurm_arg)
+        run, array = open_and_submit(loaded, plan, settings, submission, "--slurm")
+        if array is None:
+            console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
+            return EXIT_OK
         root = run.store.run.root
         console.print(
             f"{plan.campaign}: submitted Slurm array job {array.job_id} ({len(array.tasks)} tasks) for {root}\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
@@ -32,8 +32,6 @@ def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> SlurmArray:
     for task in tasks:  # a target rerun by this array may be claimed again
         for name in task.names:
             files.retire_claim(name, f"array-{number}")
-    if any(ch.isspace() for ch in str(run.store.run.root)):
-        raise UsageError(f"{run.store.run.root}: a run directory for --slurm must have no spaces in its path")
     script = batch_script(
         campaign=run.plan.campaign,
         run_dir=run.store.run.root,
@@ -60,9 +58,6 @@ def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> SlurmArray:
     if record.job_id is None:  # nothing runs: the run is not "running", and it says how to finish it
         run.book.commit(lambda: setattr(run.manifest, "state", "interrupted"))
         detail = out.strip().splitlines()[-1] if out.strip() else f"exit code {code}"
-        raise EnvironmentProblem(
-            f"sbatch refused {path}: {detail}\nnothing was submitted; with the sbatch options mended, finish this "
-            f"run with: ncucampaign run --resume {run.store.run.root} --slurm"
-        )
+        raise EnvironmentProblem(f"sbatch refused the array's script: {detail}")
     run.book.commit(lambda: setattr(run.manifest, "state", "submitted"))
     return record
