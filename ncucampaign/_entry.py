@@ -3,9 +3,9 @@
 Start-up (importing the command line and every command, pydantic, rich, PyYAML) runs under a SIGINT
 handler that only notes the interrupt: a Ctrl-C then can neither print a traceback from the middle
 of an import (seen: one raised inside importlib's own callback, which Python prints as "Exception
-ignored") nor be lost. After start-up Python's own handler is back and `cli.main` turns a Ctrl-C
-into exit 130. pip's console-script wrapper imports this module before anything of ours runs, so it
-stays tiny.
+ignored") nor be lost. After start-up Python's own handler is installed (whatever the command
+inherited) and `cli.main` turns a Ctrl-C into exit 130. pip's console-script wrapper imports this
+module before anything of ours runs, so it stays tiny.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def main() -> int:
     def note(_signum: int, _frame: FrameType | None) -> None:
         interrupted.append(1)
 
-    previous = signal.signal(signal.SIGINT, note)
+    signal.signal(signal.SIGINT, note)
     try:
         from ncucampaign import cli
 
@@ -30,7 +30,10 @@ def main() -> int:
     except KeyboardInterrupt:  # one already on its way when the guard went up
         interrupted.append(1)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        # Python's own handler, also where SIGINT came in ignored (a background job of a script, or
+        # `nohup`): a Ctrl-C or `kill -INT` stops the command at any moment with 130, as the run's own
+        # handler does (issue 40: one during the probe before the run was lost, and the run finished).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     code = 130
     try:
         if not interrupted:

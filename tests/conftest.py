@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,16 @@ def write_campaign(tmp_path: Path):
     return write
 
 
+def logging_ncu(folder: Path) -> tuple[Path, Path]:
+    """An ncu that writes each command line it is given to a log, then is the fake ncu (in `folder`:
+    a log in the application's working directory would change the workload the trace cache keys on)."""
+    folder.mkdir()
+    calls, wrapper = folder / "calls.log", folder / "ncu"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {FAKE_NCU_DIR / "ncu"} "$@"\n')
+    wrapper.chmod(0o755)
+    return calls, wrapper
+
+
 def run_cli(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
@@ -128,6 +139,14 @@ def alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def gone(pid: int) -> bool:
+    """The process ends (SIGKILL is delivered as the kernel gets to it): waited for, not assumed."""
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return not alive(pid)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from ncucampaign.execute.attempt.refusals import PERMISSION_FIX
 from ncucampaign.execute.doctor import (
-    PERMISSION_FIX,
     counters_check,
     disk_outcome,
     mount_of,
     stray_files,
     volume_outcome,
 )
-from tests.conftest import FAKE_NCU_DIR, fake_env, load_manifest, run_cli
+from tests.conftest import FAKE_NCU_DIR, fake_env, gone, load_manifest, logging_ncu, run_cli
 
 PERMISSION = (
     "==PROF== Connected to process 12 (/usr/bin/python3)\n==ERROR== ERR_NVGPUCTRPERM - The user does not have "
@@ -78,7 +78,7 @@ def test_no_nvidia_smi_no_gpu_or_hidden_gpus_fail(tmp_path: Path) -> None:
         pytest.skip("a real nvidia-smi is on PATH")
     done = run_cli("doctor", "--format", "json", cwd=tmp_path, env=env)
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
-    assert done.returncode == 1 and "nvidia-smi is missing" in checks["GPUs"]["detail"]
+    assert done.returncode == 1 and "no NVIDIA driver here (nvidia-smi could not start" in checks["GPUs"]["detail"]
     assert checks["counters"]["state"] == "skip"
     code, checks = doctor(tmp_path, FAKE_NVIDIA_SMI_GPUS="0")
     assert code == 1 and checks["GPUs"]["detail"] == "nvidia-smi lists no GPU"
@@ -109,17 +109,41 @@ def test_inside_kubernetes_the_volume_is_checked(tmp_path: Path) -> None:
     assert checks["volume"] == {**checks["volume"], **vars(volume_outcome(tmp_path, mount, fstype, True))}
 
 
-def test_run_stops_before_its_first_target_when_counters_are_denied(tmp_path: Path, write_campaign) -> None:
+def test_run_stops_at_its_first_ncu_process_when_counters_are_denied(tmp_path: Path, write_campaign) -> None:
+    """No probe of its own (issue 41): the run's first ncu process (the shared run's discovery trace)
+    meets the refusal, is recorded, and the run stops with doctor's fix; --resume finishes it."""
     campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n")
-    done = run_cli("run", str(campaign), cwd=tmp_path, env=fake_env(FAKE_NCU_COUNTERS="denied"))
+    calls, ncu = logging_ncu(tmp_path / "ncu-bin")
+    env = fake_env(FAKE_NCU_COUNTERS="denied", NCUCAMPAIGN_NCU=str(ncu))
+    done = run_cli("run", str(campaign), cwd=tmp_path, env=env)
     assert done.returncode == 3, done.stdout + done.stderr
-    assert "this machine cannot run the campaign; nothing was run" in done.stderr
-    assert "ERR_NVGPUCTRPERM" in done.stderr and PERMISSION_FIX in done.stderr
-    assert "Traceback" not in done.stderr and not (campaign.parent / "runs").exists()
-    ok = run_cli("run", str(campaign), cwd=tmp_path, env=fake_env())
-    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "this machine cannot profile: ERR_NVGPUCTRPERM" in done.stderr and PERMISSION_FIX in done.stderr
+    assert "Traceback" not in done.stderr
+    profiling = [line for line in calls.read_text().splitlines() if "fake_app.py" in line]
+    assert len(profiling) == 1, profiling  # one ncu process ran the application: no probe, no second target
+    run_dir, manifest = load_manifest(campaign.parent / "runs")
+    assert manifest["state"] == "interrupted" and {t["status"] for t in manifest["targets"]} <= {
+        "pending",
+        "interrupted",
+    }
+    (trace,) = manifest["shared_runs"]
+    assert trace["status"] == "profiler_error" and "ERR_NVGPUCTRPERM" in trace["message"]  # recorded, not lost
+    resumed = run_cli("run", "--resume", str(run_dir), cwd=tmp_path, env=fake_env(NCUCAMPAIGN_NCU=str(ncu)))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _, manifest = load_manifest(campaign.parent / "runs")
     assert {t["status"] for t in manifest["targets"]} == {"ok"}
+
+
+def test_a_run_alone_stops_at_the_first_target_that_meets_the_refusal(tmp_path: Path, write_campaign) -> None:
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n")
+    campaign.write_text(campaign.read_text().replace("  retries: 0\n", "  retries: 2\n"))
+    done = run_cli("run", str(campaign), "--no-share", cwd=tmp_path, env=fake_env(FAKE_NCU_COUNTERS="library"))
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "counter library did not load" in done.stderr and "NVIDIA_DRIVER_CAPABILITIES" in done.stderr
+    _, manifest = load_manifest(campaign.parent / "runs")
+    a, b = manifest["targets"]
+    assert a["status"] == "profiler_error" and len(a["attempts"]) == 1  # not retried (retries: 2)
+    assert b["status"] == "pending" and not b["attempts"]
 
 
 def test_run_notes_an_uncertain_failure_and_goes_on(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -129,15 +153,15 @@ def test_run_notes_an_uncertain_failure_and_goes_on(tmp_path: Path, monkeypatch,
 
     found = [Check("counters", "fail", "the probe did not finish in 60 s", "by hand", certain=False),
              Check("disk", "warn", "5.0 GiB free")]  # fmt: skip
-    monkeypatch.setattr(run_command, "run_checks", lambda ncu, root: found)
-    run_command.machine_ready("ncu", tmp_path)
+    monkeypatch.setattr(run_command, "run_checks", lambda root: found)
+    run_command.machine_ready(tmp_path)
     said = capsys.readouterr().err
     assert "note: counters: the probe did not finish in 60 s" in said and "note: disk: 5.0 GiB free" in said
     found.append(Check("disk", "fail", "Read-only file system", "choose another --out"))
     with pytest.raises(EnvironmentProblem, match="disk: Read-only file system\n  fix: choose another --out"):
-        run_command.machine_ready("ncu", tmp_path)
+        run_command.machine_ready(tmp_path)
     monkeypatch.setenv("NCUCAMPAIGN_DOCTOR", "off")
-    run_command.machine_ready("ncu", tmp_path)  # asked not to check: nothing raised
+    run_command.machine_ready(tmp_path)  # asked not to check: nothing raised
 
 
 def test_counters_check_reads_ncu_output() -> None:
@@ -202,3 +226,79 @@ def test_the_probe_application_runs_alone() -> None:  # pragma: no cover - on a 
 
     done = subprocess.run([sys.executable, "-m", "ncucampaign.execute.probe_app"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def stand_in(folder: Path, name: str, script: str) -> Path:
+    """An executable `name` in `folder` (made if needed) running the shell `script`."""
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(0o755)
+    return path
+
+
+def with_first(folder: Path, **extra: str) -> dict[str, str]:
+    env = fake_env(XDG_CACHE_HOME=str(folder.parent / "cache"), **extra)  # ncu asked, not cached
+    env["PATH"] = f"{folder}:{env['PATH']}"
+    return env
+
+
+def test_an_ncu_that_leaves_a_child_holding_its_output_is_read_and_the_child_stopped(tmp_path: Path) -> None:
+    """Issue 40: doctor took 75.8 s, said "--version printed no version" and left the child running."""
+    pids = tmp_path / "child.pid"
+    fake = FAKE_NCU_DIR / "ncu"
+    stand_in(
+        tmp_path / "bin", "ncu", f'if [ "$1" = --version ]; then sleep 300 & echo $! > {pids}; fi\nexec {fake} "$@"'
+    )
+    _, checks = doctor(tmp_path, **with_first(tmp_path / "bin"))
+    assert checks["ncu"]["state"] == "ok" and "version 2025.3.1.0" in checks["ncu"]["detail"], checks["ncu"]
+    assert gone(int(pids.read_text())), "the child --version left is still running"
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "run", "doctor"])
+def test_a_version_line_that_is_not_utf8_is_no_crash(tmp_path: Path, write_campaign, command: str) -> None:
+    """Issue 40: `Version 2025.3.1.0 \\351` made validate, plan, run and doctor exit 70 (UnicodeDecodeError)."""
+    fake = FAKE_NCU_DIR / "ncu"
+    stand_in(
+        tmp_path / "bin",
+        "ncu",
+        f'if [ "$1" = --version ]; then printf "Version 2025.3.1.0 \\351\\n"; exit 0; fi\nexec {fake} "$@"',
+    )
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    done = run_cli(
+        command, *([] if command == "doctor" else [str(campaign)]), cwd=tmp_path, env=with_first(tmp_path / "bin")
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "doctor"])
+def test_an_nvidia_smi_printing_random_bytes_is_no_crash(tmp_path: Path, write_campaign, command: str) -> None:
+    stand_in(tmp_path / "bin", "nvidia-smi", "printf '\\377\\376\\351, \\200\\201, x\\n\\333'")
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    done = run_cli(
+        command, *([] if command == "doctor" else [str(campaign)]), cwd=tmp_path, env=with_first(tmp_path / "bin")
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_ncu_printing_without_end_on_version_is_cut_at_the_bound(tmp_path: Path) -> None:
+    """Issue 40: 200 MB on --version took 895 MB of memory; what a probe keeps is bounded."""
+    fake = FAKE_NCU_DIR / "ncu"
+    stand_in(tmp_path / "bin", "ncu", f'if [ "$1" = --version ]; then exec yes Version; fi\nexec {fake} "$@"')
+    code, checks = doctor(tmp_path, **with_first(tmp_path / "bin"))
+    assert code == 1 and "ncu printed more than 16 MiB" in checks["ncu"]["detail"], checks["ncu"]
+
+
+def test_a_hanging_nvidia_smi_is_named_as_hanging_not_as_a_missing_driver(tmp_path: Path, monkeypatch) -> None:
+    from ncucampaign.execute import doctor as doctor_module
+    from ncucampaign.execute.process import short
+
+    stand_in(tmp_path / "bin", "nvidia-smi", f"echo $$ > {tmp_path / 'smi.pid'}\nexec sleep 300")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{fake_env()['PATH']}")
+    monkeypatch.setattr(short, "PROBE_TIMEOUT_S", 0.5)
+    check = doctor_module.gpus_check({})
+    assert check.state == "fail" and check.detail == "nvidia-smi did not answer in 0.5 s", check
+    assert "no NVIDIA driver" not in check.detail and "driver" in check.fix
+    assert gone(int((tmp_path / "smi.pid").read_text()))  # its process group was stopped

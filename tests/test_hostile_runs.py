@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.cli import main
-from tests.conftest import REPORT, ROOT, alive, fake_env, load_manifest, run_cli, target
+from tests.conftest import FAKE_NCU_DIR, REPORT, ROOT, alive, fake_env, load_manifest, run_cli, target
 from tests.test_shared_runs import TRACE_TARGETS
 
 pytestmark = [
@@ -204,7 +204,42 @@ def test_5_sigint_during_start_up_is_no_traceback(tmp_path: Path) -> None:
         runner.send_signal(signal.SIGINT)
         _, err = runner.communicate(timeout=60)
         assert b"Traceback" not in err, (delay, err)
-        assert runner.returncode in (130, 0, 1), (delay, runner.returncode, err)
+        assert runner.returncode == 130, (delay, runner.returncode, err)
+
+
+@pytest.mark.parametrize("inherited", ["ignored", "default"])
+def test_40_sigint_during_a_probe_stops_the_command(tmp_path: Path, write_campaign, inherited: str) -> None:
+    """A Ctrl-C while ncu --version is asked (before the run directory exists) stops the command with
+    130, also when SIGINT came in ignored (a background job of a script): it was lost, and the run
+    went on to finish every target with exit 0 (issue 40)."""
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    probing, ncu = tmp_path / "probing", tmp_path / "ncu-bin" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(
+        f'#!/bin/sh\nif [ "$1" = --version ]; then touch {probing}; exec sleep 20; fi\nexec {FAKE_NCU_DIR / "ncu"} "$@"\n'
+    )
+    ncu.chmod(0o755)
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if inherited == "ignored" else None
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs"],
+        cwd=tmp_path,
+        env=fake_env(NCUCAMPAIGN_NCU=str(ncu), XDG_CACHE_HOME=str(tmp_path / "cache")),  # asked, not cached
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not probing.exists() and runner.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert probing.exists(), runner.communicate()
+        runner.send_signal(signal.SIGINT)
+        out, err = runner.communicate(timeout=15)  # well before the probe's 20 s
+    finally:
+        runner.kill()
+    assert runner.returncode == 130, out + err
+    assert "Traceback" not in err and "interrupted" in err
 
 
 @pytest.mark.parametrize("where", ["commands", "loader", "run-setup"])

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPORT, campaign_text, fake_env, load_manifest, run_cli, target
+from tests.conftest import REPORT, campaign_text, fake_env, load_manifest, logging_ncu, run_cli, target
 from tests.test_shared_runs import TRACE_TARGETS
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
@@ -178,20 +178,10 @@ def yaml_names(targets: str) -> list[str]:
     return [inv.name for inv in build_plan(parse_campaign(campaign_text(targets), Path("camp.yaml"))).invocations]
 
 
-def listing_wrapper(folder: Path) -> tuple[Path, Path]:
-    """An ncu that writes each command line it is given to a log, then is the fake ncu (in `folder`:
-    a log in the application's working directory would change the workload the trace cache keys on)."""
-    folder.mkdir()
-    calls, wrapper = folder / "calls.log", folder / "ncu"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {Path(__file__).parent / "fake_ncu" / "ncu"} "$@"\n')
-    wrapper.chmod(0o755)
-    return calls, wrapper
-
-
 def test_the_trace_is_listed_once_per_distinct_filter(tmp_path: Path) -> None:
     """Members with the same filters (a launch_skip matrix) need one listing of the trace, not one
     each: on the H200 every `ncu --import` costs 0.6-0.9 s of the shared run's critical path."""
-    calls, wrapper = listing_wrapper(tmp_path / "ncu-bin")
+    calls, wrapper = logging_ncu(tmp_path / "ncu-bin")
     done, manifest = run(tmp_path, SHARING.replace("[0, 5]", "[0, 1, 2, 3, 5]"), NCUCAMPAIGN_NCU=str(wrapper))
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(how(manifest).values()) == {"shared"}
@@ -218,7 +208,7 @@ def trace_listings(calls: Path) -> list[str]:
 def test_a_cached_trace_is_not_listed_again_and_a_damaged_listing_is_made_anew(tmp_path: Path) -> None:
     """Each listing of a trace costs 0.6-0.9 s on the H200 on every run that reuses the trace; what
     ncu listed is kept beside it. Kept listings that are damaged, or of another file, are listed again."""
-    calls, wrapper = listing_wrapper(tmp_path.parent / f"{tmp_path.name}-ncu")
+    calls, wrapper = logging_ncu(tmp_path.parent / f"{tmp_path.name}-ncu")
     campaign = tmp_path / "camp.yaml"
     campaign.write_text(campaign_text(SHARING))  # once: the workload the trace is kept for stays the same
 

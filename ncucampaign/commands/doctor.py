@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ncucampaign.commands.common import add_ncu_option, ncu_choice, out_console, runs_root
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED
+from ncucampaign.escaping import console_text
 from ncucampaign.execute.doctor import machine_checks, ncu_check
 from ncucampaign.execute.doctor_check import Check
 from ncucampaign.results.reader import reader_check
@@ -59,6 +60,6 @@ def table(checks: list[Check]) -> Table:
     for column in ("check", "", "what it found"):
         shown.add_column(column, overflow="fold")
     for check in checks:
-        detail = check.detail + (f"\nfix: {check.fix}" if check.fix and check.state in ("fail", "warn") else "")
-        shown.add_row(check.name, f"[{STYLE[check.state]}]{check.state}[/]", detail.replace("[", r"\["))
+        fix = f"\nfix: {console_text(check.fix)}" if check.fix and check.state in ("fail", "warn") else ""
+        shown.add_row(check.name, f"[{STYLE[check.state]}]{check.state}[/]", console_text(check.detail) + fix)
     return shown

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import sys
@@ -15,31 +14,31 @@ from ncucampaign.commands.common import (
     checked_ncu,
     file_from_only,
     installed_listing,
-    load_plan,
-    ncu_choice,
     out_console,
     print_warnings,
     runs_root,
 )
 from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural
+from ncucampaign.commands.run_resume import campaign_and_plan, keep_own_flags, same_selection
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError, plural, printable
 from ncucampaign.execute.doctor import before_run, run_checks
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.provenance import usable_gpus
 from ncucampaign.execute.resume import unfinished_note
-from ncucampaign.execute.rundir.store import latest_run, open_regular
+from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
+from ncucampaign.results.gate import short_samples
 from ncucampaign.results.limit import limit_line
 from ncucampaign.results.records import NcuReportReader
-from ncucampaign.results.runs import load_run
 from ncucampaign.results.sharing import sharing_breakdown
 from ncucampaign.results.weights import gpu_time_line
 from ncucampaign.spec.kubernetes import KubernetesSection
-from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
+from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu, report_suffix
 
 
@@ -171,16 +170,16 @@ def dispatch(
         return run_slurm.submit(loaded, plan, settings, args)
     if section is not None:
         return run_k8s.submit(loaded, plan, settings, section, args.wait)
-    machine_ready(settings.ncu_path, settings.runs_root)
+    machine_ready(settings.runs_root)
     return execute(loaded, plan, settings)
 
 
-def machine_ready(ncu_path: str, root: Path) -> None:
+def machine_ready(root: Path) -> None:
     """doctor's run checks (issue 34; execute/doctor.before_run says what stops a run)."""
     if os.environ.get("NCUCAMPAIGN_DOCTOR") == "off":
         return
-    for note in before_run(run_checks(ncu_path, root)):
-        print(f"ncucampaign: note: {note}", file=sys.stderr)
+    for note in before_run(run_checks(root)):
+        print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
 
 
 def check_jobs_per_gpu(args: argparse.Namespace) -> None:
@@ -208,32 +207,22 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
                 raise
             result = local.execute()
         console.print(final_table(result.manifest, str(result.run.root)))
-        for line in [*sharing_breakdown(result.manifest), limit_line(result.manifest), gpu_time_line(result.manifest)]:
+        lines = [*sharing_breakdown(result.manifest), limit_line(result.manifest), gpu_time_line(result.manifest)]
+        for line in [*lines, *samples_short(plan, result.manifest)]:
             if line:
                 console.print(line, highlight=False, markup=False)
         console.print(f"manifest: {result.run.manifest}", highlight=False)
-    return result.exit_code
+    # A Ctrl-C that came as the run ended (while its table printed) was still a Ctrl-C: 130.
+    return EXIT_INTERRUPTED if stop.by_signal else result.exit_code
 
 
-def keep_own_flags(args: argparse.Namespace, run_dir: Path) -> bool:
-    """A resumed run keeps the flags it was started with (--no-share, --samples, --weigh; issue 33: a
-    resume of a --no-share run shared again), read from its manifest's command line as run reads
-    them; flags given now add to them. True when --samples came from the run (the plan changes)."""
-    recorded = load_run(run_dir).manifest.command_line
-    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    parser.add_argument("--no-share", action="store_true")
-    parser.add_argument("--weigh", action="store_true")
-    parser.add_argument("--samples", type=int)
-    try:
-        own, _ = parser.parse_known_args(recorded[1:])
-    except (argparse.ArgumentError, SystemExit):  # a command line this version does not read: nothing kept
-        return False
-    args.no_share = args.no_share or own.no_share
-    args.weigh = args.weigh or own.weigh
-    if args.samples is None and own.samples is not None:
-        args.samples = own.samples
-        return True
-    return False
+def samples_short(plan: Plan, manifest: Manifest) -> list[str]:
+    """A line per target whose samples fell short of what it asked for (results/gate.short_samples)."""
+    records = {record.name: record for record in manifest.targets}
+    found = (
+        short_samples(records[inv.name], inv.options.samples or 1) for inv in plan.invocations if inv.name in records
+    )
+    return [f"samples: {printable(line)}" for line in found if line]
 
 
 def dry_run(plan: Plan, report_dir: Path, suffix: str) -> int:
@@ -241,45 +230,6 @@ def dry_run(plan: Plan, report_dir: Path, suffix: str) -> int:
     for inv in plan.invocations:
         print(shell_command(ncu_argv(inv, plan.ncu, report_dir, suffix), inv.env, inv.cwd))
     return EXIT_OK
-
-
-NAME_IT = "name the campaign FILE to resume with"
-
-
-def campaign_and_plan(args: argparse.Namespace, resume_dir: Path | None) -> tuple[LoadedCampaign, Plan]:
-    """The FILE named, or (for --resume RUN_DIR alone) the campaign as the run used it."""
-    if args.file is not None or resume_dir is None:
-        return load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)
-    source, text = resumed_campaign(resume_dir)
-    return load_plan(source, ncu_choice(args), args.only, text=text, samples=args.samples)
-
-
-def resumed_campaign(run_dir: Path) -> tuple[str, str]:
-    """`--resume RUN_DIR` without a FILE: the campaign as that run used it, from the run directory's
-    own copy (a regular file whose sha256 the manifest records: nothing else is read, so no other
-    file's content can reach an error message), with relative paths from where the original was."""
-    loaded_run = load_run(run_dir)
-    info = loaded_run.manifest.campaign
-    copy = loaded_run.root / "campaign.yaml"
-    if not info.source or not Path(info.source).parent.is_dir():
-        raise UsageError(f"{run_dir}: the folder of its campaign file {info.source!r} is gone; {NAME_IT}")
-    try:
-        fd = open_regular(copy, os.O_RDONLY)
-        with os.fdopen(fd, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except (OSError, EnvironmentProblem) as exc:
-        raise UsageError(f"{copy}: cannot read the run's copy of its campaign ({exc}); {NAME_IT}") from None
-    if info.sha256 and hashlib.sha256(raw).hexdigest() != info.sha256:
-        raise UsageError(f"{copy} is not the campaign this run recorded (its sha256 differs); {NAME_IT}")
-    return info.source, raw.decode("utf-8", errors="replace")
-
-
-def same_selection(plan: Plan, run_dir: Path) -> Plan:
-    """A resume finishes the run that was started: the targets it recorded (a run made with --only
-    stays that selection), unless --only names others."""
-    recorded = {record.name for record in load_run(run_dir).manifest.targets}
-    kept = [name for name in plan.names() if name in recorded]
-    return plan.select(kept) if kept else plan
 
 
 def gpu_list(text: str | None) -> tuple[str, ...] | None:

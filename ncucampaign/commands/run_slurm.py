@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.slurm_common import collect_run, describe
-from ncucampaign.commands.submission import open_and_submit
+from ncucampaign.commands.submission import open_and_submit, submitted
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.prepare import RunSettings
@@ -150,7 +150,7 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argp
             f"start; then: ncucampaign run --resume {root} --slurm)",
             highlight=False,
         )
-        return wait(root, stop, console) if args.wait else EXIT_OK
+        return wait(root, stop, console) if args.wait else submitted(stop)
 
 
 def wait(root: Path, stop: StopRequest, console: Console) -> int:

@@ -5,11 +5,13 @@ and a refused one of a resumed run says how to finish it."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 
-from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EnvironmentProblem
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
+from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import SlurmArray
 from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.plan.expand import Plan
@@ -39,3 +41,12 @@ def open_and_submit(
             ) from None
     finally:
         run.close()
+
+
+def submitted(stop: StopRequest) -> int:
+    """The command's exit once a submission stands: 130 when a Ctrl-C came while it was made (it was
+    finished and recorded first; the Job or array runs on)."""
+    if stop.by_signal:
+        print("ncucampaign: interrupted; the submission stands (cancel it as shown above)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK

@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.attempt.refusals import machine_refusal
 from ncucampaign.execute.doctor_check import Check
 from ncucampaign.execute.process.short import run_captured
-from ncucampaign.execute.provenance import gpu_info, ncu_info
+from ncucampaign.execute.provenance import asked_gpus, asked_version
 from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.plan.share.union import NO_CONFIG
 
@@ -30,11 +31,6 @@ PROBE_METRIC = "gpu__time_duration.sum"
 FAIL_BELOW_BYTES = 1 << 30  # a set: full report of one kernel is a few MB; a campaign's, hundreds
 WARN_BELOW_BYTES = 10 << 30
 STRAY_FILES = ("config.ncu-cfg", "ncu-kernel-renames.yaml")  # what ncu reads unasked (its --help)
-PERMISSION_FIX = (
-    "counters are for admin users only: on the host, `options nvidia NVreg_RestrictProfilingToAdminUsers=0` "
-    "in /etc/modprobe.d/ and reload the driver (or profile as root); in a container, add the SYS_ADMIN "
-    "capability (docker --cap-add SYS_ADMIN; Kubernetes securityContext.capabilities.add: [SYS_ADMIN])"
-)
 
 
 def ncu_check(ncu: str) -> tuple[Check, str | None, str | None]:
@@ -47,20 +43,24 @@ def ncu_check(ncu: str) -> tuple[Check, str | None, str | None]:
             None, None,
         )  # fmt: skip
     path = str(Path(found).absolute())
-    version = ncu_info(path).version  # cached per ncu binary, as every run asks it
+    version, why = asked_version(path)  # cached per ncu binary, as every run asks it
     if version is None:
-        return Check("ncu", "fail", f"{path} --version printed no version", "reinstall Nsight Compute"), path, None
+        said = f"{path}: {why}" if why and why.startswith("--version") else f"{path} --version: {why}"
+        return Check("ncu", "fail", said, "reinstall Nsight Compute"), path, None
     return Check("ncu", "ok", f"{path}, version {version}"), path, version
 
 
 def gpus_check(environ: Mapping[str, str]) -> Check:
-    gpus = gpu_info()
+    gpus, why = asked_gpus()
     fix = (
         "run on a machine with an NVIDIA GPU and driver (a container: the NVIDIA Container Toolkit, "
         "--gpus all; Kubernetes: a nvidia.com/gpu limit)"
     )
-    if gpus is None:
-        return Check("GPUs", "fail", "nvidia-smi is missing or failed: no NVIDIA driver here", fix)
+    if gpus is None and why and "could not start" in why:
+        return Check("GPUs", "fail", f"no NVIDIA driver here ({why})", fix)
+    if gpus is None:  # there is a driver's tool, and it hangs or fails: the driver is not well
+        return Check("GPUs", "fail", f"{why}", "see the driver's messages (dmesg, nvidia-bug-report.sh); "
+                     "a reboot or a driver reload mends a hung driver")  # fmt: skip
     if not gpus:
         return Check("GPUs", "fail", "nvidia-smi lists no GPU", fix)
     visible = environ.get(VISIBLE)
@@ -87,20 +87,9 @@ def counters_probe(ncu_path: str) -> Check:
 def counters_check(code: int | None, output: str, seconds: float, admin_only: bool | None = None) -> Check:
     """What the probe's ncu said. Pure. `admin_only`: the driver's RmProfilingAdminOnly, where readable."""
     name = "counters"
-    if "ERR_NVGPUCTRPERM" in output:
-        told = {True: " (the driver says RmProfilingAdminOnly: 1)", False: "", None: ""}[admin_only]
-        return Check(name, "fail", f"ERR_NVGPUCTRPERM: no permission to read the GPU's counters{told}", PERMISSION_FIX)
-    if "LibraryNotLoaded" in output:
-        return Check(
-            name, "fail", "ncu's counter library did not load (seen in containers that hide the GPU's counters)",
-            "run the container with the NVIDIA Container Toolkit's utility capability (NVIDIA_DRIVER_CAPABILITIES="
-            "compute,utility) and SYS_ADMIN, or profile outside the container",
-        )  # fmt: skip
-    if "driver resource was unavailable" in output:
-        return Check(
-            name, "fail", "another profiler holds the counters (DCGM's profiling, or another ncu)",
-            "pause it: dcgmi profile --pause (and --resume afterwards), or wait for the other ncu",
-        )  # fmt: skip
+    refusal = machine_refusal([output], admin_only)
+    if refusal is not None:
+        return Check(name, "fail", refusal.detail, refusal.fix)
     by_hand = "run it by hand: ncu --metrics gpu__time_duration.sum python3 -m ncucampaign.execute.probe_app"
     if code is None:
         return Check(name, "fail", f"the probe did not finish in {PROBE_TIMEOUT_S:g} s", by_hand, certain=False)
@@ -239,10 +228,11 @@ def machine_checks(ncu_path: str | None, runs_root: Path, cwd: Path, environ: Ma
     return checks
 
 
-def run_checks(ncu_path: str, runs_root: Path) -> list[Check]:
-    """What `run` asks before its first target (under 2 s on the H200): the counters probe and the
-    disk. ncu was found already; a missing GPU shows in the probe (a container may have no nvidia-smi)."""
-    return [counters_probe(ncu_path), disk_check(runs_root)]
+def run_checks(runs_root: Path) -> list[Check]:
+    """What `run` asks before its first target: the disk. No counters probe (issue 41): the run's first
+    ncu process meets what the probe would, and the attempt that sees it stops the run
+    (execute/attempt/refusals.py) with the same fix."""
+    return [disk_check(runs_root)]
 
 
 def before_run(checks: Sequence[Check]) -> list[str]:

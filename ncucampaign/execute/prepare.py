@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign import __version__
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
 from ncucampaign.execute.context import ReportReader
+from ncucampaign.execute.process.short import probing_pool
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.collector import collector_paused
@@ -92,9 +92,10 @@ def new_manifest(
 ) -> Manifest:
     """A fresh run's manifest, with the provenance of the machine, ncu and the workload."""
     cwd = plan.invocations[0].cwd if plan.invocations else loaded.base_dir
-    with ThreadPoolExecutor(3) as pool:  # each asks another program; together they cost the slowest
-        ncu = pool.submit(ncu_info, settings.ncu_path)
-        gpus, git = pool.submit(gpu_info), pool.submit(git_info, cwd)
+    with probing_pool(3) as pool:  # each asks another program; together they cost the slowest
+        asked_ncu, asked_gpus = pool.submit(ncu_info, settings.ncu_path), pool.submit(gpu_info)
+        asked_git = pool.submit(git_info, cwd)
+        ncu, gpus, git = asked_ncu.result(), asked_gpus.result(), asked_git.result()
     return Manifest(
         tool=ToolInfo(version=__version__),
         run_id=store.run.run_id,
@@ -103,9 +104,9 @@ def new_manifest(
         command_line=["ncucampaign", *settings.command_line[1:]],
         campaign=info,
         host=host_info(),
-        ncu=ncu.result(),
-        gpus=gpus.result(),
-        workload_git=git.result(),
+        ncu=ncu,
+        gpus=gpus,
+        workload_git=git,
         targets=targets,
     )
 

@@ -10,12 +10,12 @@ import platform
 import re
 import socket
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ncucampaign.errors import printable
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
-from ncucampaign.execute.process.short import probe
+from ncucampaign.execute.process.short import Probed, probe, probed, probing_pool
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
 from ncucampaign.plan.share.union import NO_CONFIG
@@ -31,9 +31,26 @@ def host_info() -> HostInfo:
 
 
 def ncu_info(ncu_path: str) -> NcuInfo:
+    return NcuInfo(path=ncu_path, version=asked_version(ncu_path)[0])
+
+
+def asked_version(ncu_path: str) -> tuple[str | None, str | None]:
+    """ncu's version (cached per binary), or None and what `--version` did instead."""
     cached = _cached(ncu_path)
-    version = cached.get("version") if cached else parse_ncu_version(probe([ncu_path, "--version"]) or "")
-    return NcuInfo(path=ncu_path, version=version)
+    if cached:
+        version = cached.get("version")
+        return version, None if version else "--version printed no version"
+    done = probed([ncu_path, "--version"])
+    version = parse_ncu_version(done.text) if done.why is None else None
+    return version, None if version else _what_it_did("--version", done)
+
+
+def _what_it_did(what: str, done: Probed) -> str:
+    if done.why is not None:
+        return done.why
+    said = next((line.strip() for line in done.text.splitlines() if line.strip()), "")
+    told = f": {printable(said[:160])!r}" if said else ""
+    return f"{what} printed no version (exit code {done.code}){told}"
 
 
 def parse_ncu_version(text: str) -> str | None:
@@ -43,8 +60,18 @@ def parse_ncu_version(text: str) -> str | None:
 
 
 def gpu_info() -> list[GpuInfo] | None:
-    text = probe(["nvidia-smi", "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader"])
-    return parse_nvidia_smi(text) if text is not None else None
+    return asked_gpus()[0]
+
+
+def asked_gpus() -> tuple[list[GpuInfo] | None, str | None]:
+    """The GPUs nvidia-smi lists, or None and why it listed none: missing, hanging, failing."""
+    done = probed(["nvidia-smi", "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader"])
+    if done.why is not None:
+        return None, done.why
+    if done.code != 0:
+        said = next((line.strip() for line in done.text.splitlines() if line.strip()), "")
+        return None, f"nvidia-smi failed (exit code {done.code})" + (f": {printable(said[:160])}" if said else "")
+    return parse_nvidia_smi(done.text), None
 
 
 def parse_nvidia_smi(text: str) -> list[GpuInfo]:
@@ -75,10 +102,9 @@ def installed_ncu(ncu_path: str) -> InstalledNcu | None:
     if cached is None:
         flags = ("--list-sections", "--list-sets", "--version", "--help")
         listed = ("--list-sections", "--list-sets")  # without a config file's [List] section
-        with ThreadPoolExecutor(len(flags)) as pool:
-            sections, sets, version, help_text = pool.map(
-                lambda flag: probe([ncu_path, flag, *(NO_CONFIG if flag in listed else ())], timeout=60), flags
-            )
+        with probing_pool(len(flags)) as pool:
+            asked = [pool.submit(probe, [ncu_path, flag, *(NO_CONFIG if flag in listed else ())], 60) for flag in flags]
+            sections, sets, version, help_text = [answer.result() for answer in asked]
         if sections is None or sets is None:
             return None
         options = parse_help_options(help_text or "")

@@ -10,6 +10,7 @@ test (on cycles where the clocks differ); the launch state and the near-determin
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -101,6 +102,28 @@ def sample_summary(record: TargetRecord) -> str | None:
         f"{record.name}: {len(durations)} samples{aside}; duration median {median * us:.2f} us, "
         f"range {durations[0] * us:.2f}-{durations[-1] * us:.2f} us, "
         f"interquartile spread {(quartiles[2] - quartiles[0]) / median:.1%}"
+    )
+
+
+def short_samples(record: TargetRecord, asked: int) -> str | None:
+    """When fewer than the `asked` samples share the first result's launch state (the samples compare
+    decides on): how many, and how to pin them to that state or ask for enough (issue 40: `run
+    --samples 5` gave 3, and only summarize said so)."""
+    samples = _samples(record.results)
+    if asked < 2 or not samples or len(samples) >= asked:
+        return None
+    first, others = record.results[0], len(record.results) - len(samples)
+    differ = [r for r in record.results if _state(r) != _state(first)]
+    pins = []
+    if any(r.kernel != first.kernel for r in differ):
+        pins.append(f"kernel_name: {first.kernel}")
+    if first.nvtx and any(tuple(r.nvtx) != tuple(first.nvtx) for r in differ):
+        pins.append(f'nvtx_include: "[{first.nvtx[0]}]"')  # bottom and top of the stack: that stack alone
+    more = math.ceil(asked * len(record.results) / len(samples))
+    pinned = f"pin them to that state ({'; '.join(pins)}) or " if pins else ""
+    return (
+        f"{record.name}: {len(samples)} of {asked} samples in one launch state ({_state_text(first)}); {others} in "
+        f"other launch states are left out of compare's verdicts: {pinned}ask for more (samples: {more})"
     )
 
 

@@ -1,6 +1,6 @@
 """Reliability figures (issue 22), against the fake ncu: nothing here passes or fails, it counts.
 
-    python tests/benchmarks/reliability.py --kills 20 --floods 10
+    python tests/benchmarks/reliability.py --kills 20 --floods 10 --storms 20 --early-kills 20
 
 kills: a shared-run campaign is run once with --no-share (the reference); then, again and again, a
 shared run is killed with SIGKILL at a random moment (the runner only, as a crash would) and
@@ -8,6 +8,11 @@ resumed. Counted: resumes that ended with exit 0 and every target ok, targets wh
 launch other than the reference's, processes of the run left alive after the resume.
 floods: a run receives SIGINT as fast as it can be sent for a random time; counted: runs that did not
 end within 30 s of the flood, exit codes, and processes left alive.
+storms (issue 40): 10 SIGINTs at random moments from 0 to 3 s after the command starts, with SIGINT
+inherited as ignored (a background job of a script, `nohup`) and as Python's default, half each;
+counted: exit codes (a run that exits 0 lost its Ctrl-C).
+early kills (issue 40): kill -9 at a random moment from 0.05 to 2 s, the probes and the run's set-up
+included; counted: runs --resume finished (exit 0, every target ok) and runs that left nothing started.
 The hostile suite's generated inputs are counted by pytest itself:
 `HOSTILE_EXAMPLES=1000 pytest tests/test_hostile_suite.py` ends with "hostile inputs: N cases".
 """
@@ -39,7 +44,7 @@ TARGETS = TRACE_TARGETS + (
 MARKER = "NCUCAMPAIGN_RUN_DIR="
 
 
-def cli(campaign: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
+def cli(campaign: Path, out: Path, *extra: str, sigint_ignored: bool = False) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out), *extra],
         cwd=campaign.parent,
@@ -47,6 +52,7 @@ def cli(campaign: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
     )
 
 
@@ -147,10 +153,77 @@ def floods(work: Path, count: int, rng: random.Random) -> None:
     print(f"  runs not ended 30 s after their flood: {hung}; processes of the runs left alive: {alive}")
 
 
+def storms(work: Path, count: int, rng: random.Random) -> None:
+    campaign = work / "storm.yaml"
+    campaign.write_text(campaign_text(TARGETS))
+    codes: Counter[tuple[str, int]] = Counter()
+    for number in range(count):
+        ignored = number % 2 == 1
+        runner = cli(campaign, work / f"storm-{number}", sigint_ignored=ignored)
+        started = time.monotonic()
+        for moment in sorted(rng.uniform(0.0, 3.0) for _ in range(10)):
+            time.sleep(max(0.0, started + moment - time.monotonic()))  # random moments: the point
+            if runner.poll() is not None:
+                break
+            runner.send_signal(signal.SIGINT)
+        try:
+            _, err = runner.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            runner.kill()
+            _, err = runner.communicate()
+        inherited = "SIGINT inherited ignored" if ignored else "SIGINT inherited default"
+        codes[(inherited, runner.returncode)] += 1
+        if runner.returncode == 0 or "Traceback" in err:
+            print(f"  storm {number} ({inherited}): exit {runner.returncode}: {err.strip()[-300:]}")
+    print(f"SIGINT storms (10 at random moments in 0-3 s): {count} runs")
+    for (inherited, code), times in sorted(codes.items()):
+        print(f"  {times:3d}  exit {code} ({inherited})")
+    print(f"  runs that exited 0 (a lost Ctrl-C): {sum(t for (_, c), t in codes.items() if c == 0)}")
+
+
+def early_kills(work: Path, count: int, rng: random.Random) -> None:
+    (work / "early").mkdir()
+    campaign = work / "early" / "camp.yaml"  # the campaign's name is camp, as latest() reads it
+    campaign.write_text(campaign_text(TARGETS))
+    outcomes: Counter[str] = Counter()
+    for number in range(count):
+        out = work / f"early-{number}"
+        runner = cli(campaign, out)
+        moment = rng.uniform(0.05, 2.0)
+        time.sleep(moment)  # a random moment of start-up or the run: the point of the exercise
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        runs = [p for p in (out / "camp").iterdir() if not p.is_symlink()] if (out / "camp").is_dir() else []
+        if not runs:
+            outcomes["nothing was started (no run directory)"] += 1
+            continue
+        resumed = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out), "--resume"],
+            cwd=campaign.parent,
+            env=fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05"),
+            capture_output=True,
+            text=True,
+        )
+        try:
+            manifest = json.loads((latest(out) / "manifest.json").read_text())
+            statuses = sorted({t["status"] for t in manifest["targets"]})
+        except (OSError, ValueError) as exc:
+            statuses = [f"no manifest ({exc})"]
+        outcome = f"resume exit {resumed.returncode}, statuses {statuses}"
+        outcomes[outcome] += 1
+        if resumed.returncode != 0:
+            print(f"  kill at {moment:.2f} s: {outcome}: {resumed.stderr.strip()[-300:]}")
+    print(f"kill -9 at a random moment in 0.05-2 s, then run --resume: {count} times")
+    for outcome, times in outcomes.most_common():
+        print(f"  {times:3d}  {outcome}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--floods", type=int, default=10)
+    parser.add_argument("--storms", type=int, default=0)
+    parser.add_argument("--early-kills", type=int, default=0)
     parser.add_argument("--seed", type=int, default=22)
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -158,7 +231,12 @@ def main() -> int:
         os.chdir(folder)
         if args.kills:
             kills(Path(folder), args.kills, rng)
-        floods(Path(folder), args.floods, rng)
+        if args.floods:
+            floods(Path(folder), args.floods, rng)
+        if args.storms:
+            storms(Path(folder), args.storms, rng)
+        if args.early_kills:
+            early_kills(Path(folder), args.early_kills, rng)
     return 0
 
 

@@ -14,6 +14,7 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
 from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.attempt.ncu_checks import InstalledNcuChecks
+from ncucampaign.execute.attempt.refusals import MachineRefused, machine_refusal
 from ncucampaign.execute.attempt.stall import stall_watch
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
@@ -113,8 +114,11 @@ class _TargetAttempts:
         outcome = self._run_ncu(attempt, offset)
         judged = self.last = self._repeated(self._judge(outcome, offset), number)
         self._record(attempt, outcome, judged)
-        if not judged.verdict.retryable or self.stop.level or number >= of:
+        refusal = machine_refusal(judged.console.errors)
+        if not judged.verdict.retryable or self.stop.level or number >= of or refusal:
             self.ctx.reporter.attempt_finished(self.inv, attempt, None)
+        if refusal is not None:  # recorded above; every other target would meet it too
+            raise MachineRefused(refusal, f"{self.inv.name}: {self.run_dir.relative(self.run_dir.log(self.inv.name))}")
         return judged.verdict
 
     def _repeated(self, judged: Judged, number: int) -> Judged:

@@ -23,7 +23,7 @@ class LogTail:
         with open(self._path, "rb") as handle:
             handle.seek(self._offset)
             while True:
-                chunk = handle.read()
+                chunk = handle.read(1 << 20)  # bounded: an application may print gigabytes at once
                 if chunk:
                     self._echo(chunk.decode(errors="replace"))
                 elif self._done.is_set():

@@ -6,44 +6,187 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.process.signals import StopRequest
 
 STOP_POLL_S = 0.25  # how often a short command (ncu --import) looks whether the run is stopping
+CAPTURE_LIMIT_BYTES = 1 << 30  # ncu --import of a long trace lists megabytes; a gigabyte is no listing
 
 
 def run_python(args: Sequence[str], timeout: float, env_additions: Mapping[str, str]) -> tuple[int | None, str]:
-    """This Python with `args` (a worker module): (exit code, stdout); code None when it timed out.
-    A negative code is the signal that ended it."""
+    """This Python with `args` (a worker module): (exit code, stdout decoded leniently); code None when
+    it timed out or printed past CAPTURE_LIMIT_BYTES. A negative code is the signal that ended it."""
     try:
-        done = subprocess.run(
-            [sys.executable, *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **env_additions},
-        )
-    except subprocess.TimeoutExpired:
+        proc = subprocess.Popen(
+            [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            env={**os.environ, **env_additions}, start_new_session=True,
+        )  # fmt: skip
+    except OSError:
         return None, ""
-    return done.returncode, done.stdout
-
-
-def probe(argv: Sequence[str], timeout: float = 15.0, cwd: Path | None = None) -> str | None:
-    """Run a short informational command; its stdout, or None when it is missing or fails."""
+    assert proc.stdout is not None
     try:
-        done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
+        data, why = _read_bounded(proc, "python", timeout, CAPTURE_LIMIT_BYTES)
+    finally:
+        _kill_group(proc.pid)
+        proc.stdout.close()
+        proc.wait()
+    return (proc.returncode, data.decode(errors="replace")) if why is None else (None, "")
+
+
+PROBE_TIMEOUT_S = 15.0  # asking ncu all four questions at once costs about 2 s (provenance.installed_ncu)
+PROBE_LIMIT_BYTES = 16 << 20  # ncu --help is about 40 KB, nvidia-smi a line per GPU: far more is not an answer
+EXITED_GRACE_S = 0.5  # what a probe left holding its output may still be flushing what it printed
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What a short informational command did: its exit code (None when it could not start, did not
+    answer, or printed past the limit: `why` says which), and what it printed on stdout."""
+
+    code: int | None
+    data: bytes
+    why: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0 and self.why is None
+
+    @property
+    def text(self) -> str:
+        """Decoded leniently: a byte that is not UTF-8 (issue 40: `Version 2025.3.1.0 \\351`) is no crash."""
+        return self.data.decode(errors="replace")
+
+
+class _LiveProbes:
+    """The probes running now, in any thread: a Ctrl-C in the main thread stops them all, so that no
+    thread waits on a probe that takes its time (issue 40: 20 s after Ctrl-C, the pool still waited)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+        self._cancelled = False
+
+    def started(self, group: int) -> bool:
+        with self._lock:
+            if not self._cancelled:
+                self._groups.add(group)
+            return not self._cancelled
+
+    def ended(self, group: int) -> None:
+        with self._lock:
+            self._groups.discard(group)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            for group in self._groups:
+                _kill_group(group)
+
+    def resume(self) -> None:
+        with self._lock:
+            self._cancelled = False
+
+
+_LIVE = _LiveProbes()
+
+
+def probed(
+    argv: Sequence[str], timeout: float | None = None, cwd: Path | None = None, limit: int = PROBE_LIMIT_BYTES
+) -> Probed:
+    """Run a short informational command (ncu --version, nvidia-smi, git) in a session of its own:
+    at most `limit` bytes of its stdout are kept, and whatever it leaves behind (a child holding its
+    output, a hang) is killed with its process group when it exits, answers nothing in `timeout`
+    seconds, prints past the limit, or a Ctrl-C comes."""
+    name = Path(argv[0]).name if argv else "?"
+    timeout = PROBE_TIMEOUT_S if timeout is None else timeout
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=cwd,
+            start_new_session=True,
+        )  # fmt: skip
+    except (OSError, ValueError) as exc:
+        return Probed(None, b"", f"{name} could not start: {getattr(exc, 'strerror', None) or exc}")
+    assert proc.stdout is not None
+    try:
+        if not _LIVE.started(proc.pid):
+            return Probed(None, b"", f"{name} was stopped: the command is stopping")
+        data, why = _read_bounded(proc, name, timeout, limit)
+    finally:
+        _kill_group(proc.pid)  # the leader is not reaped yet: its group id is still its own
+        proc.stdout.close()
+        proc.wait()
+        _LIVE.ended(proc.pid)
+    return Probed(proc.returncode if why is None else None, data, why)
+
+
+def _read_bounded(
+    proc: subprocess.Popen[bytes], name: str, timeout: float, limit: int, stop: StopRequest | None = None
+) -> tuple[bytes, str | None]:
+    """What `proc` prints until it exits (and its output ends, or stays open EXITED_GRACE_S longer),
+    at most `limit` bytes; with why it was cut short: the timeout, the limit, the run stopping."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size, exited_at, at_end = 0, None, False
+    while True:
+        now = time.monotonic()
+        if stop is not None and stop.level:
+            return b"".join(chunks), "stopped: the run is stopping"
+        if now >= deadline:
+            return b"".join(chunks), f"{name} did not answer in {timeout:g} s"
+        if proc.poll() is not None:
+            exited_at = exited_at or now
+            if at_end or now - exited_at > EXITED_GRACE_S:  # what it left holding its output says no more
+                return b"".join(chunks), None
+        if at_end:
+            time.sleep(min(deadline - now, 0.02))  # its output is closed; it has not exited yet
+            continue
+        ready, _, _ = select.select([fd], [], [], min(deadline - now, STOP_POLL_S))
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        at_end = not chunk
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks), f"{name} printed more than {limit >> 20} MiB"
+        chunks.append(chunk)
+
+
+def _kill_group(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+
+
+def probe(argv: Sequence[str], timeout: float | None = None, cwd: Path | None = None) -> str | None:
+    """Run a short informational command; its stdout, or None when it is missing or fails."""
+    done = probed(argv, timeout, cwd)
+    return done.text if done.ok else None
+
+
+@contextlib.contextmanager
+def probing_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
+    """Threads for probes asked at once; wait for their answers inside the block. A Ctrl-C (or any
+    failure) while they run stops every probe they started, so that the command ends at once."""
+    pool = ThreadPoolExecutor(workers)
+    try:
+        yield pool
+    except BaseException:
+        _LIVE.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _LIVE.resume()
 
 
 def run_captured(
@@ -51,10 +194,12 @@ def run_captured(
     timeout: float,
     stop: StopRequest | None = None,
     env_additions: Mapping[str, str] | None = None,
+    limit: int = CAPTURE_LIMIT_BYTES,
 ) -> tuple[int | None, str]:
-    """A short CPU-only command (ncu --import): (exit code, stdout and stderr together); code None
-    when it could not start, ran past `timeout` or the run is stopping (its whole process group is
-    then killed; nothing starts once a stop was asked for)."""
+    """A short CPU-only command (ncu --import): (exit code, stdout and stderr together, decoded
+    leniently); code None when it could not start, ran past `timeout`, printed past `limit` bytes or
+    the run is stopping (its whole process group is then killed; nothing starts once a stop was asked
+    for)."""
     if stop is not None and stop.level:
         return None, "not started: the run is stopping"
     try:
@@ -66,19 +211,14 @@ def run_captured(
             start_new_session=True,
             env={**os.environ, **env_additions} if env_additions else None,
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         return None, str(exc)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:  # in slices, so that a stop request ends it promptly (communicate keeps what it read)
-            out, _ = proc.communicate(timeout=max(0.0, min(STOP_POLL_S, deadline - time.monotonic())))
-            return proc.returncode, out.decode(errors="replace")
-        except subprocess.TimeoutExpired:
-            stopping = stop is not None and stop.level
-            if not stopping and time.monotonic() < deadline:
-                continue
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            why = "stopped: the run is stopping" if stopping else f"stopped after {timeout:g} s"
-            return None, out.decode(errors="replace") + f"\n({why})"
+    assert proc.stdout is not None
+    try:
+        data, why = _read_bounded(proc, Path(argv[0]).name, timeout, limit, stop)
+    finally:
+        _kill_group(proc.pid)
+        proc.stdout.close()
+        proc.wait()
+    out = data.decode(errors="replace")
+    return (proc.returncode, out) if why is None else (None, f"{out}\n({why})")

@@ -23,6 +23,7 @@ from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.rundir.lock import RunLock
+from ncucampaign.execute.rundir.log_text import log_text
 from ncucampaign.execute.rundir.writing import writing
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIX
 
@@ -200,8 +201,7 @@ class RunStore:
     def read_log(self, name: str, offset: int) -> str:
         path = self.run.log(name)
         with writing(path), os.fdopen(open_regular(path, os.O_RDONLY), "rb") as log:
-            log.seek(offset)
-            return log.read().decode(errors="replace")
+            return log_text(log, offset)
 
     def keep_report(self, name: str, number: int) -> str | None:
         """Move reports/<name>.ncu-rep aside as <name>.attempt-N.ncu-rep before the next attempt writes

@@ -20,11 +20,12 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ncucampaign.execute.process.short import probe
+from ncucampaign.execute.process.short import probe, probed
 from ncucampaign.execute.rundir.manifest import GitInfo
 
 MAX_HASHED_BYTES = 64 << 20  # a file the command names is hashed only up to this size
 MAX_FILES = 10_000  # beyond this many files in the working directory, no stamp is taken
+MAX_DIFF_BYTES = 256 << 20  # a checkout whose uncommitted changes are larger is not identified (no cached trace)
 SKIPPED_FOLDERS = frozenset({".git", "__pycache__", ".cache", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 # What only says where and how a shell or terminal runs, or which job of a scheduler: not the workload.
 VOLATILE = frozenset(
@@ -57,10 +58,10 @@ def workload_digest(
                 files[word] = hashlib.sha256(path.read_bytes()).hexdigest()
     changes = None
     if git is not None:
-        diff = probe(["git", "-C", str(cwd), "diff", "HEAD", "--no-ext-diff", "--binary"], timeout=60)
-        if diff is None:
+        diff = probed(["git", "-C", str(cwd), "diff", "HEAD", "--no-ext-diff", "--binary"], 60, limit=MAX_DIFF_BYTES)
+        if not diff.ok:
             return None  # a checkout whose changes cannot be read cannot be identified
-        changes = hashlib.sha256(diff.encode()).hexdigest()
+        changes = hashlib.sha256(diff.data).hexdigest()  # bytes: a diff need not be UTF-8
     others = _untracked(cwd) if git is not None else _walked(cwd)
     stamps = _stamps(cwd, others, runs_root) if others is not None else None
     if stamps is None:

@@ -1,0 +1,76 @@
+"""What `run --resume` keeps of the run it finishes: the campaign as that run used it (its own copy),
+the flags it was started with, and the targets it recorded."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+from pathlib import Path
+
+from ncucampaign.commands.common import load_plan, ncu_choice
+from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.execute.rundir.store import open_regular
+from ncucampaign.plan.expand import Plan
+from ncucampaign.results.runs import load_run
+from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
+
+
+def keep_own_flags(args: argparse.Namespace, run_dir: Path) -> bool:
+    """A resumed run keeps the flags it was started with (--no-share, --samples, --weigh; issue 33: a
+    resume of a --no-share run shared again), read from its manifest's command line as run reads
+    them; flags given now add to them. True when --samples came from the run (the plan changes)."""
+    recorded = load_run(run_dir).manifest.command_line
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    parser.add_argument("--no-share", action="store_true")
+    parser.add_argument("--weigh", action="store_true")
+    parser.add_argument("--samples", type=int)
+    try:
+        own, _ = parser.parse_known_args(recorded[1:])
+    except (argparse.ArgumentError, SystemExit):  # a command line this version does not read: nothing kept
+        return False
+    args.no_share = args.no_share or own.no_share
+    args.weigh = args.weigh or own.weigh
+    if args.samples is None and own.samples is not None:
+        args.samples = own.samples
+        return True
+    return False
+
+
+NAME_IT = "name the campaign FILE to resume with"
+
+
+def campaign_and_plan(args: argparse.Namespace, resume_dir: Path | None) -> tuple[LoadedCampaign, Plan]:
+    """The FILE named, or (for --resume RUN_DIR alone) the campaign as the run used it."""
+    if args.file is not None or resume_dir is None:
+        return load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)
+    source, text = resumed_campaign(resume_dir)
+    return load_plan(source, ncu_choice(args), args.only, text=text, samples=args.samples)
+
+
+def resumed_campaign(run_dir: Path) -> tuple[str, str]:
+    """`--resume RUN_DIR` without a FILE: the campaign as that run used it, from the run directory's
+    own copy (a regular file whose sha256 the manifest records: nothing else is read, so no other
+    file's content can reach an error message), with relative paths from where the original was."""
+    loaded_run = load_run(run_dir)
+    info = loaded_run.manifest.campaign
+    copy = loaded_run.root / "campaign.yaml"
+    if not info.source or not Path(info.source).parent.is_dir():
+        raise UsageError(f"{run_dir}: the folder of its campaign file {info.source!r} is gone; {NAME_IT}")
+    try:
+        fd = open_regular(copy, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except (OSError, EnvironmentProblem) as exc:
+        raise UsageError(f"{copy}: cannot read the run's copy of its campaign ({exc}); {NAME_IT}") from None
+    if info.sha256 and hashlib.sha256(raw).hexdigest() != info.sha256:
+        raise UsageError(f"{copy} is not the campaign this run recorded (its sha256 differs); {NAME_IT}")
+    return info.source, raw.decode("utf-8", errors="replace")
+
+
+def same_selection(plan: Plan, run_dir: Path) -> Plan:
+    """A resume finishes the run that was started: the targets it recorded (a run made with --only
+    stays that selection), unless --only names others."""
+    recorded = {record.name for record in load_run(run_dir).manifest.targets}
+    kept = [name for name in plan.names() if name in recorded]
+    return plan.select(kept) if kept else plan
