@@ -103,10 +103,16 @@ _CONTROL_BUT_NEWLINES = {code: escape for code, escape in _CONTROL.items() if co
 
 
 def printable(text: str, keep_newlines: bool = False) -> str:
-    """Control characters written as escapes, so that a value from a file cannot drive the terminal."""
+    """Control characters written as escapes, so that a value from a file or another program cannot
+    drive the terminal: C0 and C1 controls (ESC, BEL, ...), and every other character Python calls
+    unprintable (bidirectional overrides, line and paragraph separators) as \\uXXXX. The terminal's
+    one helper (ncucampaign/escaping.py has the other media's)."""
     if text.isprintable():  # no control character (the common case: summarize calls this a million times)
         return text
-    return text.translate(_CONTROL_BUT_NEWLINES if keep_newlines else _CONTROL)
+    text = text.translate(_CONTROL_BUT_NEWLINES if keep_newlines else _CONTROL)
+    if text.isprintable() or (keep_newlines and text.replace("\n", "").isprintable()):
+        return text
+    return "".join(c if c.isprintable() or c == "\n" else f"\\u{ord(c):04x}" for c in text)
 
 
 def plural(count: int, noun: str) -> str:

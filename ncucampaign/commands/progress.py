@@ -8,7 +8,6 @@ from types import TracebackType
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,6 +19,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from ncucampaign.errors import printable
+from ncucampaign.escaping import console_text
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
@@ -74,7 +75,7 @@ class ConsoleReporter:
 
     def _print(self, text: str, style: str | None = None) -> None:
         target = self.progress.console if self.progress is not None else self.console
-        target.print(escape(text), style=style, soft_wrap=True, highlight=False)
+        target.print(console_text(text), style=style, soft_wrap=True, highlight=False)
 
     def started(self, run: RunDir, plan: Plan, skipped: int = 0) -> None:
         count = len(plan.invocations) - skipped
@@ -129,8 +130,8 @@ class ConsoleReporter:
                 style="bold yellow",
             )
 
-    def echo(self, text: str) -> None:
-        sys.stdout.write(text)
+    def echo(self, text: str) -> None:  # --show-output: the lines as printed, their control characters inert
+        sys.stdout.write(printable(text, keep_newlines=True))
         sys.stdout.flush()
 
 
@@ -160,13 +161,21 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
             else "-"
         )  # fmt: skip
         table.add_row(
-            record.name,
+            console_text(record.name),
             f"[{STATUS_STYLE.get(record.status, 'red')}]{record.status.value}[/]",
             str(len(record.attempts)),
             f"{record.seconds:.1f}",
             results_text(record),
-            how_obtained(record),
-            *((task,) if slurm else ()),
-            record.report.path if record.report else f"log: {record.log}" if record.log and record.attempts else "-",
+            console_text(how_obtained(record)),
+            *((console_text(task),) if slurm else ()),
+            console_text(
+                record.report.path if record.report else f"log: {record.log}" if record.log and record.attempts else "-"
+            ),
         )
     return table
+
+
+def _report_cell(record: TargetRecord) -> str:
+    if record.report:
+        return record.report.path
+    return f"log: {record.log}" if record.log and record.attempts else "-"

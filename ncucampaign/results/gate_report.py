@@ -5,9 +5,9 @@ per problem) and a Markdown summary for a CI job's page. Pure."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from xml.sax.saxutils import escape, quoteattr
 
 from ncucampaign.errors import plural, printable
+from ncucampaign.escaping import markdown_inline, xml_attribute, xml_text
 from ncucampaign.results.compare import Comparison
 from ncucampaign.results.gate import TargetVerdict
 from ncucampaign.results.metrics import STANDARD_METRICS
@@ -59,41 +59,34 @@ def junit_xml(comparison: Comparison, strict: bool = False, suite: str = "ncucam
     failing = {id(v) for v in comparison.failing(strict)}
     cases = []
     for v in comparison.verdicts:
-        name = quoteattr(STANDARD_METRICS.get(v.metric, v.metric))
+        name = xml_attribute(STANDARD_METRICS.get(v.metric, v.metric))
         body = ""
         if id(v) in failing:
-            message = quoteattr(f"{v.verdict.value}: {printable(v.reason)}")
-            body = (
-                f"<failure message={message} type={quoteattr(v.verdict.value)}>{escape(printable(v.reason))}</failure>"
-            )
-        cases.append(f"  <testcase classname={quoteattr(printable(v.target))} name={name}>{body}</testcase>")
+            message = xml_attribute(f"{v.verdict.value}: {v.reason}")
+            body = f"<failure message={message} type={xml_attribute(v.verdict.value)}>{xml_text(v.reason)}</failure>"
+        cases.append(f"  <testcase classname={xml_attribute(v.target)} name={name}>{body}</testcase>")
     for number, problem in enumerate(comparison.problems, start=1):
-        text = printable(problem)
         cases.append(
             f'  <testcase classname="problems" name="problem {number}">'
-            f'<failure message={quoteattr(text)} type="problem">{escape(text)}</failure></testcase>'
+            f'<failure message={xml_attribute(problem)} type="problem">{xml_text(problem)}</failure></testcase>'
         )
     failures = len(failing) + len(comparison.problems)
-    head = f'<testsuite name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}" errors="0">'
+    head = f'<testsuite name={xml_attribute(suite)} tests="{len(cases)}" failures="{failures}" errors="0">'
     return '<?xml version="1.0" encoding="utf-8"?>\n' + head + "\n" + "\n".join(cases) + "\n</testsuite>\n"
 
 
 def markdown(comparison: Comparison, strict: bool = False, title: str = "ncucampaign compare") -> str:
     """The gate's outcome, the verdict counts and every verdict but SAME, for a CI job's summary page."""
     counts = {kind: sum(v.verdict is kind for v in comparison.verdicts) for kind in Verdict}
-    lines = [f"### {title}", "", f"**{gate_line(comparison, strict)}**", ""]
+    lines = [f"### {markdown_inline(title)}", "", f"**{markdown_inline(gate_line(comparison, strict))}**", ""]
     lines.append(", ".join(f"{n} {kind.value}" for kind, n in counts.items() if n) or "no verdict")
     shown = [v for v in comparison.verdicts if v.verdict is not Verdict.SAME]
     if shown:
         lines += ["", "| target | metric | verdict | samples A/B | reason |", "|---|---|---|---|---|"]
         lines += [
-            f"| {_cell(v.target)} | {_cell(STANDARD_METRICS.get(v.metric, v.metric))} | {v.verdict.value} | "
-            f"{v.samples[0]}/{v.samples[1]} | {_cell(v.reason)} |"
+            f"| {markdown_inline(v.target)} | {markdown_inline(STANDARD_METRICS.get(v.metric, v.metric))} | "
+            f"{v.verdict.value} | {v.samples[0]}/{v.samples[1]} | {markdown_inline(v.reason)} |"
             for v in shown
         ]
-    lines += [f"- problem: {_cell(p)}" for p in comparison.problems]
+    lines += [f"- problem: {markdown_inline(p)}" for p in comparison.problems]
     return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return printable(text).replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,58 @@
+"""One helper per medium for strings from outside: ncu's and the application's output, names and
+values from files, a task's record. Each makes a string inert where it is shown (issue 40: an
+application's `ESC]0;...BEL` reached the progress lines raw; an `<img onerror=...>` from ncu's output
+reached a CI job's Markdown summary).
+
+- a terminal: `printable` (ncucampaign/errors.py: control characters written as escapes);
+- rich, which also reads `[...]` as markup: `console_text`;
+- Markdown (GitHub's): `markdown_inline`;
+- HTML and SVG: `html_text`; XML (JUnit): `xml_text` and `xml_attribute`;
+- YAML: written only through PyYAML's safe_dump, which quotes what needs quoting.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from xml.sax.saxutils import escape as _xml_escape
+from xml.sax.saxutils import quoteattr
+
+from ncucampaign.errors import printable
+
+# Text Markdown shows as it is: no emphasis, link, image, HTML, table cell or autolink can start in it.
+_PLAIN_MARKDOWN = re.compile(r"[\w .,:;%+=/'\"()?-]*")
+_AUTOLINK = re.compile(r"(?i)(?:www\.|[a-z]+://|mailto:|xmpp:)")  # what GitHub links without brackets
+
+
+def console_text(text: str) -> str:
+    """For rich's print and table cells: printable, with rich's markup brackets escaped."""
+    clean = printable(text)
+    return clean.replace("[", "\\[") if "[" in clean else clean
+
+
+def markdown_inline(text: str) -> str:
+    """One line of GitHub Markdown that shows `text` literally. Plain words stay as they are; anything
+    else (a bracket, an angle, a backslash, a URL scheme) goes into a code span, where Markdown
+    renders no HTML, link or image, fenced with more backticks than the text holds. A `|` is escaped
+    so that a table cell ends where it should, also inside a code span (GitHub's tables)."""
+    line = printable(text).replace("\n", " ")
+    if _PLAIN_MARKDOWN.fullmatch(line) and not _AUTOLINK.search(line):
+        return line
+    longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {line} {fence}".replace("|", "\\|")
+
+
+def html_text(text: str) -> str:
+    """For HTML and SVG text and attribute values: printable, with &, <, >, quotes as entities."""
+    return html.escape(printable(text), quote=True)
+
+
+def xml_text(text: str) -> str:
+    """For XML character data: printable (XML 1.0 allows no control characters), &, <, > escaped."""
+    return _xml_escape(printable(text))
+
+
+def xml_attribute(text: str) -> str:
+    """An XML attribute value with its quotes: printable, escaped."""
+    return quoteattr(printable(text))
