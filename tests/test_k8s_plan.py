@@ -99,9 +99,14 @@ def test_the_clients_models_refuse_a_wrong_field(mutate, said: str) -> None:
     ("args", "said"),
     [
         (("--k8s-volume", "nfs"), "--k8s-volume 'nfs': write it as CLAIM:PATH"),
-        (("--k8s-namespace", "Not_A_Name"), "--k8s: namespace: String should match pattern"),
+        (("--k8s-namespace", "Not_A_Name"), "--k8s: namespace: a Kubernetes name"),
         (("--k8s-toleration", "noeffect"), "KEY[=VALUE]:EFFECT"),
-        (("--k8s-toleration", "k:Sometimes"), "--k8s: tolerations.1.effect: Input should be"),
+        (("--k8s-toleration", "k:Sometimes"), "--k8s: tolerations.1.effect: must be 'NoSchedule'"),
+        (("--k8s-node-selector", "gpu=H200\n"), "--k8s: node_selector.gpu: a Kubernetes label value"),
+        (("--k8s-node-selector", "g pu=H200"), "--k8s: node_selector.g pu: a Kubernetes label key"),
+        (("--k8s-toleration", "\x1bkey:NoSchedule"), "--k8s: tolerations.1.key: a Kubernetes label key"),
+        (("--k8s-service-account", "a..b"), "--k8s: service_account: a Kubernetes name"),
+        (("--k8s-image", " "), "--k8s: image: an image reference"),
     ],
 )
 def test_bad_flags_are_usage_errors(args: tuple[str, ...], said: str) -> None:
@@ -157,3 +162,26 @@ def test_the_sections_names_are_explained_in_kubernetes_words(tmp_path: Path, wr
     for said in ("kubernetes.namespace: a Kubernetes name", "kubernetes.volume.claim: a Kubernetes name",
                  "kubernetes.volume.path: an absolute path", "kubernetes.queue: a label value"):  # fmt: skip
         assert said in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("section", "said"),
+    [
+        ('{node_selector: {"gpu\\n": x}}', "kubernetes.node_selector.gpu\\n: a Kubernetes label key"),
+        ('{node_selector: {gpu: "H200\\n"}}', "kubernetes.node_selector.gpu: a Kubernetes label value"),
+        ('{tolerations: [{key: "\\ek", operator: Exists}]}', "kubernetes.tolerations[0].key: a Kubernetes label key"),
+        ("{tolerations: [{key: k, operator: Exists, value: v}]}", "operator 'Exists' has no value"),
+        ("{service_account: a..b}", "kubernetes.service_account: a Kubernetes name"),
+        ("{image: ' '}", "kubernetes.image: an image reference"),
+        ("{python: ''}", "kubernetes.python: a command in the image"),
+    ],
+)
+def test_values_kubernetes_refuses_are_validation_errors(
+    tmp_path: Path, write_campaign, section: str, said: str
+) -> None:
+    """Issue 40: each planned with exit 0, and only the API server refused it, at submission (exit 3)."""
+    campaign = write_campaign("- name: a\n  kernel_name: k\n")
+    campaign.write_text(campaign.read_text() + f"kubernetes: {section}\n")
+    done = run_cli("validate", str(campaign), cwd=tmp_path)
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert f"{campaign}:" in done.stderr  # file:line: key.path: message

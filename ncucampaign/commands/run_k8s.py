@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.run_slurm import wait as follow
-from ncucampaign.commands.submission import open_and_submit
-from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.commands.submission import open_and_submit, submitted
+from ncucampaign.errors import EXIT_OK, UsageError, printable
 from ncucampaign.execute.k8s.api import require_cluster
 from ncucampaign.execute.k8s.submit import submit_job
 from ncucampaign.execute.prepare import RunSettings
@@ -25,6 +25,7 @@ from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.k8s import settings_problem, with_flags
 from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.messages import message_for
 
 
 def add_arguments(parser: argparse.ArgumentParser, submits: bool = True) -> None:
@@ -69,9 +70,10 @@ def k8s_settings(args: argparse.Namespace, loaded: LoadedCampaign) -> Kubernetes
     try:
         return with_flags(loaded.campaign.kubernetes, flags)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        raise UsageError(f"--k8s: {where}: {problem['msg']}") from None
+        problem = exc.errors(include_url=False)[0]
+        where = ("kubernetes", *(part for part in problem["loc"] if part != "[key]"))
+        shown = printable(".".join(str(part) for part in where[1:]))
+        raise UsageError(f"--k8s: {shown}: {message_for(problem, where)}") from None
 
 
 def _pair(item: str, separator: str, flag: str, form: str) -> tuple[str, str]:
@@ -133,4 +135,4 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: K
             f"  cancel:  kubectl delete job -n {namespace} {name}   (then: ncucampaign run --resume {root} --k8s)",
             highlight=False,
         )
-        return follow(root, stop, console) if wait else EXIT_OK
+        return follow(root, stop, console) if wait else submitted(stop)

@@ -74,7 +74,26 @@ _PATTERNS: dict[str, str] = {
     "service_account": "a Kubernetes name: lower-case letters, digits, '-' and '.', e.g. 'profiler'",
     "path": "an absolute path, as the volume is mounted: e.g. '/runs'",
     "queue": "a label value: letters, digits, '-', '_' and '.', at most 63, e.g. 'gpu-queue'",
+    "image": "an image reference: printable characters, no blank, e.g. 'registry.example.com/ncucampaign:1.0'",
+    "python": "a command in the image, no blank: e.g. 'python3' or '/opt/venv/bin/python'",
 }
+_LABEL_KEY = (
+    "a Kubernetes label key: an optional DNS prefix and '/', then letters, digits, '-', '_' and '.', at most 63, "
+    "e.g. 'nvidia.com/gpu.product'"
+)
+_LABEL_VALUE = "a Kubernetes label value: letters, digits, '-', '_' and '.', at most 63, e.g. 'NVIDIA-H200'"
+
+
+def _kubernetes_rule(path: KeyPath, loc: tuple[Any, ...]) -> str | None:
+    """Label keys and values of the kubernetes: section (node_selector's, a toleration's) in
+    Kubernetes' words; pydantic's location ends in '[key]' when a mapping's key is wrong."""
+    if path[:1] != ("kubernetes",) or len(path) < 3:
+        return None
+    if path[1] == "node_selector":
+        return _LABEL_KEY if loc[-1:] == ("[key]",) else _LABEL_VALUE
+    if path[1] == "tolerations":
+        return {"key": _LABEL_KEY, "value": _LABEL_VALUE}.get(str(path[-1]))
+    return None
 
 
 def message_for(error: Mapping[str, Any], path: KeyPath) -> str:
@@ -99,11 +118,17 @@ def message_for(error: Mapping[str, Any], path: KeyPath) -> str:
         value = context.get("ge", context.get("gt", context.get("le", context.get("lt"))))
         return f"must be {bound.get(kind, 'less than')} {value}"
     if kind == "string_pattern_mismatch":
-        return _PATTERNS.get(last, "is not of the expected form; see the schema (ncucampaign schema)")
+        rule = _kubernetes_rule(path, tuple(error.get("loc", ()))) or _PATTERNS.get(last)
+        return rule or "is not of the expected form; see the schema (ncucampaign schema)"
     if kind in _PLAIN:
         message = _PLAIN[kind]
-        if isinstance(error.get("input"), bool) and kind != "bool_type":
+        read = error.get("input")
+        if isinstance(read, bool | float) and kind.startswith("int"):
+            message += f", not {str(read).lower()}"
+        elif isinstance(read, bool) and kind != "bool_type":
             message += " (YAML read this as a boolean: quote it)"
+        elif isinstance(read, str) and kind.startswith("int"):
+            message += f", not the text {read!r} (write it without quotes)"
         return message
     message = str(error["msg"])
     return message.removeprefix("Value error, ")

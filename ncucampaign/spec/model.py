@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.ncu_catalog import check_extra_args
@@ -25,7 +25,9 @@ from ncucampaign.spec.values import (
     Seconds,
     ShellWords,
     StrList,
+    WholeNumber,
     check_not_shell_quoted,
+    refuse_comma_string,
 )
 
 # A target name becomes a file name (reports/<name>.ncu-rep, logs/<name>.log) and part of ncu's -o
@@ -75,10 +77,16 @@ class TargetOptions(Frozen):
     kernel_name: str | None = Field(None, min_length=1, description="--kernel-name: exact name or regex:<expr>")
     kernel_name_base: Literal["function", "demangled", "mangled"] | None = Field(None, description="--kernel-name-base")
     kernel_id: str | None = Field(None, min_length=1, description="--kernel-id ctx:stream:[regex:]name:invocation")
-    launch_skip: int | None = Field(None, ge=0, le=MAX_LAUNCHES, description="--launch-skip: matching launches to skip")
-    launch_skip_before_match: int | None = Field(None, ge=0, le=MAX_LAUNCHES, description="--launch-skip-before-match")
-    launch_count: int | None = Field(None, ge=1, le=MAX_LAUNCHES, description="--launch-count: results to collect")
-    samples: int | None = Field(
+    launch_skip: WholeNumber | None = Field(
+        None, ge=0, le=MAX_LAUNCHES, description="--launch-skip: matching launches to skip"
+    )
+    launch_skip_before_match: WholeNumber | None = Field(
+        None, ge=0, le=MAX_LAUNCHES, description="--launch-skip-before-match"
+    )
+    launch_count: WholeNumber | None = Field(
+        None, ge=1, le=MAX_LAUNCHES, description="--launch-count: results to collect"
+    )
+    samples: WholeNumber | None = Field(
         None,
         ge=1,
         le=MAX_SAMPLES,
@@ -129,11 +137,13 @@ class TargetOptions(Frozen):
     communicator: Literal["none", "tcp", "shmem"] | None = Field(
         None, description="--communicator (ncu 2026.1+): tcp across process trees, shmem within one"
     )
-    communicator_tcp_num_peers: int | None = Field(
+    communicator_tcp_num_peers: WholeNumber | None = Field(
         None, ge=1, le=MAX_PEERS, description="--communicator-tcp-num-peers (ncu 2026.1+)"
     )
-    communicator_tcp_port: int | None = Field(None, ge=1, le=65535, description="--communicator-tcp-port (ncu 2026.1+)")
-    communicator_shmem_num_peers: int | None = Field(
+    communicator_tcp_port: WholeNumber | None = Field(
+        None, ge=1, le=65535, description="--communicator-tcp-port (ncu 2026.1+)"
+    )
+    communicator_shmem_num_peers: WholeNumber | None = Field(
         None, ge=1, le=MAX_PEERS, description="--communicator-shmem-num-peers (ncu 2026.1+)"
     )
     lockstep_kernel_launch: bool | None = Field(
@@ -154,7 +164,7 @@ class TargetOptions(Frozen):
 
     # Running
     timeout: Seconds | None = Field(None, description="seconds (or '10m') before the attempt is stopped")
-    retries: int | None = Field(None, ge=0, le=20, description="extra attempts after a transient failure")
+    retries: WholeNumber | None = Field(None, ge=0, le=20, description="extra attempts after a transient failure")
     retry_delay: Delay | None = Field(
         None, description="seconds (or '30s', '1m') before the first retry (doubles each time); 0: at once"
     )
@@ -183,6 +193,15 @@ class TargetOptions(Frozen):
                     f"{value!r} contains a comma, but ncu splits this option on commas; "
                     "a regex here cannot contain commas"
                 )
+        return values
+
+    @field_validator("sections", "lint_ignore")
+    @classmethod
+    def _names_not_lists(cls, values: tuple[str, ...] | None, info: ValidationInfo) -> tuple[str, ...] | None:
+        what = "a section identifier" if info.field_name == "sections" else "a lint code"
+        for value in values or ():
+            if not value.startswith("regex:"):
+                refuse_comma_string(value, what)
         return values
 
     @field_validator("target_processes_filter")

@@ -8,7 +8,8 @@ import re
 import shlex
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+import yaml
+from pydantic import BeforeValidator, Field, Strict
 
 from ncucampaign.spec.ncu_grammar import split_regex
 
@@ -19,7 +20,10 @@ _DURATION_UNIT = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 
 
 
 def one_or_many(value: Any) -> Any:
-    """Accept a single scalar where a list is expected: `sections: SpeedOfLight`."""
+    """Accept a single scalar where a list is expected: `sections: SpeedOfLight`; but not a list
+    written inside a string (`nvtx_include: "[decode_step/, mlp/]"`), which ncu would get as one value."""
+    if isinstance(value, str):
+        refuse_quoted_list(value)
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         return [value]
     return value
@@ -28,8 +32,44 @@ def one_or_many(value: Any) -> Any:
 def _comma_list(value: Any) -> Any:
     """Accept ncu's own comma-separated form too: `metrics: a,b` or `devices: "0,1"`."""
     if isinstance(value, str):
+        refuse_quoted_list(value)
         return [part.strip() for part in value.split(",") if part.strip()]
     return one_or_many(value)
+
+
+def quoted_list(value: str) -> list[str] | None:
+    """The items of a YAML flow list written inside a string ("[a, b]"), else None."""
+    text = value.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError:
+        parsed = None
+    if isinstance(parsed, list) and all(isinstance(item, str | int | float) for item in parsed):
+        return [str(item) for item in parsed]
+    return [part.strip() for part in text[1:-1].split(",") if part.strip()]
+
+
+def written_out(items: list[str]) -> str:
+    return "[" + ", ".join(items) + "]"
+
+
+def refuse_quoted_list(value: str) -> None:
+    """A list inside quotes is one string to YAML (issue 40: it passed validate and ncu refused it at run
+    time, for every target). An ncu NVTX expression may start with '[' or end with ']', so a bracketed
+    string is a list only when it holds a comma, as `[decode_step/, mlp/]` does."""
+    items = quoted_list(value)
+    if items is not None and "," in value:
+        raise ValueError(f"a list inside quotes is one string here: write the list itself, {written_out(items)}")
+
+
+def refuse_comma_string(value: str, what: str) -> None:
+    """For values that never hold a comma or a bracket (a section identifier, a lint code): a string
+    that does is a list written as one string."""
+    items = quoted_list(value) or [part.strip() for part in value.split(",") if part.strip()]
+    if "," in value or value.strip().startswith("["):
+        raise ValueError(f"{what} holds no comma or bracket: this is a list in one string; write {written_out(items)}")
 
 
 def _shell_words(value: Any) -> Any:
@@ -90,6 +130,7 @@ Delay = Annotated[
 ]
 EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float)]
 EnvMap = dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], EnvValue]
+WholeNumber = Annotated[int, Strict()]  # 3, never true, '3' or 3.0 (issue 40: each validated as 3 or 1)
 MAX_DEVICE = 1023  # a GPU index; beyond this a typo (and a number too long to print)
 _Device = Annotated[int, Field(ge=0, le=MAX_DEVICE)]
 Devices = Annotated[
