@@ -72,7 +72,14 @@ def test_fixture_log_is_classified(case: str) -> None:
 
 @pytest.mark.parametrize(
     ("case", "retryable"),
-    [("app_fails", True), ("app_crash", True), ("bad_option", False), ("nomatch", False), ("sig_TERM", True)],
+    [
+        ("app_fails", True),
+        ("app_crash", True),
+        ("bad_option", False),
+        ("nomatch", False),
+        ("sig_TERM", True),
+        ("missing_app", False),
+    ],  # the interpreter cannot open the script: a second attempt meets the same
 )
 def test_retry_follows_the_class(case: str, retryable: bool) -> None:
     assert classify_case(case)[1].retryable is retryable

@@ -67,7 +67,9 @@ def running_record(run_root: Path, index: int) -> bool:
 
 def test_ten_targets_each_ok_exactly_once(tmp_path: Path, write_campaign) -> None:
     # ten workloads (each its own --steps), so that no two share a start: one index each
-    targets = "\n".join(f"- name: t{i}\n  kernel_name: rmsnorm_kernel\n  args: [--steps, '{12 + i}']" for i in range(10))
+    targets = "\n".join(
+        f"- name: t{i}\n  kernel_name: rmsnorm_kernel\n  args: [--steps, '{12 + i}']" for i in range(10)
+    )
     campaign = k8s_campaign(write_campaign, tmp_path, targets)
     runs = tmp_path / "runs"
     with ApiServer(tmp_path) as server, FakeKubelet(server, env_for(server)) as kubelet:
@@ -91,7 +93,9 @@ def test_ten_targets_each_ok_exactly_once(tmp_path: Path, write_campaign) -> Non
 
 def test_a_killed_pod_is_interrupted_and_resume_runs_it_again(tmp_path: Path, write_campaign) -> None:
     # two workloads (b has a third layer): two indexes, one of which is killed
-    targets = "- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n  args: [--layers, '3']"
+    targets = (
+        "- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n  args: [--layers, '3']"
+    )
     campaign = k8s_campaign(write_campaign, tmp_path, targets, retries=0)
     runs = tmp_path / "runs"
     with ApiServer(tmp_path) as server:

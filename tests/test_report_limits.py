@@ -16,11 +16,11 @@ from tests.conftest import FIXTURES, run_cli
 REAL = FIXTURES / "reports" / "full_decode2.ncu-rep"
 
 
-def padded(path: Path, zeros: int) -> Path:
+def padded(path: Path, zeros: int, real: Path = REAL) -> Path:
     """A real report and `zeros` bytes of zeros in one zstd frame, written as a stream."""
     compressor = zstandard.ZstdCompressor(level=3).compressobj()
     with path.open("wb") as out:
-        out.write(compressor.compress(REAL.read_bytes()))
+        out.write(compressor.compress(real.read_bytes()))
         block = bytes(1 << 20)
         for _ in range(zeros >> 20):
             out.write(compressor.compress(block))
@@ -35,6 +35,28 @@ def test_a_report_padded_with_zeros_inside_its_frame_is_refused_at_once(tmp_path
     done = run_cli(command, str(hostile), cwd=tmp_path, timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "inflates to more than" in done.stderr and "not a report ncu wrote" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("command", ["summarize", "findings"])
+def test_a_small_report_that_inflates_thousands_of_times_is_refused_at_once(tmp_path: Path, command: str) -> None:
+    """Issue 40: 18.8 KB inflating to 64 MiB (3,575x) passed the rule (a floor of 64 MiB was added to
+    the ratio's allowance) and cost summarize 60 s and 2.3 GB, findings 114 s."""
+    small = FIXTURES / "reports" / "name_exact.ncu-rep"
+    hostile = padded(tmp_path / "small.ncu-repz", 64 << 20, real=small)
+    assert hostile.stat().st_size < 40_000
+    done = run_cli(command, str(hostile), cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "inflates to more than" in done.stderr and "not a report ncu wrote" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("level", [1, 3, 19])
+def test_every_real_report_compressed_passes_the_rule(tmp_path: Path, level: int) -> None:
+    from ncucampaign.results.report_limits import read_limits
+
+    for report in sorted((FIXTURES / "reports").glob("*.ncu-rep")):
+        packed = tmp_path / f"{report.stem}.ncu-repz"
+        packed.write_bytes(zstandard.ZstdCompressor(level=level).compress(report.read_bytes()))
+        assert read_limits(packed).seconds > 0, report  # not refused
 
 
 def test_a_real_compressed_report_reads_within_its_limits(tmp_path: Path) -> None:

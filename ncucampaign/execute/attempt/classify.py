@@ -28,6 +28,11 @@ _USAGE_PATTERNS = (
 )
 # Profiler failures a second attempt cannot fix.
 _PERMANENT_PROFILER_PATTERNS = (r"ERR_NVGPUCTRPERM", r"LibraryNotLoaded")
+# An application that cannot start fails alike every time (issue 40: `python3 nosuch_app.py` was retried
+# after 10 s): the interpreter cannot open the script (tests/fixtures/logs/missing_app.log), a program
+# or file that is not there, a shell's 126 (cannot execute) and 127 (not found).
+_CANNOT_START = re.compile(r"can't open file|No such file or directory|command not found|cannot execute")
+_CANNOT_START_CODES = (126, 127)
 _APP_ERROR = re.compile(r"==ERROR== The application returned an error code \((-?\d+)\)")
 _PROFILED = re.compile(r"^==PROF== Profiling \"([^\"]*)\"")
 _REPORT = re.compile(r"^==PROF== Report: (.+)$")
@@ -183,7 +188,10 @@ def classify_attempt(
         code = console.app_exit_code
         hint = f" (killed by {_signal_name(code)}?)" if code in _CRASH_SIGNALS else ""
         said = f": {console.app_last_line}" if console.app_last_line else ""
-        return Verdict(Status.APP_FAILED, True, f"the application returned error code {code}{hint}{said}{kept}")
+        message = f"the application returned error code {code}{hint}{said}{kept}"
+        if not console.profiled and (code in _CANNOT_START_CODES or _CANNOT_START.search(console.app_last_line or "")):
+            return Verdict(Status.APP_FAILED, False, f"{message}; not retried: the application cannot start")
+        return Verdict(Status.APP_FAILED, True, message)
     if exit_code:
         first = console.errors[0] if console.errors else _exit_text(exit_code)
         permanent = _has(_PERMANENT_PROFILER_PATTERNS, console.errors) is not None
