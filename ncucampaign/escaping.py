@@ -17,6 +17,8 @@ import re
 from xml.sax.saxutils import escape as _xml_escape
 from xml.sax.saxutils import quoteattr
 
+from rich.markup import escape as escape_markup
+
 from ncucampaign.errors import printable
 
 # Text Markdown shows as it is: no emphasis, link, image, HTML, table cell or autolink can start in it.
@@ -25,9 +27,8 @@ _AUTOLINK = re.compile(r"(?i)(?:www\.|[a-z]+://|mailto:|xmpp:)")  # what GitHub 
 
 
 def console_text(text: str) -> str:
-    """For rich's print and table cells: printable, with rich's markup brackets escaped."""
-    clean = printable(text)
-    return clean.replace("[", "\\[") if "[" in clean else clean
+    """For rich's print and table cells: printable, with what rich would read as markup escaped."""
+    return escape_markup(printable(text))
 
 
 def markdown_inline(text: str) -> str:

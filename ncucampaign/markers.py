@@ -17,12 +17,29 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
+
+
+class MarkersNeedTorch(ImportError):
+    """The markers drive CUDA through PyTorch; without it they cannot run (a bare ModuleNotFoundError
+    said nothing of what to do; issue 40)."""
+
+
+def _torch() -> ModuleType:
+    try:
+        import torch
+    except ImportError as exc:
+        raise MarkersNeedTorch(
+            f"ncucampaign.markers needs PyTorch with CUDA in this Python ({exc}); install it (pip install torch), "
+            "or mark ranges with NVTX directly (the nvtx package) and call cudaProfilerStart/Stop yourself"
+        ) from None
+    return torch
 
 
 @contextmanager
 def ncu_range(name: str) -> Iterator[None]:
     """An NVTX push/pop range with clean boundaries (match it with 'name/' in nvtx_include)."""
-    import torch
+    torch = _torch()
 
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_push(name)
@@ -38,8 +55,8 @@ def ncu_range(name: str) -> Iterator[None]:
 @contextmanager
 def profiled_region() -> Iterator[None]:
     """cudaProfilerStart/Stop around a block (profile it with profile_from_start: false)."""
-    import torch
-    from torch.cuda import check_error, cudart
+    torch = _torch()
+    check_error, cudart = torch.cuda.check_error, torch.cuda.cudart
 
     torch.cuda.synchronize()
     check_error(cudart().cudaProfilerStart())

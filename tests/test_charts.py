@@ -229,3 +229,24 @@ def test_a_manifest_with_impossible_chart_numbers_still_renders_and_draws_only_w
     for svg in svgs((run / "report.html").read_text()).values():  # every chart still well formed
         for circle in svg.iter(f"{NS}circle"):
             assert math.isfinite(float(circle.get("cx", "nan"))) and math.isfinite(float(circle.get("cy", "nan")))
+
+
+@pytest.mark.parametrize("odd", [math.nan, math.inf, -math.inf])
+def test_a_manifest_holding_nan_or_inf_draws_no_nan_or_inf_in_any_svg(charted_run: Path, tmp_path: Path, odd: float) -> None:
+    """Issue 40: a NaN or infinite metric drew width="nan" in the report's SVG."""
+    run = Path(shutil.copytree(charted_run, tmp_path / "run", symlinks=True))
+    manifest = json.loads((run / "manifest.json").read_text())
+    for result in manifest["targets"][0]["results"]:
+        for metric in result["metrics"].values():
+            if isinstance(metric["value"], float | int) and not isinstance(metric["value"], bool):
+                metric["value"] = odd
+        result["pm_samples"] = [{"label": "SM %", "samples": [[0, odd], [odd, 5], [2, 7], [3, 9]]}]
+    (run / "manifest.json").write_text(json.dumps(manifest))  # Python writes NaN and Infinity as JSON does not
+    done = run_cli("report", str(run), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for name, svg in svgs((run / "report.html").read_text()).items():
+        for element in svg.iter():
+            for attribute, value in element.attrib.items():
+                if attribute.startswith("data-") or attribute in ("id", "class", "aria-label", "role", "fill", "stroke"):
+                    continue
+                assert not re.search(r"(?i)nan|inf", value), (name, element.tag, attribute, value)

@@ -51,3 +51,18 @@ def test_a_manifest_edited_to_hold_a_script_link_gives_a_report_without_it(tmp_p
     assert "javascript:" not in page.replace("log: <code>javascript:", "")
     assert "log: <code>javascript:alert(document.domain)</code> (not a file in the run directory)" in page
     assert f'href="./reports/a{REPORT}"' in page
+
+
+def test_a_report_written_elsewhere_links_the_run_directory_itself_not_latest(tmp_path: Path) -> None:
+    """Issue 40: `report runs/camp/latest -o elsewhere.html` linked through `latest` (which moves to the
+    next run) with a path relative to where the command ran."""
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n"))
+    assert run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env()).returncode == 0
+    run_dir, _ = load_manifest(tmp_path / "runs")
+    (tmp_path / "elsewhere").mkdir()
+    done = run_cli("report", "runs/camp/latest", "-o", "elsewhere/r.html", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "elsewhere" / "r.html").read_text()
+    assert f'href="{run_dir}/reports/a{REPORT}"' in page and "latest" not in page.split("<body>", 1)[1]
+    beside = run_cli("report", "runs/camp/latest", cwd=tmp_path, env=fake_env())
+    assert beside.returncode == 0 and f'href="./reports/a{REPORT}"' in (run_dir / "report.html").read_text()

@@ -53,3 +53,18 @@ def test_profiled_region_order(fake_torch: list[str]) -> None:
     with markers.profiled_region():
         fake_torch.append("work")
     assert fake_torch == ["sync", "start", "check 0", "work", "sync", "stop", "check 0"]
+
+
+def test_using_a_marker_without_torch_says_what_to_install() -> None:
+    """Issue 40: a bare ModuleNotFoundError."""
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import ncucampaign.markers as m\n"
+        "try:\n"
+        "    with m.ncu_range('x'): pass\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.startswith("MarkersNeedTorch ncucampaign.markers needs PyTorch"), done.stdout + done.stderr
+    assert "pip install torch" in done.stdout

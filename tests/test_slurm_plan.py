@@ -154,6 +154,22 @@ def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tm
     assert again.returncode == 0 and "claimed by another task already" in again.stdout
 
 
+@pytest.mark.parametrize("tasks", ['[[]]', '[["nope", "../../x"]]', '["ab"]', '[[1]]'])
+def test_a_damaged_task_list_is_named_as_damaged(tmp_path: Path, tasks: str) -> None:
+    """Issue 40: `[[]]` or `[["nope", "../../x"]]` in array-1.json ended 'claimed by another task
+    already' with exit 0, as if all were well."""
+    run_dir, env = _submitted_two_targets(tmp_path)
+    listing = run_dir / "slurm" / "array-1.json"
+    listing.write_text(json.dumps({**json.loads(listing.read_text()), "tasks": json.loads(tasks)}))
+    task = run_cli(
+        "slurm-task", str(run_dir), "--array", "1", "--index", "0", cwd=tmp_path,
+        env={**env, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "4242", "SLURM_JOB_ID": "43"},
+    )  # fmt: skip
+    assert task.returncode == 2, task.stdout + task.stderr
+    assert "slurm/array-1.json is damaged" in task.stderr and "Traceback" not in task.stderr
+    assert not list((run_dir / "slurm" / "claims").glob("*.claim"))  # nothing claimed
+
+
 def _submitted_with_a_dead_task(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """One target submitted (stand-in sbatch), claimed by a task that died before it recorded anything."""
     _stand_ins(tmp_path / "bin")

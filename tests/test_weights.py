@@ -104,6 +104,21 @@ def test_findings_rank_by_application_gain_with_the_arithmetic_shown() -> None:
     assert held is not None and held == pytest.approx(0.926) and held <= 1.0
 
 
+def test_a_findings_heading_quotes_the_kernel_its_gain_names() -> None:
+    """Issue 40: the heading quoted the GEMM's 27% while the gain line was the rmsnorm's 0.266%, and the
+    kernel line named the GEMM first."""
+    findings = [
+        Finding("full", rule("nvjet_gemm", "Low Compression Rate", 27.0)),
+        Finding("full", rule("rmsnorm_kernel", "Low Compression Rate", 0.266)),
+    ]
+    shares = shares_by_kernel(weighed([], {"rmsnorm_kernel": 12.9, "other": 87.1}))  # the GEMM was not timed
+    (group,) = rank(findings, shares=shares)
+    heading, gain, _, kernel, _ = group_text(1, group)
+    assert "est. speedup 0.266% (local)" in heading and gain.endswith("for rmsnorm_kernel")
+    assert kernel == "   kernel: rmsnorm_kernel (and 1 more)"
+    assert group.best_speedup == 27.0  # what ranks it without a gain
+
+
 def test_without_shares_the_ranking_is_ncus_own_and_says_so() -> None:
     groups = rank(FINDINGS)
     assert groups[0].first.title == "Low Utilization" and groups[0].gain is None

@@ -16,13 +16,13 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
+from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError, plural
 from ncucampaign.execute.provenance import installed_ncu
 from ncucampaign.execute.rundir.collector import collector_paused
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.exec_limits import exec_size_problems
 from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
-from ncucampaign.plan.lint import lint_plan
+from ncucampaign.plan.lint import LintWarning, lint_plan
 from ncucampaign.results.reader import reader_too_old, wheel_version
 from ncucampaign.spec.loader import LoadedCampaign, load_campaign, parse_campaign
 from ncucampaign.spec.model import MAX_SAMPLES
@@ -100,11 +100,11 @@ def exec_limit() -> tuple[int, int]:
     return max(limit, 0), inherited
 
 
-def partial_warnings(exc: CampaignError, installed: InstalledNcu | None, stream: TextIO) -> int:
+def partial_warnings(exc: CampaignError, installed: InstalledNcu | None, stream: TextIO) -> list[LintWarning]:
     """The lint warnings of the targets that are valid in a campaign that is not (NCU009's "ncu will
     refuse it", say): reported with its problems, in the same pass."""
     if exc.partial is None:
-        return 0
+        return []
     invocations, _ = expand(exc.partial)
     plan = Plan(campaign=exc.partial.name, source=exc.partial.path, ncu="ncu", invocations=tuple(invocations))
     return print_warnings(exc.partial, plan, installed, stream)
@@ -115,11 +115,25 @@ def installed(ncu: str | None) -> InstalledNcu | None:
     return installed_ncu(found) if found else None
 
 
-def print_warnings(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None, stream: TextIO) -> int:
+def print_warnings(
+    loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None, stream: TextIO
+) -> list[LintWarning]:
+    """Print the lint's findings (those ncu is sure to refuse as errors) and hand them back."""
     warnings = lint_plan(loaded, plan, installed)
     for warning in warnings:
         print(warning.render(str(loaded.path)), file=stream)
-    return len(warnings)
+    return warnings
+
+
+def refuse_certain(loaded: LoadedCampaign, warnings: list[LintWarning], what: str) -> None:
+    """What the installed ncu is sure to refuse stops `plan` and `run` (exit 2), as a validation
+    error does (issue 40: it was a warning, and every such target failed at run time)."""
+    refused = sum(warning.certain for warning in warnings)
+    if refused:
+        raise UsageError(
+            f"{loaded.path}: the installed ncu refuses {plural(refused, 'value')} of the campaign (the errors "
+            f"above); {what}"
+        )
 
 
 def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
@@ -132,10 +146,12 @@ def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
     return (loaded.base_dir / (loaded.campaign.runs_dir or DEFAULT_RUNS_DIR)).absolute()
 
 
-def out_console() -> Console:
-    if sys.stdout.isatty():
-        return Console(highlight=False)
-    return PipedConsole(highlight=False, width=PIPED_WIDTH)
+def out_console(stderr: bool = False) -> Console:
+    """rich for stdout (or stderr): on a terminal, its width; piped, no wrapping (rich's own default
+    wrapped prose at 80 columns; issue 40)."""
+    if (sys.stderr if stderr else sys.stdout).isatty():
+        return Console(highlight=False, stderr=stderr)
+    return PipedConsole(highlight=False, width=PIPED_WIDTH, stderr=stderr)
 
 
 class PipedConsole(Console):

@@ -12,7 +12,13 @@ from rich.markup import escape
 from ncucampaign.commands.common import add_ncu_option, checked_ncu, load_plan, ncu_choice, out_console, runs_root
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.discover.analysis import Mode
-from ncucampaign.discover.session import Discovery, DiscoveryRequest, bare_command_campaign, run_discovery
+from ncucampaign.discover.session import (
+    Discovery,
+    DiscoveryRequest,
+    bare_command_campaign,
+    discovery_plan,
+    run_discovery,
+)
 from ncucampaign.discover.tables import kernel_table, target_table
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
@@ -65,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     request = DiscoveryRequest(mode, args.target or args.scope, args.launch_limit, args.top, args.nth)
     if args.launch_limit is not None and args.launch_limit < 1:
         raise UsageError("--launch-limit must be at least 1")
+    discovery_plan(loaded, plan, request)  # a name that is no target is said before ncu is looked for
     ncu_path = resolve_ncu(plan.ncu)
     settings = RunSettings(
         runs_root=runs_root(args.out, loaded),

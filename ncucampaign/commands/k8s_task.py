@@ -29,4 +29,4 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"array {args.array} of {loaded_run.root} is not a Kubernetes Job")
     names = task_names(listing, args.array, pod_index(os.environ))
     where = pod_placement(SlurmFiles(RunStore.open(loaded_run.root)), job, os.environ)
-    return run_listed_task(loaded_run, listing, names, where, "k8s-task")
+    return run_listed_task(loaded_run, listing, args.array, names, where, "k8s-task")

@@ -19,6 +19,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from ncucampaign.commands.common import out_console
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetRecord
@@ -58,8 +59,8 @@ class ConsoleReporter:
     """Reports progress; live (rich) on a terminal unless ncu's output is shown, plain lines otherwise."""
 
     def __init__(self, console: Console | None = None, live: bool | None = None) -> None:
-        self.console = console or Console(highlight=False)
-        self.err = Console(stderr=True, highlight=False)
+        self.console = console or out_console()
+        self.err = out_console(stderr=True)
         self.live = self.console.is_terminal if live is None else live
         self.progress: Progress | None = None
         self.task: TaskID | None = None

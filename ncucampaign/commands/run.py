@@ -16,6 +16,7 @@ from ncucampaign.commands.common import (
     installed_listing,
     out_console,
     print_warnings,
+    refuse_certain,
     runs_root,
 )
 from ncucampaign.commands.progress import ConsoleReporter, final_table
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     gpus = gpu_list(args.gpus)
     remote_ncu = section is not None and shutil.which(plan.ncu) is None
     ncu_path, installed = local_ncu(plan, remote_ncu)
-    print_warnings(loaded, plan, installed, sys.stderr)
+    refuse_certain(loaded, print_warnings(loaded, plan, installed, sys.stderr), "nothing was run")
     if args.jobs_per_gpu > 1:
         print(
             f"ncucampaign: warning: {args.jobs_per_gpu} ncu processes per GPU; profiling at the same time on one "

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import ConsoleReporter
-from ncucampaign.errors import EXIT_OK, UsageError, first_line
+from ncucampaign.errors import EXIT_OK, UsageError, first_line, printable
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.provenance import installed_ncu
@@ -38,15 +38,18 @@ def run(args: argparse.Namespace) -> int:
     listing = array_listing(loaded_run.root, args.array)
     names = task_names(listing, args.array, args.index)
     where = placement(SlurmFiles(RunStore.open(loaded_run.root)))
-    return run_listed_task(loaded_run, listing, names, where, "slurm-task")
+    return run_listed_task(loaded_run, listing, args.array, names, where, "slurm-task")
 
 
-def run_listed_task(loaded_run: LoadedRun, listing: dict, names: list[str], where: SlurmPlacement, command: str) -> int:
+def run_listed_task(
+    loaded_run: LoadedRun, listing: dict, number: int, names: list[str], where: SlurmPlacement, command: str
+) -> int:
     """One batch task's run (a Slurm array task, or a Kubernetes pod: k8s-task): its targets, claimed."""
     root, main = loaded_run.root, loaded_run.manifest
     source = Path(main.campaign.source) if main.campaign.source else root / main.campaign.copy_path
     loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
     plan = build_plan(loaded, main.ncu.path or None)
+    check_names(names, set(plan.names()), number)
     ncu_path = resolve_ncu(plan.ncu)
     installed = installed_ncu(ncu_path)
     settings = RunSettings(
@@ -83,6 +86,20 @@ def array_listing(root: Path, number: int) -> dict:
 
 def task_names(listing: dict, number: int, index: int) -> list[str]:
     tasks = listing["tasks"]
-    if not 0 <= index < len(tasks) or not all(isinstance(n, str) for n in tasks[index]):
+    if not 0 <= index < len(tasks):
         raise UsageError(f"array {number} has no task {index} ({len(tasks)} tasks)")
-    return list(tasks[index])
+    names = tasks[index]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise UsageError(f"{SLURM}/array-{number}.json is damaged: task {index} is not a list of target names")
+    return list(names)
+
+
+def check_names(names: list[str], known: set[str], number: int) -> None:
+    """A task list naming targets the run's campaign does not have is damaged (issue 40: `[["nope",
+    "../../x"]]` ended 'claimed by another task already' with exit 0)."""
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        shown = ", ".join(repr(printable(name)) for name in unknown[:5])
+        raise UsageError(
+            f"{SLURM}/array-{number}.json is damaged: its task names targets the run does not have: {shown}"
+        )

@@ -36,14 +36,18 @@ def run(args: argparse.Namespace) -> int:
             if isinstance(exc, CampaignError):
                 partial_warnings(exc, ncu, sys.stdout)
             continue
-        warned = print_warnings(loaded, plan, ncu, sys.stdout)
+        warnings = print_warnings(loaded, plan, ncu, sys.stdout)
+        refused = sum(warning.certain for warning in warnings)
+        warned = len(warnings) - refused
         targets = len({inv.target_index for inv in plan.invocations})
         summary = f"{plural(targets, 'target')}, {plural(len(plan.invocations), 'ncu invocation')}"
+        if refused:
+            summary += f", {plural(refused, 'error')} (the installed ncu refuses them)"
         if warned:
             summary += f", {plural(warned, 'warning')}"
-        if warned and args.strict:
+        if refused or (warned and args.strict):
             failed += 1
-            print(f"{file}: not ok ({summary}; --strict)")
+            print(f"{file}: not ok ({summary}{'; --strict' if not refused else ''})")
         else:
             print(f"{file}: ok ({summary})")
     return EXIT_USAGE if failed else EXIT_OK

@@ -7,6 +7,7 @@ installed ncu's sections and sets are passed in.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ncucampaign.errors import format_key_path, printable
@@ -25,10 +26,12 @@ class LintWarning:
     path: KeyPath
     message: str
     line: int | None = None
+    certain: bool = False  # ncu is sure to refuse it: an error (exit 2), not a warning
 
     def render(self, file: str) -> str:
         where = f"{file}:{self.line}" if self.line else file
-        return printable(f"{where}: warning {self.code} {format_key_path(self.path)}: {self.message}")
+        kind = "error" if self.certain else "warning"
+        return printable(f"{where}: {kind} {self.code} {format_key_path(self.path)}: {self.message}")
 
 
 def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None = None) -> list[LintWarning]:
@@ -40,7 +43,10 @@ def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None
             if rule.per_target != per_target or code in ignored:
                 continue
             for path, message in rule.check(context):
-                warnings.setdefault((code, path, message), LintWarning(code, target, path, message))
+                where = inherited(loaded, path)
+                warnings.setdefault(
+                    (code, where, message), LintWarning(code, target, where, message, None, rule.certain)
+                )
 
     by_target: dict[int, list[TargetOptions]] = {}
     for inv in plan.invocations:
@@ -53,5 +59,20 @@ def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None
         target = loaded.target_at(index)
         context = Context(("targets", index), expansion[0], installed, tuple(expansion), target.matrix or {})
         run(context, target.name, per_target=True)
-    located = [LintWarning(w.code, w.target, w.path, w.message, loaded.line_of(w.path)) for w in warnings.values()]
+    located = [dataclasses.replace(w, line=loaded.line_of(w.path)) for w in warnings.values()]
     return sorted(located, key=lambda w: (w.line or 0, w.code))
+
+
+_FIELD_OF_KEY = {info.alias or name: name for name, info in TargetOptions.model_fields.items()}
+
+
+def inherited(loaded: LoadedCampaign, path: KeyPath) -> KeyPath:
+    """A target's key path, or the `defaults:` key it inherits its value from (issue 40: a typo in
+    defaults: was reported once per target, each at the target's line)."""
+    if len(path) < 3 or path[0] != "targets" or not isinstance(path[1], int) or path[2] not in _FIELD_OF_KEY:
+        return path
+    target, field = loaded.target_at(path[1]), _FIELD_OF_KEY[str(path[2])]
+    own = field in target.model_fields_set or path[2] in (target.matrix or {})
+    if not own and field in loaded.campaign.defaults.model_fields_set:
+        return ("defaults", *path[2:])
+    return path

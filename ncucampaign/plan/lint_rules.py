@@ -39,6 +39,9 @@ class Rule:
     title: str
     check: Callable[[Context], Found]
     per_target: bool = False  # True: runs once per target entry over all its expansions
+    # True: ncu is sure to refuse what it finds (the installed ncu says so): an error, not a warning
+    # (issue 40: validate exited 0 on "ncu will refuse it")
+    certain: bool = False
 
 
 def _nvtx_expressions(c: Context) -> Iterable[tuple[KeyPath, str]]:
@@ -171,11 +174,13 @@ def not_installed(c: Context) -> Found:
                 f"section {section!r} is not listed by the installed ncu ({version}); ncu will refuse it: {hint}",
             )
     if o.section_set and o.section_set not in installed.sets:
+        close = difflib.get_close_matches(o.section_set, sorted(installed.sets), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         yield (
             (*c.here, "set"),
             (
-                f"set {o.section_set!r} is not listed by the installed ncu ({version}): "
-                f"{', '.join(sorted(installed.sets))}."
+                f"set {o.section_set!r} is not listed by the installed ncu ({version}); ncu will refuse it: "
+                f"{hint}(its sets: {', '.join(sorted(installed.sets))})"
             ),
         )
 
@@ -239,8 +244,8 @@ RULES: dict[str, Rule] = {
         "launch skip with a kernel filter that changes across an expansion", skip_with_changing_filter, per_target=True
     ),
     "NCU008": Rule("Python call-stack filter", python_stack_filter),
-    "NCU009": Rule("section or set the installed ncu does not list", not_installed),
+    "NCU009": Rule("section or set the installed ncu does not list", not_installed, certain=True),
     "NCU010": Rule("kill without a launch count", kill_without_count),
     "NCU011": Rule("kernel filter that can match collective kernels in a multi-process job", collective_under_replay),
-    "NCU012": Rule("ncu option the installed ncu does not have", option_not_in_installed),
+    "NCU012": Rule("ncu option the installed ncu does not have", option_not_in_installed, certain=True),
 }

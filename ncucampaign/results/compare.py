@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ncucampaign.errors import plural
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate import TargetVerdict, target_verdicts
@@ -125,9 +127,13 @@ def _problems(
             yield f"{target.name}: ok in A, {after.status.value} in B ({after.message})"
     for name in only_in_a:
         yield f"{name}: in A, missing from B"
+    held = sorted({name for run in (a, b) for t in run.targets for result in t.results for name in result.metrics})
     for metric in metrics:
-        if not any(metric in result.metrics for run in (a, b) for t in run.targets for result in t.results):
-            yield f"--metric {metric}: neither run holds this metric (names are ncu's, e.g. dram__bytes.sum)"
+        if metric not in held:
+            close = difflib.get_close_matches(metric, held, n=3, cutoff=0.6)
+            more = ", ..." if len(held) > 5 else ""
+            offer = f"did you mean {', '.join(close)}?" if close else f"they hold {', '.join(held[:5]) or 'none'}{more}"
+            yield f"--metric {metric}: neither run holds this metric; {offer}"
     if not changes:
         yield "no values were compared: the runs share no target with results"
 
@@ -147,7 +153,7 @@ def _compare_target(
     notes.extend(_clock_notes(target_a, target_b))
     if len(target_a.results) != len(target_b.results):
         notes.append(
-            f"{target_a.name}: {len(target_a.results)} results in A, {len(target_b.results)} in B; "
+            f"{target_a.name}: {plural(len(target_a.results), 'result')} in A, {len(target_b.results)} in B; "
             "only the first ones are compared"
         )
     changes = []

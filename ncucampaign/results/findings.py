@@ -50,7 +50,7 @@ class FindingGroup:
 
     @property
     def best_speedup(self) -> float | None:
-        return self.first.speedup
+        return max((f.rule.speedup for f in self.occurrences if f.rule.speedup is not None), default=None)
 
     @property
     def kernels(self) -> list[str]:
@@ -74,13 +74,7 @@ def rank(
     for finding in findings:
         if include_ok or finding.rule.kind in ACTIONABLE:
             groups.setdefault((finding.rule.rule, finding.rule.title), []).append(finding)
-    ranked = [
-        FindingGroup(
-            tuple(sorted(found, key=lambda f: -(f.rule.speedup if f.rule.speedup is not None else -1.0))),
-            tuple(gain_terms(((f.weighed_as, f.rule.speedup) for f in found), shares, names)) if shares else (),
-        )
-        for found in groups.values()
-    ]
+    ranked = [_group(found, shares, names) for found in groups.values()]
     return sorted(
         ranked,
         key=lambda g: (
@@ -176,10 +170,28 @@ def rules_of(report: Path, ncu: str | None) -> list[RuleResult]:
     return rules
 
 
+def _group(found: list[Finding], shares: Mapping[str, float] | None, names: Mapping[str, str] | None) -> FindingGroup:
+    """A finding's occurrences, first the one the heading quotes: with shares, that of the kernel whose
+    gain leads (issue 40: the heading quoted another kernel's speedup than the gain line named), then
+    by estimated speedup."""
+    terms = tuple(gain_terms(((f.weighed_as, f.rule.speedup) for f in found), shares, names)) if shares else ()
+    leading = {term.kernel: position for position, term in enumerate(terms) if term.gain is not None}
+    ordered = sorted(
+        found,
+        key=lambda f: (
+            leading.get(f.weighed_as, len(leading)),
+            -(f.rule.speedup if f.rule.speedup is not None else -1.0),
+        ),
+    )
+    return FindingGroup(tuple(ordered), terms)
+
+
 def group_text(position: int, group: FindingGroup) -> list[str]:
     """A finding as a few plain lines (readable in a terminal and in a pipe)."""
     rule = group.first
-    speedup = f"est. speedup {rule.speedup:.0f}% ({rule.speedup_type})" if rule.speedup is not None else "no estimate"
+    speedup = (
+        f"est. speedup {percent(rule.speedup)} ({rule.speedup_type})" if rule.speedup is not None else "no estimate"
+    )
     where = f"{len(group.occurrences)} result(s), {len(group.kernels)} kernel(s)"
     if group.targets:
         shown = ", ".join(group.targets[:5]) + (f" and {len(group.targets) - 5} more" if len(group.targets) > 5 else "")

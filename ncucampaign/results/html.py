@@ -51,12 +51,16 @@ code{font-family:ui-monospace,monospace;font-size:12px}
 
 
 def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
-    """`link_base`: the folder the HTML file will be in (links to reports and logs are relative to it)."""
+    """`link_base`: the folder the HTML file will be in. Links to reports and logs are relative to it
+    when it is in the run directory; from elsewhere (`report -o`) they name the run directory itself,
+    never through `latest` (which moves to the next run) nor relative to where the command ran."""
     manifest = run.manifest
-    base = link_base or run.root
+    root = run.root.resolve()
+    base = (link_base or run.root).resolve()
+    inside = base == root or root in base.parents
 
     def href(relative: str) -> str | None:
-        return run_link(run.root, base, relative)
+        return run_link(root, base if inside else None, relative)
 
     charted = [(t, r) for t in manifest.targets for r in t.results]
     parts = [
@@ -94,7 +98,7 @@ def _per_result(manifest: Manifest) -> list[str]:
     return ["<h2>Charts per result</h2>", *blocks] if blocks else []
 
 
-def run_link(root: Path, base: Path, relative: str) -> str | None:
+def run_link(root: Path, base: Path | None, relative: str) -> str | None:
     """An href (escaped) for a file the manifest names inside the run directory; None for anything
     else: an absolute path, one that leaves the run directory, control characters, a URL such as
     `javascript:...` (a manifest is data, and may have been edited by anyone)."""
@@ -103,6 +107,8 @@ def run_link(root: Path, base: Path, relative: str) -> str | None:
         return None
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in relative) or ":" in path.parts[0]:
         return None  # control characters, or what reads as a URL scheme (javascript:, data:)
+    if base is None:  # an absolute path: no scheme, and a ':' in it is encoded too
+        return escape(quote(str(root / relative), safe="/"))
     target = os.path.relpath(root / relative, base)
     # percent-encoded, and never starting with a scheme: a ':' in it is encoded too
     encoded = quote(target, safe="/")

@@ -4,6 +4,7 @@ warp states, where its report holds the data. Plain SVG, drawn here: no script, 
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
@@ -92,7 +93,9 @@ def _label(target: TargetRecord, result: ResultRecord) -> str:
 
 
 def duration_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
-    bars = [(t, r, r.value(DURATION)) for t, r in charted if r.value(DURATION) is not None]
+    durations = [(t, r, r.value(DURATION)) for t, r in charted]
+    # finite and not negative: a manifest is data, and a NaN drew width="nan" (issue 40)
+    bars = [(t, r, d) for t, r, d in durations if d is not None and 0 <= d < math.inf]
     label_width, plot_width, row = 230, 360, 20
     height = 40 + row * max(len(bars), 1)
     top = max((d for _, _, d in bars if d is not None), default=1.0) or 1.0
@@ -142,9 +145,9 @@ def throughput_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
     )
     for target, result in charted:
         sm, memory = result.value(SM_THROUGHPUT), result.value(MEMORY_THROUGHPUT)
-        if sm is None or memory is None:
+        if sm is None or memory is None or not (math.isfinite(sm) and math.isfinite(memory)):
             continue
-        x, y = margin + size * min(memory, 100) / 100, 10 + size - size * min(sm, 100) / 100
+        x, y = margin + size * min(max(memory, 0), 100) / 100, 10 + size - size * min(max(sm, 0), 100) / 100
         tip = f"{_label(target, result)} {result.kernel}: SM {sm:.1f}%, memory {memory:.1f}%"
         out.append(f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="5"><title>{escape(tip)}</title></circle>')
     out.append("</svg></figure>")

@@ -131,6 +131,22 @@ def _valid_option(key: Any, value: Any) -> bool:
     return True
 
 
+def _without_invalid_keys(raw: Any) -> Target | None:
+    """A target with the keys that do not validate left out, so that the lint sees the rest in the same
+    pass (issue 40: a section typo's warning waited behind a key error of its target); None when even
+    that is no target (no name, not a mapping)."""
+    try:
+        return Target.model_validate(raw)
+    except ValidationError as exc:
+        if not isinstance(raw, dict):
+            return None
+        bad = {error["loc"][0] for error in exc.errors() if error["loc"]}
+    try:
+        return Target.model_validate({key: value for key, value in raw.items() if key not in bad})
+    except ValidationError:
+        return None
+
+
 def _partial(
     data: dict[str, Any], file: Path, text: str, sha256: str, name: str, lines: dict[KeyPath, int]
 ) -> LoadedCampaign | None:
@@ -150,9 +166,8 @@ def _partial(
     raw_targets = given_targets if isinstance(given_targets, list) else []
     valid: list[tuple[int, Target]] = []
     for index, raw in enumerate(raw_targets):
-        try:
-            valid.append((index, Target.model_validate(raw)))
-        except ValidationError:
-            continue
+        target = _without_invalid_keys(raw)
+        if target is not None:
+            valid.append((index, target))
     campaign = Campaign.model_construct(application=application, defaults=defaults, targets=tuple(t for _, t in valid))
     return LoadedCampaign(file, text, sha256, campaign, name, lines, tuple(i for i, _ in valid))

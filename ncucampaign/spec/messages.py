@@ -4,6 +4,7 @@ file spells it, its line, and a message that says what to write (never pydantic'
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -111,7 +112,10 @@ def message_for(error: Mapping[str, Any], path: KeyPath) -> str:
     if kind == "literal_error":
         message = f"must be {context.get('expected', 'one of the documented values')}"
         if isinstance(error.get("input"), bool):  # share: off, clock_control: none is fine, but off/no/yes are not
-            message += f" (YAML read a bare word as {str(error['input']).lower()}: quote it, e.g. 'off')"
+            allowed = re.findall(r"'([^']*)'", str(context.get("expected", "")))
+            falsy = [word for word in ("off", "none", "no") if word in allowed]
+            example = (falsy if error["input"] is False and falsy else allowed or ["off"])[0]
+            message += f" (YAML read a bare word as {str(error['input']).lower()}: quote it, e.g. '{example}')"
         return message
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         bound = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}

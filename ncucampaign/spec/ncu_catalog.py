@@ -157,8 +157,11 @@ def check_extra_args(args: tuple[str, ...]) -> None:
         spelled, has_inline_value, _ = token.partition("=")
         option = options.get(spelled)
         if option is None:
-            hint = difflib.get_close_matches(spelled, [k for k in options if k.startswith("--")], n=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            # by the names without their dashes, closely: every option's "--" and its common words made
+            # '--no-such-option' look like '--section' (issue 40)
+            names = [k[2:] for k in options if k.startswith("--")]
+            hint = difflib.get_close_matches(spelled.lstrip("-"), names, n=1, cutoff=0.75)
+            suggestion = f"; did you mean '--{hint[0]}'?" if hint else ""
             raise ValueError(
                 f"{spelled!r} is not an option of ncu {MEASURED} through {release_text(LATEST_KNOWN)} "
                 "(use full option names)"
