@@ -32,11 +32,12 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px}
 table{border-collapse:collapse;width:100%;margin:8px 0;table-layout:fixed}
 th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 .table-box{overflow-x:auto;max-width:100%}
-#targets{min-width:94em}
+#targets{min-width:99em}
 #targets th{font-size:11px;overflow-wrap:normal;padding:4px}
 #targets td.num,#targets td.status-ok,#targets td.status-bad{padding:4px;overflow-wrap:normal;white-space:nowrap}
-col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:16em} col.findings{width:16em}
+col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:21em} col.findings{width:16em}
 td.findings{font-size:12px}
+#targets td.one-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;overflow-wrap:normal}
 .gain{color:#1d2330;font-weight:600} .result-charts h3{font-size:15px;margin:18px 0 4px}
 figure{margin:0} figcaption{color:#5b6475;font-size:12px;margin-bottom:2px}
 th{background:#f4f6f9;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -128,7 +129,7 @@ def _fix_first(manifest: Manifest, count: int = 10) -> str:
     items = []
     for group in groups:
         rule = group.first
-        speedup = f"estimated speedup {rule.speedup:.0f}%" if rule.speedup is not None else "no estimate"
+        speedup = f"estimated speedup {percent(rule.speedup)}" if rule.speedup is not None else "no estimate"
         where = ", ".join(group.targets[:6]) + (" ..." if len(group.targets) > 6 else "")
         gain = ""
         if group.gain is not None:
@@ -194,11 +195,16 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
             cells = _target_cells(target, len(results)) if position == 0 else []
             if result is None:
                 message = target.message if len(target.message) <= 240 else target.message[:239] + "…"
-                cells += [f'<td colspan="{2 + len(COLUMNS)}" title="{escape(target.message)}">{escape(message)}</td>']
-            else:
                 cells += [
-                    f'<td><code title="{escape(result.demangled)}">[{result.index}] '
-                    f"{escape(middle(result.kernel, 40))}</code></td>",
+                    f'<td class="one-line" colspan="{2 + len(COLUMNS)}" title="{escape(target.message)}">'
+                    f"{escape(message)}</td>"
+                ]
+            else:
+                # one line a result (issue 40: rows of 113 px at 800-1,200 px): a long kernel name
+                # shortened in the middle, as everywhere else, never broken inside an identifier
+                cells += [
+                    f'<td class="one-line"><code title="{escape(result.demangled)}">[{result.index}] '
+                    f"{escape(middle(result.kernel, KERNEL_CELL))}</code></td>",
                     *(f'<td class="num">{c.format(result.value(c.metric))}</td>' for c in COLUMNS),
                     _result_findings(result),
                 ]
@@ -210,6 +216,7 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
 
 
 SHOWN_FINDINGS = 8  # titles in a row's cell; the rest counted (and all on hover)
+KERNEL_CELL = 32  # characters of a kernel name in its 21em column (12 px monospace), "[0] " beside it
 
 
 def _result_findings(result: ResultRecord) -> str:
@@ -226,13 +233,14 @@ def _result_findings(result: ResultRecord) -> str:
         if more > 0
         else []
     )
-    return '<td class="findings">' + "; ".join(shown) + "</td>"
+    every = escape("; ".join(messages))  # the whole list on hover: the cell shows one line of it
+    return f'<td class="findings one-line" title="{every}">' + "; ".join(shown) + "</td>"
 
 
 def _target_cells(target: TargetRecord, span: int) -> list[str]:
     status_class = "status-ok" if target.status.value == "ok" else "status-bad"
     return [
-        f'<td rowspan="{span}">{escape(target.name)}</td>',
+        f'<td rowspan="{span}" class="one-line" title="{escape(target.name)}">{escape(target.name)}</td>',
         f'<td rowspan="{span}" class="{status_class}" title="{escape(target.message)}">{target.status.value}</td>',
         f'<td rowspan="{span}" class="num">{len(target.attempts)}, {target.seconds:.1f}</td>',
         f'<td rowspan="{span}" class="num">{_share(target.gpu_time_share)}</td>',
