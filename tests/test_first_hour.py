@@ -149,7 +149,7 @@ def test_validation_reports_every_problem_of_a_file_in_one_pass(tmp_path: Path) 
     assert done.returncode == 2
     assert "camp.yaml:8: targets[0].kernel_name: duplicate key (first given on line 7)" in done.stderr
     assert "camp.yaml:10: targets[1].launch_count: must be at least 1" in done.stderr
-    assert "warning NCU009 targets[2].sections[0]" in done.stdout and "did you mean 'SpeedOfLight'" in done.stdout
+    assert "error NCU009 targets[2].sections[0]" in done.stdout and "did you mean 'SpeedOfLight'" in done.stdout
     (tmp_path / "shell.yaml").write_text(
         "application:\n  command: CUDA_VISIBLE_DEVICES=0 python3 app.py | tee out.txt\n"
         "targets:\n  - name: a\n    kernel_name: k\n    launch_count: 1\n"

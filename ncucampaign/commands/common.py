@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
-from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError, plural
+from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
 from ncucampaign.execute.provenance import installed_ncu
 from ncucampaign.execute.rundir.collector import collector_paused
 from ncucampaign.plan.argv import ncu_flags
@@ -118,22 +118,13 @@ def installed(ncu: str | None) -> InstalledNcu | None:
 def print_warnings(
     loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None, stream: TextIO
 ) -> list[LintWarning]:
-    """Print the lint's findings (those ncu is sure to refuse as errors) and hand them back."""
+    """Print the lint's findings and hand them back. Those the installed ncu is sure to refuse print as
+    errors: validate fails on them; plan prints them and run runs the rest (the target ends usage_error
+    at once, never retried: a campaign's one broken target never stops the others)."""
     warnings = lint_plan(loaded, plan, installed)
     for warning in warnings:
         print(warning.render(str(loaded.path)), file=stream)
     return warnings
-
-
-def refuse_certain(loaded: LoadedCampaign, warnings: list[LintWarning], what: str) -> None:
-    """What the installed ncu is sure to refuse stops `plan` and `run` (exit 2), as a validation
-    error does (issue 40: it was a warning, and every such target failed at run time)."""
-    refused = sum(warning.certain for warning in warnings)
-    if refused:
-        raise UsageError(
-            f"{loaded.path}: the installed ncu refuses {plural(refused, 'value')} of the campaign (the errors "
-            f"above); {what}"
-        )
 
 
 def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:

@@ -16,7 +16,6 @@ from ncucampaign.commands.common import (
     installed_listing,
     out_console,
     print_warnings,
-    refuse_certain,
     runs_root,
 )
 from ncucampaign.commands.progress import ConsoleReporter, final_table
@@ -111,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     gpus = gpu_list(args.gpus)
     remote_ncu = section is not None and shutil.which(plan.ncu) is None
     ncu_path, installed = local_ncu(plan, remote_ncu)
-    refuse_certain(loaded, print_warnings(loaded, plan, installed, sys.stderr), "nothing was run")
+    print_warnings(loaded, plan, installed, sys.stderr)
     if args.jobs_per_gpu > 1:
         print(
             f"ncucampaign: warning: {args.jobs_per_gpu} ncu processes per GPU; profiling at the same time on one "

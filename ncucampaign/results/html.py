@@ -32,10 +32,10 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px}
 table{border-collapse:collapse;width:100%;margin:8px 0;table-layout:fixed}
 th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 .table-box{overflow-x:auto;max-width:100%}
-#targets{min-width:99em}
+#targets{min-width:94em}
 #targets th{font-size:11px;overflow-wrap:normal;padding:4px}
 #targets td.num,#targets td.status-ok,#targets td.status-bad{padding:4px;overflow-wrap:normal;white-space:nowrap}
-col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:21em} col.findings{width:16em}
+col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:17em} col.findings{width:16em}
 td.findings{font-size:12px}
 #targets td.one-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;overflow-wrap:normal}
 .gain{color:#1d2330;font-weight:600} .result-charts h3{font-size:15px;margin:18px 0 4px}
@@ -216,7 +216,7 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
 
 
 SHOWN_FINDINGS = 8  # titles in a row's cell; the rest counted (and all on hover)
-KERNEL_CELL = 32  # characters of a kernel name in its 21em column (12 px monospace), "[0] " beside it
+KERNEL_CELL = 26  # characters of a kernel name in its 17em column (12 px monospace), "[0] " beside it
 
 
 def _result_findings(result: ResultRecord) -> str:
