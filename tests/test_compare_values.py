@@ -77,3 +77,16 @@ def test_a_verdict_table_of_thousands_of_undecided_targets_shows_forty_and_count
     assert table.row_count == MAX_UNDECIDED_ROWS + 1 == 41  # every SLOWER, forty AMBIGUOUS
     assert "960 more AMBIGUOUS not shown (--all shows them)" in str(table.caption)
     assert verdict_table((*undecided, slower), every=True).row_count == 1001
+
+
+def test_counts_in_notes_are_said_in_words_that_agree() -> None:
+    """Issue 40: '1 results in A, 0 in B'."""
+    notes = comparison(samples([10.0]), []).notes
+    assert any(note.startswith("t: 1 result in A, 0 in B;") for note in notes), notes
+
+
+def test_a_metric_neither_run_holds_is_offered_the_names_they_do() -> None:
+    """Issue 40: the hint's example was the name typed."""
+    a = manifest_with([target_record("t", results=samples([10.0]))])
+    (problem,) = [p for p in compare_runs(a, a, metrics=("gpu__time_duration.summ",)).problems if "--metric" in p]
+    assert problem == "--metric gpu__time_duration.summ: neither run holds this metric; did you mean gpu__time_duration.sum?"

@@ -43,3 +43,14 @@ def test_final_table_and_lines() -> None:
     Console(file=out, width=200).print(final_table(manifest, "/runs/c/1"))
     assert "no_kernels" in out.getvalue() and "attempts" in out.getvalue()
     assert finished_line(2, 2, record("b", Status.NO_KERNELS)).startswith("[2/2] no_kernels     b  kernels -")
+
+
+def test_piped_output_is_not_wrapped_at_80_columns_on_stdout_or_stderr(capsys) -> None:
+    """Issue 40: rich wrapped prose at 80 columns when piped (stderr had rich's own default)."""
+    from ncucampaign.commands.common import out_console
+
+    line = "ncucampaign: stopping: asking ncu to finish and write its report " + "x" * 120
+    for stderr in (False, True):
+        out_console(stderr=stderr).print(line)
+    captured = capsys.readouterr()
+    assert captured.out == line + "\n" and captured.err == line + "\n"
