@@ -9,16 +9,7 @@ out=${1:?OUT folder}; workload=${2:-decode}
 # without ncu every run would retry each target before failing: say so at once
 command -v ncu > /dev/null || { echo "listing_cache.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
 mkdir -p "$out"; work=$(mktemp -d)
-# the log's path is in the wrapper, not the environment: the environment is part of the trace's key
-cat > "$work/ncu" <<PY
-#!/usr/bin/env python3
-import json, os, sys
-with open("$work/calls.jsonl", "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\n")
-os.execvp("ncu", ["ncu", *sys.argv[1:]])
-PY
-chmod +x "$work/ncu"
-export NCUCAMPAIGN_NCU="$work/ncu"
+. "$(dirname "$0")/logging_ncu.sh"; logging_ncu "$work"
 campaign=tests/gpu/zoo/$workload/campaign.yaml; [[ $workload == *.yaml ]] && campaign=$workload
 for pass in first cached-1 cached-2; do
   : > "$work/calls.jsonl"

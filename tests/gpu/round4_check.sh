@@ -10,16 +10,7 @@ out=${1:?OUT folder}; shift
 workloads=${*:-decode cuda_cpp streams convnet}
 command -v ncu > /dev/null || { echo "round4_check.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
 mkdir -p "$out"; work=$(mktemp -d)
-# the log's path is in the wrapper, not the environment: the environment is part of the trace's key
-cat > "$work/ncu" <<PY
-#!/usr/bin/env python3
-import json, os, sys
-with open("$work/calls.jsonl", "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\n")
-os.execvp("ncu", ["ncu", *sys.argv[1:]])
-PY
-chmod +x "$work/ncu"
-export NCUCAMPAIGN_NCU="$work/ncu"
+. "$(dirname "$0")/logging_ncu.sh"; logging_ncu "$work"
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 counts() {  # ncu processes the last command started: all, those that ran an application, imports
   python3 - "$work/calls.jsonl" <<'PY'
