@@ -26,21 +26,8 @@ CAPTURE_LIMIT_BYTES = 1 << 30  # ncu --import of a long trace lists megabytes; a
 def run_python(args: Sequence[str], timeout: float, env_additions: Mapping[str, str]) -> tuple[int | None, str]:
     """This Python with `args` (a worker module): (exit code, stdout decoded leniently); code None when
     it timed out or printed past CAPTURE_LIMIT_BYTES. A negative code is the signal that ended it."""
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-            env={**os.environ, **env_additions}, start_new_session=True,
-        )  # fmt: skip
-    except OSError:
-        return None, ""
-    assert proc.stdout is not None
-    try:
-        data, why = _read_bounded(proc, "python", timeout, CAPTURE_LIMIT_BYTES)
-    finally:
-        _kill_group(proc.pid)
-        proc.stdout.close()
-        proc.wait()
-    return (proc.returncode, data.decode(errors="replace")) if why is None else (None, "")
+    done = _bounded([sys.executable, *args], timeout, CAPTURE_LIMIT_BYTES, env={**os.environ, **env_additions})
+    return (done.code, done.text) if done.why is None else (None, "")
 
 
 PROBE_TIMEOUT_S = 15.0  # asking ncu all four questions at once costs about 2 s (provenance.installed_ncu)
@@ -107,25 +94,41 @@ def probed(
     at most `limit` bytes of its stdout are kept, and whatever it leaves behind (a child holding its
     output, a hang) is killed with its process group when it exits, answers nothing in `timeout`
     seconds, prints past the limit, or a Ctrl-C comes."""
+    return _bounded(argv, PROBE_TIMEOUT_S if timeout is None else timeout, limit, cwd=cwd, live=_LIVE)
+
+
+def _bounded(
+    argv: Sequence[str],
+    timeout: float,
+    limit: int,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    merged: bool = False,
+    stop: StopRequest | None = None,
+    live: _LiveProbes | None = None,
+) -> Probed:
+    """The one way a short command runs: in a session of its own, its stdout (and with `merged` its
+    stderr) read bounded, and its whole group killed when it is done, however it ends."""
     name = Path(argv[0]).name if argv else "?"
-    timeout = PROBE_TIMEOUT_S if timeout is None else timeout
     try:
         proc = subprocess.Popen(
-            list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=cwd,
-            start_new_session=True,
+            list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merged else subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, cwd=cwd, env=env, start_new_session=True,
         )  # fmt: skip
     except (OSError, ValueError) as exc:
         return Probed(None, b"", f"{name} could not start: {getattr(exc, 'strerror', None) or exc}")
     assert proc.stdout is not None
     try:
-        if not _LIVE.started(proc.pid):
+        if live is not None and not live.started(proc.pid):
             return Probed(None, b"", f"{name} was stopped: the command is stopping")
-        data, why = _read_bounded(proc, name, timeout, limit)
+        data, why = _read_bounded(proc, name, timeout, limit, stop)
     finally:
         _kill_group(proc.pid)  # the leader is not reaped yet: its group id is still its own
         proc.stdout.close()
         proc.wait()
-        _LIVE.ended(proc.pid)
+        if live is not None:
+            live.ended(proc.pid)
     return Probed(proc.returncode if why is None else None, data, why)
 
 
@@ -202,23 +205,6 @@ def run_captured(
     for)."""
     if stop is not None and stop.level:
         return None, "not started: the run is stopping"
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env={**os.environ, **env_additions} if env_additions else None,
-        )
-    except (OSError, ValueError) as exc:
-        return None, str(exc)
-    assert proc.stdout is not None
-    try:
-        data, why = _read_bounded(proc, Path(argv[0]).name, timeout, limit, stop)
-    finally:
-        _kill_group(proc.pid)
-        proc.stdout.close()
-        proc.wait()
-    out = data.decode(errors="replace")
-    return (proc.returncode, out) if why is None else (None, f"{out}\n({why})")
+    env = {**os.environ, **env_additions} if env_additions else None
+    done = _bounded(argv, timeout, limit, env=env, merged=True, stop=stop)
+    return (done.code, done.text) if done.why is None else (None, f"{done.text}\n({done.why})".lstrip())
