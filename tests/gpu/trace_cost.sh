@@ -17,13 +17,28 @@ for w in $workloads; do
   dir=${trace#cd }; dir=${dir%% && *}; ncu_cmd=${trace#* && }
   app=$(echo "$ncu_cmd" | sed 's/.* -f -o [^ ]* //')
   echo "== $w: in $dir, the application: $app"
-  (cd "$dir" && start=$(date +%s%N) && eval "$app" > "$out/$w-alone.log" 2>&1; echo "alone: $(secs $start) s (exit $?)")
-  (cd "$dir" && start=$(date +%s%N) && eval "ncu --kernel-name nothing_matches_this --config-file off --rename-kernels off $app" > "$out/$w-nothing.log" 2>&1; echo "under ncu, nothing profiled: $(secs $start) s")
-  for metric in gpu__time_duration.sum launch__grid_size launch__block_size,launch__grid_size; do
-    tag=${metric%%,*}; report="$work/$w-$tag.ncu-rep"
-    cmd=$(echo "$ncu_cmd" | sed "s|--metrics gpu__time_duration.sum|--metrics $metric|; s| -o [^ ]*| -o $report|")
-    (cd "$dir" && start=$(date +%s%N) && eval "$cmd" > "$out/$w-$tag.log" 2>&1; echo "trace --metrics $metric: $(secs $start) s, $(grep -c '==PROF== Profiling' "$out/$w-$tag.log") launches profiled")
+  (cd "$dir" && eval "$app" > "$out/$w-warm.log" 2>&1)  # a first run fills what the workload caches
+  for rep in $(seq "${REPS:-3}"); do  # interleaved, so that a drift of the machine touches every variant
+    (cd "$dir" && start=$(date +%s%N) && eval "$app" > "$out/$w-alone.log" 2>&1; echo "$w alone $(secs $start)") >> "$work/times"
+    (cd "$dir" && start=$(date +%s%N) && eval "ncu --kernel-name nothing_matches_this --config-file off --rename-kernels off $app" > "$out/$w-nothing.log" 2>&1; echo "$w nothing $(secs $start)") >> "$work/times"
+    for metric in gpu__time_duration.sum launch__grid_size launch__block_size,launch__grid_size; do
+      tag=${metric%%,*}; report="$work/$w-$tag.ncu-rep"
+      cmd=$(echo "$ncu_cmd" | sed "s|--metrics gpu__time_duration.sum|--metrics $metric|; s| -o [^ ]*| -o $report|")
+      (cd "$dir" && start=$(date +%s%N) && eval "$cmd" > "$out/$w-$tag.log" 2>&1; echo "$w $tag $(secs $start) $(grep -c '==PROF== Profiling' "$out/$w-$tag.log")") >> "$work/times"
+    done
   done
+  python3 - "$work/times" "$w" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1]) if line.split()[0] == sys.argv[2]]
+seconds = {}
+for row in rows:
+    seconds.setdefault(row[1], []).append(float(row[2]))
+nothing = statistics.median(seconds["nothing"])
+for what, values in seconds.items():
+    beyond = "" if what in ("alone", "nothing") else f", {statistics.median(values) - nothing:+.1f} s beyond nothing profiled"
+    launches = next((r[3] for r in rows if r[1] == what and len(r) > 3), "")
+    print(f"{what:24s} median {statistics.median(values):5.1f} s of {', '.join(f'{v:.1f}' for v in values)}{beyond}" + (f"; {launches} launches" if launches else ""))
+PY
   python3 - "$work" "$w" <<'PY'
 import subprocess, sys
 from pathlib import Path
