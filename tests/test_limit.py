@@ -3,13 +3,22 @@ the launches its targets wanted, from what the manifest measured."""
 
 from __future__ import annotations
 
-from ncucampaign.execute.rundir.manifest import AttemptRecord
+import pytest
+
+from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.plan.share.cost import PER_LAUNCH_S, SECTION_S
-from ncucampaign.results.limit import launch_price, limit_line
+from ncucampaign.plan.share.cost import PER_LAUNCH_S, SECTION_S, TRACED_LAUNCH_S
+from ncucampaign.results.limit import launch_price, limit_line, measured_start
 from tests.test_results_helpers import manifest_with, target_record
 
 SOL = ["ncu", "--section", "SpeedOfLight", "app"]
+
+
+def shared_run(name: str, kind: str, seconds: float, results: int, argv: list[str]) -> SharedRunRecord:
+    report = ReportInfo(path=f"reports/{name}.ncu-rep", bytes=1, sha256="0", results=results, results_from="report")
+    return SharedRunRecord.model_construct(
+        name=name, kind=kind, status=Status.OK, seconds=seconds, report=report, argv=argv, members=[], window="trace"
+    )
 
 
 def attempt(seconds: float, message: str = "") -> AttemptRecord:
@@ -22,21 +31,42 @@ def test_a_launch_is_priced_by_what_the_command_line_collects() -> None:
     assert launch_price(["ncu", "--metrics", "gpu__time_duration.sum", "app"]) < SECTION_S
 
 
-def test_the_limit_is_the_least_measured_start_plus_the_wanted_replay() -> None:
+def test_the_start_is_the_median_of_the_targets_own_runs_and_says_so() -> None:
     targets = [
         target_record("a", argv=SOL, attempts=[attempt(8.4)]),  # a start of 8.0 s
-        target_record("b", argv=SOL, attempts=[attempt(6.4)]),  # 6.0 s: the least
+        target_record("b", argv=SOL, attempts=[attempt(6.4)]),  # 6.0 s
         target_record("c", argv=SOL, attempts=[attempt(0.5, "split out of shared/1")]),  # no start of its own
         target_record("miss", Status.NO_KERNELS, argv=SOL),  # wanted nothing that exists
     ]
     manifest = manifest_with(targets)
     manifest.ended_at = "2026-01-01T00:00:22+00:00"
     line = limit_line(manifest)
-    # 6.0 s + 3 launches x 0.4 s = 7.2 s; 22 s is 3.1x that
+    # the median 7.0 s + 3 launches x 0.4 s = 8.2 s; 22 s is 2.7x that
     assert line == (
-        "limit: this run took 22 s, 3.1x its limit of 7.2 s (one application start 6.0 s, the least any run "
-        "here measured, + 3 wanted launches' replay 1.2 s)"
+        "limit: this run took 22 s, 2.7x its limit of 8.2 s (one application start 7.0 s: the median of 2 "
+        "targets' own runs, less its priced replay; + 3 wanted launches' replay 1.2 s at plan/share/cost.py's prices)"
     )
+
+
+def test_a_start_is_never_below_the_least_own_run_nor_zero_and_a_trace_gives_one() -> None:
+    """Issue 41: the least of every run's estimate gave 'one application start 0.0 s'; a union whose
+    replay was priced above what it took drove it there."""
+    targets = [target_record(n, argv=SOL, attempts=[attempt(0.5, "split out of shared/1")]) for n in "abc"]
+    manifest = manifest_with(targets)
+    union = shared_run("shared/1", "union", 3.0, 9, SOL)  # 3.0 - 9 x 0.4: less than nothing
+    trace = shared_run("shared/trace-1", "trace", 10.6, 223, ["ncu", "--metrics", "gpu__time_duration.sum", "app"])
+    manifest.shared_runs = [trace, union]
+    manifest.ended_at = "2026-01-01T00:00:20+00:00"
+    start = measured_start(manifest)
+    assert start is not None and start.seconds == pytest.approx(10.6 - 223 * TRACED_LAUNCH_S)
+    assert start.source == "the discovery trace, less its traced launches"
+    manifest.shared_runs = [union]  # nothing measured a start: the line says so, never 0
+    assert measured_start(manifest) is None
+    line = limit_line(manifest)
+    assert line is not None and "no run here measured an application start, so its limit is unknown" in line
+    assert "0.0 s" not in line
+    own = [target_record(n, argv=SOL, attempts=[attempt(s)]) for n, s in (("a", 2.0), ("b", 9.0), ("c", 9.4))]
+    assert measured_start(manifest_with(own)).seconds == pytest.approx(8.6)  # the median, not the least (1.6)
 
 
 def test_a_run_that_profiled_nothing_or_did_not_end_has_no_limit_line() -> None:
@@ -56,5 +86,9 @@ def test_a_run_faster_than_the_priced_replay_says_so_instead_of_a_fraction() -> 
     manifest.targets[0].attempts = [attempt(0.3)]  # a start measured at 0.3 - 0.4 -> 0.0 s
     manifest.ended_at = "2026-01-01T00:00:00.400000+00:00"
     line = limit_line(manifest)
-    assert line is not None and line.startswith("limit: this run took 0.4 s, less than its estimated limit of 1.6 s")
-    assert "at plan/share/cost.py's prices, above what this machine took" in line and "0.0x" not in line
+    assert line is not None and line.startswith("limit: this run took 0.4 s; no run here measured an application start")
+    assert "0.0x" not in line and "0.0 s" not in line
+    manifest.targets[0].attempts = [attempt(0.5)]  # a start of 0.1 s measured
+    line = limit_line(manifest)
+    assert line is not None and line.startswith("limit: this run took 0.4 s, less than its estimated limit of 1.7 s")
+    assert "at plan/share/cost.py's prices, above what this machine took" in line

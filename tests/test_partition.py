@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
+import statistics
 from pathlib import Path
 
 import pytest
@@ -157,18 +158,32 @@ def test_costs_are_fitted_to_the_union_runs_this_machine_measured() -> None:
     """On an H200 x2 (shared.yaml): a 27-launch group took 14.8 s, a 5-launch group 8.2 s (SpeedOfLight
     and near-free sections, priced 0.43 s a launch): a start of about 6 s and replay three quarters
     of its price. A start fitted to one run alone (3 s) had split the next run into two dearer groups."""
-    from ncucampaign.plan.share.cost import calibrated
+    from ncucampaign.plan.share.cost import TRACED_LAUNCH_S, calibrated
 
-    assert calibrated(7.5, 270, None).start_s == pytest.approx(7.5 - 270 * 0.02)  # the trace's estimate
+    assert calibrated(7.5, 270, None).start_s == pytest.approx(7.5 - 270 * TRACED_LAUNCH_S)  # the trace's estimate
     fitted = calibrated(7.5, 270, None, [(14.8, 27 * 0.43), (8.2, 5 * 0.43)])
     assert fitted.start_s == pytest.approx(6.7, abs=0.1) and fitted.replay_scale == pytest.approx(0.7, abs=0.05)
     one = calibrated(12.8, 170, None, [(14.8, 27 * 0.43)])
-    assert one.start_s == pytest.approx(12.8 - 170 * 0.02)  # more than 14.8 - 11.6: the trace's estimate
+    assert one.start_s == pytest.approx(12.8 - 170 * TRACED_LAUNCH_S)  # more than 14.8 - 11.6: the trace's estimate
     assert calibrated(None, 0, None).start_s == Costs().start_s  # nothing measured: the first guess
     rms = range(0, 40)
     members = [placed(f"rms{s}", "rms", rms, s) for s in range(0, 24)] + [placed("late", "rms", rms, 30)]
     assert len(partition(members, fitted)) == 1  # the late one is worth its 6 more launches at this price
-    assert len(partition(members, calibrated(7.5, 270, None))) == 2  # at the trace's 2 s start, it was not
+    assert len(partition(members, Costs(start_s=2.0))) == 2  # at a 2 s start (the trace's, once) it was not
+
+
+def test_a_slope_is_fitted_only_over_union_sizes_spread_apart() -> None:
+    """Issue 41: unions of 18 and 11 launches (priced 7.7 and 4.7 s) fitted a new scale with every run,
+    and the partition followed it (2 unions, then 1, then 3)."""
+    from ncucampaign.plan.share.cost import calibrated, spread_enough
+
+    near = [(17.0, 7.7), (12.1, 4.7)]
+    assert not spread_enough(near)
+    kept = calibrated(9.0, 200, None, near)
+    assert kept.replay_scale == 1.0 and kept.start_s == pytest.approx(statistics.median([17.0 - 7.7, 12.1 - 4.7]))
+    assert calibrated(9.0, 200, None, [*near, (18.5, 9.0)]).replay_scale == 1.0  # still within 2x
+    apart = [(14.8, 27 * 0.43), (8.2, 5 * 0.43)]
+    assert spread_enough(apart) and calibrated(9.0, 200, None, apart).replay_scale != 1.0
 
 
 def test_the_price_list_lives_in_one_module_and_the_veto_prices_as_the_partition_does() -> None:
@@ -176,7 +191,16 @@ def test_the_price_list_lives_in_one_module_and_the_veto_prices_as_the_partition
     partition made with this machine's calibrated costs."""
     from ncucampaign.plan.share import cost
 
-    names = ("APP_START_S", "SPLIT_S", "TRACE_S", "PER_LAUNCH_S", "SECTION_S", "METRICS_ONLY_S", "start_s +")
+    names = (
+        "APP_START_S",
+        "SPLIT_S",
+        "TRACE_S",
+        "PER_LAUNCH_S",
+        "SECTION_S",
+        "METRICS_ONLY_S",
+        "TRACED_LAUNCH_S",
+        "start_s +",
+    )
     package = Path(cost.__file__).parents[2]
     naming = sorted(
         str(path.relative_to(package.parent))
@@ -189,3 +213,23 @@ def test_the_price_list_lives_in_one_module_and_the_veto_prices_as_the_partition
     assert not cost.pays(members, "trace", 80) and cost.pays(members, "trace", 80, cheap_replay)
     placed = [Placed(m, tuple(range(80)), (40 * i,)) for i, m in enumerate(members)]
     assert group_cost(placed, cheap_replay) == pytest.approx(cost.group_s(members, "trace", 41, cheap_replay))  # 0..40
+
+
+def test_a_partition_holds_still_unless_new_groups_are_priced_below_what_the_kept_ones_measured() -> None:
+    """Issue 41: each cached run chose other groups (2 unions, then 1, then 3) as its refitted costs
+    moved; a cached run never picks groups priced above what the kept ones measured."""
+    from ncucampaign.plan.share.partition import KeptPartition, group_cost, held_still
+
+    rms = range(0, 40)
+    members = [placed(f"rms{s}", "rms", rms, s) for s in (0, 1, 2, 30, 31, 32)]
+    costs = Costs(start_s=8.0)
+    found = partition(members, costs)
+    assert len(found) == 2  # two dense unions of 3 launches each, at a start of 8 s
+    priced = sum(group_cost(group, costs) for group in found)
+    one = (tuple(p.member.name for p in members),)  # what an earlier run chose: one union of 33 launches
+    held = held_still(found, KeptPartition(one, measured_s=priced - 1.0), costs)  # and it measured less
+    assert [[p.member.name for p in group] for group in held] == [list(one[0])]
+    assert held_still(found, KeptPartition(one, measured_s=priced + 1.0), costs) == found  # priced below it
+    other = KeptPartition((("rms0",), ("rms1", "rms2")), measured_s=1.0)  # other members: the campaign changed
+    assert held_still(found, other, costs) == found
+    assert held_still(found, None) == found

@@ -255,3 +255,32 @@ def test_a_miss_decided_on_the_trace_is_diagnosed_as_its_own_run_would_be(tmp_pa
     assert shared["diagnosis"] == own["diagnosis"], (shared["diagnosis"], own["diagnosis"])
     assert not any("never connected" in hint for hint in shared["diagnosis"])
     assert any("launch_skip 9999" in hint for hint in shared["diagnosis"])
+
+
+def union_groups(manifest: dict[str, Any]) -> list[list[str]]:
+    return sorted(sorted(r["members"]) for r in unions(manifest) if r.get("kind", "union") == "union")
+
+
+def test_cached_runs_hold_their_groups_still_and_keep_what_was_measured_cheapest(tmp_path: Path) -> None:
+    """Issue 41: each cached run refitted its costs and chose other groups. The groups a run measured are
+    kept beside the trace; a cached run holds to them unless its own are priced below what they took."""
+    spread = SHARING + "- name: late_rms\n  kernel_name: rmsnorm_kernel\n  launch_skip: 40\n"
+    (tmp_path / "camp.yaml").write_text(campaign_text(spread))  # once: the workload's folder stays as it is
+
+    def cached_run() -> dict[str, Any]:
+        done = run_cli(
+            "run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05")
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return load_manifest(tmp_path / "runs")[1]
+
+    cached_run()  # the trace first
+    chosen = [union_groups(cached_run()) for _ in range(3)]
+    assert chosen[0] == chosen[1] == chosen[2], chosen  # three cached runs, the same groups
+    (side,) = [p for p in (tmp_path / "runs" / ".cache" / "traces").glob("*.json") if '"partition"' in p.read_text()]
+    data = json.loads(side.read_text())
+    members = sorted(name for group in data["partition"]["groups"] for name in group)
+    kept = [members[:2], members[2:]]  # groups of the same members, measured cheaper than anything is priced
+    data["partition"] = {"groups": kept, "measured_s": 0.001}
+    side.write_text(json.dumps(data))
+    assert union_groups(cached_run()) == sorted(sorted(group) for group in kept)

@@ -2,22 +2,28 @@
 exactly the launches its targets wanted (design: docs/ncu-behaviour.md, "Toward the limit"). Pure
 (over the manifest).
 
-The start is measured, not assumed: every application run the manifest records (a target's own run,
-a shared run, a discovery trace) less the replay of the launches it profiled, at plan/share/cost.py's
-prices; the least of these is the start. Replay is priced the same way for the wanted launches.
+The start is taken from the runs that profiled least, in this order (issue 41: the least of every
+run's estimate was biased low, down to a start of 0.0 s): the targets' own runs (their median, never
+below the least of them), else the discovery trace, else the shared runs (their median); each less
+the replay of what it profiled at plan/share/cost.py's prices. An estimate of 0 or less is no
+measurement: the line then prices the replay alone and says so. The line names where each figure
+came from.
 """
 
 from __future__ import annotations
 
 import datetime
+import statistics
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.argv import flag_values
-from ncucampaign.plan.share.cost import collection_s
+from ncucampaign.plan.share.cost import collection_s, trace_start_s
 
 _PROFILED = (Status.OK, Status.INCOMPLETE)
+MEASURED_FLOOR_S = 0.05  # an estimate below this is noise, not a start
 
 
 def launch_price(argv: Sequence[str]) -> float:
@@ -27,18 +33,48 @@ def launch_price(argv: Sequence[str]) -> float:
     return collection_s(section_set, flag_values(argv, "--section"), bool(flag_values(argv, "--metrics")))
 
 
-def application_runs(manifest: Manifest) -> Iterator[tuple[float, int, float]]:
-    """(seconds, launches profiled, price of a launch) of every application run that profiled something."""
+@dataclass(frozen=True)
+class Start:
+    seconds: float
+    source: str  # where it came from, for a person
+
+
+def own_run_starts(manifest: Manifest) -> list[float]:
+    """What each target's own run leaves of its seconds after its launches' priced replay."""
+    return [
+        attempt.seconds - (target.expected_results or 1) * launch_price(target.argv)
+        for target in manifest.targets
+        for attempt in target.attempts
+        if attempt.status == Status.OK and not attempt.message.startswith("split out of")
+    ]
+
+
+def _shared_starts(manifest: Manifest, kind: str) -> Iterator[float]:
     for run in manifest.shared_runs:
-        if run.status != Status.OK or run.report is None or run.kind == "timing":
-            continue
-        launches = run.report.results or 0
-        price = collection_s(None, (), True) if run.kind == "trace" else launch_price(run.argv)
-        yield run.seconds, launches, price
-    for target in manifest.targets:
-        for attempt in target.attempts:
-            if attempt.status == Status.OK and not attempt.message.startswith("split out of"):
-                yield attempt.seconds, target.expected_results or 1, launch_price(target.argv)
+        if run.status == Status.OK and run.report is not None and run.kind == kind:
+            launches = run.report.results or 0
+            yield (
+                trace_start_s(run.seconds, launches)
+                if kind == "trace"
+                else run.seconds - launches * launch_price(run.argv)
+            )
+
+
+def measured_start(manifest: Manifest) -> Start | None:
+    """The application's start, from the runs that profiled least; None when none measured one."""
+    own = [s for s in own_run_starts(manifest) if s >= MEASURED_FLOOR_S]
+    if own:
+        what = "a target's own run" if len(own) == 1 else f"the median of {len(own)} targets' own runs"
+        return Start(max(statistics.median(own), min(own)), f"{what}, less its priced replay")
+    traces = [s for s in _shared_starts(manifest, "trace") if s >= MEASURED_FLOOR_S]
+    if traces:
+        what = "the discovery trace" if len(traces) == 1 else f"the median of {len(traces)} discovery traces"
+        return Start(statistics.median(traces), f"{what}, less its traced launches")
+    unions = [s for s in _shared_starts(manifest, "union") if s >= MEASURED_FLOOR_S]
+    if unions:
+        what = "a shared run" if len(unions) == 1 else f"the median of {len(unions)} shared runs"
+        return Start(statistics.median(unions), f"{what}, less its priced replay")
+    return None
 
 
 def wanted_launches(targets: Sequence[TargetRecord]) -> tuple[int, float]:
@@ -50,21 +86,24 @@ def wanted_launches(targets: Sequence[TargetRecord]) -> tuple[int, float]:
 
 def limit_line(manifest: Manifest) -> str | None:
     """'limit: ...' for the end of `run`; None when the run profiled nothing or did not end."""
-    starts = [seconds - launches * price for seconds, launches, price in application_runs(manifest)]
     count, replay = wanted_launches(manifest.targets)
-    if not starts or not count or manifest.ended_at is None:
+    if not count or manifest.ended_at is None:
         return None
     took = (_when(manifest.ended_at) - _when(manifest.started_at)).total_seconds()
-    start = max(min(starts), 0.0)
-    limit = start + replay
     shown = f"{took:.0f} s" if took >= 10 else f"{took:.1f} s"
-    parts = f"(one application start {start:.1f} s, the least any run here measured, + {count} wanted launches' "
-    if took < limit:  # the replay is priced, not measured: a machine faster than the prices beats "the limit"
+    start = measured_start(manifest)
+    replayed = f"{count} wanted launches' replay {replay:.1f} s at plan/share/cost.py's prices"
+    if start is None:
         return (
-            f"limit: this run took {shown}, less than its estimated limit of {limit:.1f} s {parts}replay "
-            f"{replay:.1f} s at plan/share/cost.py's prices, above what this machine took)"
+            f"limit: this run took {shown}; no run here measured an application start, so its limit is "
+            f"unknown ({replayed})"
         )
-    return f"limit: this run took {shown}, {took / limit:.1f}x its limit of {limit:.1f} s {parts}replay {replay:.1f} s)"
+    limit = start.seconds + replay
+    parts = f"(one application start {start.seconds:.1f} s: {start.source}; + {replayed}"
+    if took < limit:  # the replay is priced, not measured: a machine faster than the prices beats "the limit"
+        beaten = f"less than its estimated limit of {limit:.1f} s {parts}, above what this machine took)"
+        return f"limit: this run took {shown}, {beaten}"
+    return f"limit: this run took {shown}, {took / limit:.1f}x its limit of {limit:.1f} s {parts})"
 
 
 def _when(stamp: str) -> datetime.datetime:

@@ -23,10 +23,10 @@ from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share.cost import UNCALIBRATED, calibrated, pays, per_launch_s
+from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated, pays, per_launch_s
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.partition import Placed, partition, selected_ids
+from ncucampaign.plan.share.partition import KeptPartition, Placed, held_still, partition, selected_ids
 from ncucampaign.plan.share.union import (
     TRACE_LAUNCHES,
     filter_words,
@@ -70,6 +70,7 @@ class _SharedRun:
         self.names: dict[str, str] = {}  # the trace's symbol -> function name
         self.refusals: dict[str, Refused] = {}  # the first refusal of each member that was regrouped
         self.costs = UNCALIBRATED  # this machine's, once the trace is known: the partition and the veto agree
+        self.unions: list[tuple[tuple[str, ...], float]] = []  # members and seconds of each union run on the trace
 
     def run(self) -> SharedOutcome:
         self._mark(self.members, Status.RUNNING, "")
@@ -114,7 +115,9 @@ class _SharedRun:
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
         self.costs = calibrated(found.info.seconds, len(found.every), functions, runs)
-        for part in partition(placed, self.costs):
+        groups = held_still(partition(placed, self.costs), self.cache.kept_partition(found.info.key), self.costs)
+        earlier = len(self.unions)
+        for part in groups:
             members = [p.member for p in part]
             if len(members) < 2:
                 self._alone(
@@ -122,7 +125,16 @@ class _SharedRun:
                 )
             else:
                 self._run_trace_group(members, found)
+        self._keep(found.info.key, groups, self.unions[earlier:])
         return found
+
+    def _keep(self, key: str, groups: list[list[Placed]], unions: list[tuple[tuple[str, ...], float]]) -> None:
+        """What the chosen groups measured: their shared runs' seconds, and the priced own run of every
+        member that ran alone; kept with the trace, so that later runs hold still (plan/share/partition)."""
+        shared = {name for names, _ in unions for name in names}
+        alone = sum(alone_seconds(p.member, self.costs) for g in groups for p in g if p.member.name not in shared)
+        names = tuple(tuple(p.member.name for p in group) for group in groups)
+        self.cache.keep_partition(key, KeptPartition(names, sum(s for _, s in unions) + alone))
 
     def _regroup(self, refused: list[Refused], found: TraceSelections) -> None:
         """The members whose splits were refused share one more run (its window from the trace, as any
@@ -210,6 +222,7 @@ class _SharedRun:
         console = parse_console(ctx.store.read_log(union.name, 0))
         if trace is not None and console.profiled:  # this machine's costs, for later partitions
             self.cache.note_run(trace.key, record.seconds, console.profiled * per_launch_s(union.options))
+            self.unions.append((tuple(m.name for m in members), record.seconds))
         # The splits (CPU) go on while the next group's run uses the GPU; their verdicts are taken in
         # order once every run is done (_collect).
         earlier = {name: f"{r.why}; regrouped into {record.name}" for name, r in self.refusals.items()}

@@ -23,6 +23,7 @@ from typing import Any
 
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.shared.listings import Listings, decode, encode, stamp_of
+from ncucampaign.plan.share.partition import KeptPartition
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
@@ -135,6 +136,33 @@ class TraceCache:
         with self._lock:
             data = self._side(digest)
             data["runs"] = [*([s, p] for s, p in self.runs(digest)), [round(seconds, 3), round(priced, 3)]][-KEPT_RUNS:]
+            self._write_side(digest, data)
+
+    def kept_partition(self, digest: str) -> KeptPartition | None:
+        """The cheapest groups an earlier run on this trace measured (None: none kept, or unreadable)."""
+        kept = self._side(digest).get("partition")
+        if not isinstance(kept, dict):
+            return None
+        try:
+            groups = tuple(tuple(str(name) for name in group) for group in kept["groups"])
+            measured = float(kept["measured_s"])
+        except (TypeError, KeyError, ValueError):
+            return None
+        return KeptPartition(groups, measured) if groups and 0 < measured < 1e7 else None
+
+    def keep_partition(self, digest: str, kept: KeptPartition) -> None:
+        """Keep the groups a run measured when they are the first kept, cheaper than those kept, or of
+        other members (the campaign changed)."""
+        if self.folder is None:
+            return
+        with self._lock:
+            earlier = self.kept_partition(digest)
+            names = sorted(name for group in kept.groups for name in group)
+            same = earlier is not None and sorted(n for g in earlier.groups for n in g) == names
+            if same and earlier is not None and earlier.measured_s <= kept.measured_s:
+                return
+            data = self._side(digest)
+            data["partition"] = {"groups": [list(g) for g in kept.groups], "measured_s": round(kept.measured_s, 3)}
             self._write_side(digest, data)
 
     def _side(self, digest: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.union import TRACE_METRIC, Window, union_launches, union_options
+from ncucampaign.plan.share.union import Window, union_launches, union_options
 from ncucampaign.spec.model import TargetOptions
 
 # Cost estimates in seconds, from docs/ncu-behaviour.md "Cost": an application start under ncu, one
@@ -27,11 +27,14 @@ EXTRA_SECTION_S = 0.1
 NEAR_FREE_SECTIONS = frozenset({"LaunchStats", "Occupancy", "SchedulerStats"})
 NEAR_FREE_SECTION_S = 0.01
 METRICS_ONLY_S = 0.02
+# One launch of a discovery trace beyond the application's start under ncu: 10.8 ms on the zoo's decode
+# (223 launches, +2.4 s) and 10.9 ms on cuda_cpp (110, +1.2 s) (docs/ncu-behaviour.md, "What the
+# discovery trace costs", 2026-12-02).
+TRACED_LAUNCH_S = 0.011
 TRACE_S = APP_START_S + 5.0
 # A measured start is believed within these bounds (docs/ncu-behaviour.md, "Cost": 7-12 s measured).
 MIN_START_S, MAX_START_S = 2.0, 3 * APP_START_S
 MIN_SCALE, MAX_SCALE = 0.25, 4.0  # a fitted replay price within these factors of the table's
-TRACE_OPTIONS = TargetOptions.model_construct(metrics=(TRACE_METRIC,))  # what a trace collects
 
 
 def per_launch_s(options: TargetOptions) -> float:
@@ -69,22 +72,37 @@ def calibrated(
     runs: Sequence[tuple[float, float]] = (),
 ) -> Costs:
     """Costs from this machine's own measurements. `runs`: earlier union runs of this trace, (seconds,
-    their launches' replay as priced): with two of different sizes, the start and the replay's scale
-    are fitted (least squares); with one, the start is what it leaves after its priced replay or the
-    trace's estimate, whichever is more. The trace ran the application under ncu once: its seconds
-    less its `traced` launches' replay (metrics only) estimate a start. The constant stays the first
-    guess when nothing is known. (On an H200 x2 a group of 27 launches took 14.8 s and one of 5 took
-    8.2 s: a 6 s start and replay priced a quarter too dear; start alone, fitted to the first, was 3 s.)"""
-    trace_start = trace_seconds - traced * per_launch_s(TRACE_OPTIONS) if trace_seconds is not None else None
+    their launches' replay as priced): over runs of sizes spread apart (`spread_enough`), the start and
+    the replay's scale are fitted (least squares); otherwise the prices stay the table's and the start
+    is the median the runs leave after their priced replay, or the trace's estimate, whichever is more.
+    The trace ran the application under ncu once: its seconds less its `traced` launches estimate a
+    start. The constant stays the first guess when nothing is known. (On an H200 x2 a group of 27
+    launches took 14.8 s and one of 5 took 8.2 s: a 6 s start and replay priced a quarter too dear;
+    start alone, fitted to the first, was 3 s.)"""
+    trace_start = trace_start_s(trace_seconds, traced) if trace_seconds is not None else None
     scale, start = 1.0, trace_start
-    if len({round(priced, 1) for _, priced in runs}) >= 2:
+    if spread_enough(runs):
         scale, start = _fit(runs)
-    elif runs:
-        seconds, priced = runs[-1]
-        start = max(seconds - priced, trace_start or 0.0)
+    elif runs:  # the measured prices: the median start the runs leave, never below the trace's
+        start = max(statistics.median(seconds - priced for seconds, priced in runs), trace_start or 0.0)
     if start is None:
         return Costs(functions=functions)
     return Costs(start_s=min(max(start, MIN_START_S), MAX_START_S), functions=functions, replay_scale=scale)
+
+
+def trace_start_s(trace_seconds: float, traced: int) -> float:
+    """What a trace's seconds leave after its traced launches: an estimate of the application's start."""
+    return trace_seconds - traced * TRACED_LAUNCH_S
+
+
+FIT_RUNS, FIT_SPREAD = 2, 2.0  # runs, and how many times the largest union's priced replay the smallest's
+
+
+def spread_enough(runs: Sequence[tuple[float, float]]) -> bool:
+    """Whether the union runs span sizes enough to fit a slope (issue 41: two runs of nearby sizes fitted
+    a new scale with every run, and the next partition followed it: 2 unions, then 1, then 3)."""
+    priced = [p for _, p in runs]
+    return len(runs) >= FIT_RUNS and min(priced) > 0 and max(priced) >= FIT_SPREAD * min(priced)
 
 
 def _fit(runs: Sequence[tuple[float, float]]) -> tuple[float, float]:

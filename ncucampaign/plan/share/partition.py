@@ -101,6 +101,31 @@ def partition(placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> list[lis
     return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
 
 
+@dataclass(frozen=True)
+class KeptPartition:
+    """The groups an earlier run on the same trace chose (member names; a group of one ran alone), and
+    what they measured: their shared runs' seconds, and the priced own run of every member that ran
+    alone."""
+
+    groups: tuple[tuple[str, ...], ...]
+    measured_s: float
+
+
+def held_still(
+    found: list[list[Placed]], kept: KeptPartition | None, costs: Costs = UNCALIBRATED
+) -> list[list[Placed]]:
+    """The groups to run: `found`, unless an earlier run on this trace measured groups of the same members
+    cheaper than `found` is priced; then those (issue 41: each cached run refitted its costs and chose
+    other groups, 2, then 1, then 3; a cached run never picks groups priced above what they measured)."""
+    by_name = {p.member.name: p for group in found for p in group}
+    if kept is None or sorted(name for group in kept.groups for name in group) != sorted(by_name):
+        return found
+    if sum(group_cost(group, costs) for group in found) < kept.measured_s:
+        return found
+    groups = [[by_name[name] for name in group] for group in kept.groups]
+    return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
+
+
 def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list[list[Placed]]:
     """Every set partition: best(S) = min over the groups T holding S's lowest member of cost(T) + best(S - T)."""
     count = len(ordered)
