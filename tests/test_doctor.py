@@ -135,6 +135,8 @@ def test_run_stops_at_its_first_ncu_process_when_counters_are_denied(tmp_path: P
 
 
 def test_a_run_alone_stops_at_the_first_target_that_meets_the_refusal(tmp_path: Path, write_campaign) -> None:
+    """--no-share is what this is about: every target its own ncu process, the first one's refusal stops
+    the others before they start (the test above meets it in the shared run's trace)."""
     campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n- name: b\n  kernel_name: rmsnorm_kernel\n")
     campaign.write_text(campaign.read_text().replace("  retries: 0\n", "  retries: 2\n"))
     done = run_cli("run", str(campaign), "--no-share", cwd=tmp_path, env=fake_env(FAKE_NCU_COUNTERS="library"))

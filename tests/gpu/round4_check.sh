@@ -38,7 +38,7 @@ for w in $workloads; do
 done
 # Ctrl-C while an ncu attempt of the decode campaign runs, then --resume
 : > "$work/calls.jsonl"; start=$(date +%s%N)
-python3 -m ncucampaign run tests/gpu/zoo/decode/campaign.yaml --out "$work/int" --no-share --only rmsnorm_0 gemm_0 > "$out/int.log" 2>&1 &
+python3 -m ncucampaign run tests/gpu/zoo/decode/campaign.yaml --out "$work/int" --only rmsnorm_0 gemm_0 > "$out/int.log" 2>&1 &
 pid=$!
 until grep -q '"process_group": [0-9]' "$work"/int/zoo-decode/latest/manifest.json 2>/dev/null || ! kill -0 $pid 2>/dev/null; do sleep 0.2; done
 kill -INT $pid; wait $pid; code=$?
