@@ -21,6 +21,7 @@ from ncucampaign.discover.session import (
 )
 from ncucampaign.discover.tables import kernel_table, target_table
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
+from ncucampaign.escaping import console_text
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.plan.expand import build_plan
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             found = run_discovery(loaded, plan, request, settings, reporter, stop)
         if not isinstance(found, Discovery):
             record = found.manifest.targets[0]
-            console.print(f"discovery pass: {record.status.value}: {escape(record.message)}")
+            console.print(f"discovery pass: {record.status.value}: {console_text(record.message)}")
             return found.exit_code if found.exit_code != EXIT_OK else EXIT_TARGETS_FAILED
         print_discovery(console, found)
     return EXIT_OK

@@ -195,7 +195,7 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
     console = out_console()
     unfinished = None if settings.resume else unfinished_note(latest_run(settings.runs_root.absolute(), plan.campaign))
     if unfinished:
-        print(f"ncucampaign: warning: {unfinished}", file=sys.stderr)
+        print(f"ncucampaign: warning: {printable(unfinished)}", file=sys.stderr)
     reporter = ConsoleReporter(console, live=False if settings.show_output else None)
     with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
         with reporter:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.errors import EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.slurm.collect import Collected, collect
 from ncucampaign.results.runs import LoadedRun, load_run
@@ -30,7 +30,9 @@ def load_collected(path: str | Path) -> LoadedRun:
     try:
         _, collected = collect_run(loaded, clean_up=False)
     except (EnvironmentProblem, UsageError) as exc:
-        print(f"ncucampaign: note: the Slurm tasks' records were not collected ({exc})", file=sys.stderr)
+        print(
+            f"ncucampaign: note: the Slurm tasks' records were not collected ({printable(str(exc))})", file=sys.stderr
+        )
         return loaded
     return LoadedRun(loaded.root, collected.manifest)
 

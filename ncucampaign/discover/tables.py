@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from ncucampaign.discover.analysis import KernelSummary, ListedLaunch, short
+from ncucampaign.escaping import console_text as escape
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.results.reader import Launch
 
