@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from ncucampaign.discover.analysis import KernelSummary, ListedLaunch, short
-from ncucampaign.escaping import console_text as escape
+from ncucampaign.escaping import console_text
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.results.reader import Launch
 
@@ -27,13 +27,13 @@ def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) ->
         if len(kernel.nvtx) > 3:
             paths += ", ..."
         table.add_row(
-            escape(short(kernel.function, 40)),
-            escape(short(kernel.demangled, 40)),
+            console_text(short(kernel.function, 40)),
+            console_text(short(kernel.demangled, 40)),
             str(kernel.launches),
             f"{kernel.total_ns / 1000:.1f}",
             f"{kernel.mean_ns / 1000:.2f}",
             f"{kernel.share:.1%}",
-            escape(paths),
+            console_text(paths),
         )
     return table
 
@@ -54,9 +54,9 @@ def target_table(base: Invocation, listed: Sequence[ListedLaunch]) -> Table:
         launch: Launch = item.launch
         table.add_row(
             str(launch.ordinal),
-            escape(short(launch.function, 50)),
+            console_text(short(launch.function, 50)),
             f"{launch.duration_ns / 1000:.2f}" if launch.duration_ns is not None else "-",
-            escape(", ".join(launch.nvtx)),
+            console_text(", ".join(launch.nvtx)),
             "[bold green]<- profiled[/]" if item.profiled else "",
         )
     return table
