@@ -626,3 +626,31 @@ def test_hostile_22_11_an_environment_error_mid_run_leaves_nothing_running_and_n
     assert manifest["state"] == "interrupted"
     assert "running" not in {t["status"] for t in manifest["targets"]}
     assert target(manifest, "a")["status"] == "ok"  # what was done is recorded
+
+
+def test_40_a_kill_while_the_machine_is_asked_leaves_no_run_directory(tmp_path: Path, write_campaign) -> None:
+    """What ncu, nvidia-smi and git say is asked before a fresh run's directory is made: a kill -9 while
+    they answered left a folder with no manifest, which --resume could not finish (issue 40)."""
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    asked, smi = tmp_path / "asked", tmp_path / "bin" / "nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text(f"#!/bin/sh\ntouch {asked}\nexec sleep 30\n")
+    smi.chmod(0o755)
+    env = fake_env()
+    env["PATH"] = f"{smi.parent}{os.pathsep}{env['PATH']}"
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not asked.exists() and runner.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert asked.exists(), "nvidia-smi was never asked"
+    finally:
+        runner.kill()
+        runner.wait()
+    made = [p for p in (tmp_path / "runs" / "camp").glob("*")] if (tmp_path / "runs" / "camp").exists() else []
+    assert made == [], made
+    resumed = run_cli("run", str(campaign), "--out", "runs", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 2 and "no run of camp under" in resumed.stderr and "began" in resumed.stderr

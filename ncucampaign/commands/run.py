@@ -119,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.resume == "latest":
         resume_dir = latest_run(root, plan.campaign)
+        if not os.path.lexists(resume_dir):  # a run is `latest` once its manifest is written, before ncu runs
+            raise UsageError(
+                f"--resume: no run of {plan.campaign} under {root} began (no {resume_dir.name}); run it anew"
+            )
     if resume_dir is not None:
         run_slurm.before_resume(resume_dir)
         if keep_own_flags(args, resume_dir):  # its own --samples: the targets it planned

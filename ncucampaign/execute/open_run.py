@@ -8,10 +8,12 @@ import contextlib
 from dataclasses import dataclass
 
 from ncucampaign.execute.prepare import (
+    Provenance,
     RunSettings,
     new_manifest,
     preflight,
     previous_seconds,
+    provenance,
     resumable_manifest,
 )
 from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest
@@ -50,6 +52,7 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     """Check, then create (or reopen) the run directory, take its lock and write the starting manifest."""
     preflight(plan, settings)
     previous = previous_seconds(settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign))
+    found = None if settings.resume else provenance(plan, loaded, settings)  # before the directory is made
     suffix = report_suffix(settings.installed)
     store = (
         RunStore.open(settings.resume, suffix)
@@ -61,7 +64,7 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     try:
         old = resumable_manifest(store, plan) if settings.resume else None
         store.check_contents()
-        book, to_run = _begin(store, loaded, plan, settings, old)
+        book, to_run = _begin(store, loaded, plan, settings, old, found)
     except BaseException:
         held.close()
         raise
@@ -69,7 +72,12 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
 
 
 def _begin(
-    store: RunStore, loaded: LoadedCampaign, plan: Plan, settings: RunSettings, old: Manifest | None
+    store: RunStore,
+    loaded: LoadedCampaign,
+    plan: Plan,
+    settings: RunSettings,
+    old: Manifest | None,
+    found: Provenance | None,
 ) -> tuple[RecordBook, list[Invocation]]:
     run = store.run
     if old is not None:
@@ -88,7 +96,8 @@ def _begin(
     if old is not None:
         manifest, to_run = resumed_manifest(old, plan.invocations, fresh, info, settings.rerun_failed, now_iso())
     else:
-        manifest = new_manifest(store, plan, loaded, settings, list(fresh.values()), info)
+        assert found is not None  # a fresh run's provenance is asked before its directory is made
+        manifest = new_manifest(store, settings, list(fresh.values()), info, found)
         to_run = list(plan.invocations)
     book = RecordBook(manifest, store.save_manifest)
     book.save()

@@ -16,7 +16,15 @@ from ncucampaign.execute.process.short import probing_pool
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.collector import collector_paused
-from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord, ToolInfo
+from ncucampaign.execute.rundir.manifest import (
+    CampaignInfo,
+    GitInfo,
+    GpuInfo,
+    Manifest,
+    NcuInfo,
+    TargetRecord,
+    ToolInfo,
+)
 from ncucampaign.execute.rundir.store import MANIFEST, RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
@@ -82,20 +90,34 @@ def resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
     return old
 
 
-def new_manifest(
-    store: RunStore,
-    plan: Plan,
-    loaded: LoadedCampaign,
-    settings: RunSettings,
-    targets: list[TargetRecord],
-    info: CampaignInfo,
-) -> Manifest:
-    """A fresh run's manifest, with the provenance of the machine, ncu and the workload."""
+@dataclass(frozen=True)
+class Provenance:
+    """What ncu, nvidia-smi and git say, asked before a fresh run's directory is made: a kill while
+    they answer leaves nothing behind, and once the directory exists its manifest follows at once
+    (issue 40: a kill -9 then left a run directory with no manifest, which --resume could not finish)."""
+
+    ncu: NcuInfo
+    gpus: list[GpuInfo] | None
+    git: GitInfo | None
+
+
+def provenance(plan: Plan, loaded: LoadedCampaign, settings: RunSettings) -> Provenance:
     cwd = plan.invocations[0].cwd if plan.invocations else loaded.base_dir
     with probing_pool(3) as pool:  # each asks another program; together they cost the slowest
         asked_ncu, asked_gpus = pool.submit(ncu_info, settings.ncu_path), pool.submit(gpu_info)
         asked_git = pool.submit(git_info, cwd)
-        ncu, gpus, git = asked_ncu.result(), asked_gpus.result(), asked_git.result()
+        return Provenance(asked_ncu.result(), asked_gpus.result(), asked_git.result())
+
+
+def new_manifest(
+    store: RunStore,
+    settings: RunSettings,
+    targets: list[TargetRecord],
+    info: CampaignInfo,
+    found: Provenance,
+) -> Manifest:
+    """A fresh run's manifest, with the provenance of the machine, ncu and the workload."""
+    ncu, gpus, git = found.ncu, found.gpus, found.git
     return Manifest(
         tool=ToolInfo(version=__version__),
         run_id=store.run.run_id,

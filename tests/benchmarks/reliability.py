@@ -193,9 +193,9 @@ def early_kills(work: Path, count: int, rng: random.Random) -> None:
         time.sleep(moment)  # a random moment of start-up or the run: the point of the exercise
         runner.send_signal(signal.SIGKILL)
         runner.wait()
-        runs = [p for p in (out / "camp").iterdir() if not p.is_symlink()] if (out / "camp").is_dir() else []
-        if not runs:
-            outcomes["nothing was started (no run directory)"] += 1
+        if not (out / "camp" / "latest").exists():  # a run is latest once its manifest is written, before ncu runs
+            made = (out / "camp").is_dir() and any(not p.is_symlink() for p in (out / "camp").iterdir())
+            outcomes[f"nothing was started ({'a run folder without a manifest' if made else 'no run directory'})"] += 1
             continue
         resumed = subprocess.run(
             [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out), "--resume"],
