@@ -19,7 +19,7 @@ from ncucampaign.commands.common import (
     runs_root,
 )
 from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.commands.run_resume import campaign_and_plan, keep_own_flags, same_selection
+from ncucampaign.commands.run_resume import campaign_and_plan, keep_own_flags, latest_begun, same_selection
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError, plural, printable
 from ncucampaign.execute.doctor import before_run, run_checks
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
@@ -111,18 +111,8 @@ def run(args: argparse.Namespace) -> int:
     remote_ncu = section is not None and shutil.which(plan.ncu) is None
     ncu_path, installed = local_ncu(plan, remote_ncu)
     print_warnings(loaded, plan, installed, sys.stderr)
-    if args.jobs_per_gpu > 1:
-        print(
-            f"ncucampaign: warning: {args.jobs_per_gpu} ncu processes per GPU; profiling at the same time on one "
-            "GPU was seen to raise durations by a few percent",
-            file=sys.stderr,
-        )
     if args.resume == "latest":
-        resume_dir = latest_run(root, plan.campaign)
-        if not os.path.lexists(resume_dir):  # a run is `latest` once its manifest is written, before ncu runs
-            raise UsageError(
-                f"--resume: no run of {plan.campaign} under {root} began (no {resume_dir.name}); run it anew"
-            )
+        resume_dir = latest_begun(root, plan.campaign)
     if resume_dir is not None:
         run_slurm.before_resume(resume_dir)
         if keep_own_flags(args, resume_dir):  # its own --samples: the targets it planned
@@ -191,6 +181,12 @@ def check_jobs_per_gpu(args: argparse.Namespace) -> None:
         raise UsageError("--jobs-per-gpu must be at least 1")
     if args.jobs_per_gpu > 1 and not args.gpus:
         raise UsageError("--jobs-per-gpu needs --gpus")
+    if args.jobs_per_gpu > 1:
+        print(
+            f"ncucampaign: warning: {args.jobs_per_gpu} ncu processes per GPU; profiling at the same time on one "
+            "GPU was seen to raise durations by a few percent",
+            file=sys.stderr,
+        )
 
 
 def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:

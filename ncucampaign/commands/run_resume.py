@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ncucampaign.commands.common import load_plan, ncu_choice
 from ncucampaign.errors import EnvironmentProblem, UsageError
-from ncucampaign.execute.rundir.store import open_regular
+from ncucampaign.execute.rundir.store import latest_run, open_regular
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.runs import load_run
 from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
@@ -74,3 +74,14 @@ def same_selection(plan: Plan, run_dir: Path) -> Plan:
     recorded = {record.name for record in load_run(run_dir).manifest.targets}
     kept = [name for name in plan.names() if name in recorded]
     return plan.select(kept) if kept else plan
+
+
+def latest_begun(root: Path, campaign: str) -> Path:
+    """The campaign's latest run, for `--resume` without a RUN_DIR. A run is `latest` once its manifest
+    is written, before any ncu process starts: without one, nothing began that a resume could finish."""
+    found = latest_run(root, campaign)
+    if not os.path.lexists(found):
+        raise UsageError(
+            f"--resume: no run of {campaign} under {root} began (no {found.name}); run it without --resume"
+        )
+    return found
