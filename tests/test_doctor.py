@@ -109,6 +109,7 @@ def test_inside_kubernetes_the_volume_is_checked(tmp_path: Path) -> None:
     assert checks["volume"] == {**checks["volume"], **vars(volume_outcome(tmp_path, mount, fstype, True))}
 
 
+@pytest.mark.slow  # runs the CLI end to end
 def test_run_stops_at_its_first_ncu_process_when_counters_are_denied(tmp_path: Path, write_campaign) -> None:
     """No probe of its own (issue 41): the run's first ncu process (the shared run's discovery trace)
     meets the refusal, is recorded, and the run stops with doctor's fix; --resume finishes it."""
@@ -134,6 +135,7 @@ def test_run_stops_at_its_first_ncu_process_when_counters_are_denied(tmp_path: P
     assert {t["status"] for t in manifest["targets"]} == {"ok"}
 
 
+@pytest.mark.slow  # runs the CLI end to end
 def test_a_run_alone_stops_at_the_first_target_that_meets_the_refusal(tmp_path: Path, write_campaign) -> None:
     """--no-share is what this is about: every target its own ncu process, the first one's refusal stops
     the others before they start (the test above meets it in the shared run's trace)."""

@@ -72,6 +72,7 @@ def test_terminal_text_keeps_no_control_or_rich_markup() -> None:
     assert "\\[bold red]" in shown
 
 
+@pytest.mark.slow  # runs the CLI end to end
 def test_live_progress_lines_carry_no_escape_from_the_application(tmp_path: Path) -> None:
     """Issue 40: an application printing `ESC]0;APP2 BEL Error: x` (a terminal title, then its error)
     reached the live progress line raw; so did an ncu ==ERROR== line holding `ESC[2J`."""
