@@ -12,7 +12,7 @@ from typing import Any
 
 from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.attempt.classify import ConsoleSummary
-from ncucampaign.execute.process.short import probe
+from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES, probe
 from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
 from ncucampaign.plan.share.union import NO_CONFIG
 from ncucampaign.results.isolated import read_results
@@ -48,7 +48,8 @@ def _processes(report: Path, console: ConsoleSummary, ncu: str, count: int) -> d
         return dict.fromkeys(range(count), ProcessInfo(pid=pid, name=Path(executable).name))
     if not console.connected:
         return {}
-    text = probe([ncu, "--import", str(report), *NO_CONFIG, "--page", "raw", "--csv"], timeout=120)
+    # a listing, not an answer: a report of thousands of results lists tens of megabytes
+    text = probe([ncu, "--import", str(report), *NO_CONFIG, "--page", "raw", "--csv"], 120, limit=CAPTURE_LIMIT_BYTES)
     return parse_process_columns(text) if text else {}
 
 

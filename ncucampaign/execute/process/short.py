@@ -171,9 +171,11 @@ def _kill_group(group: int) -> None:
         os.killpg(group, signal.SIGKILL)
 
 
-def probe(argv: Sequence[str], timeout: float | None = None, cwd: Path | None = None) -> str | None:
+def probe(
+    argv: Sequence[str], timeout: float | None = None, cwd: Path | None = None, limit: int = PROBE_LIMIT_BYTES
+) -> str | None:
     """Run a short informational command; its stdout, or None when it is missing or fails."""
-    done = probed(argv, timeout, cwd)
+    done = probed(argv, timeout, cwd, limit)
     return done.text if done.ok else None
 
 
