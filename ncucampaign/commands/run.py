@@ -29,6 +29,7 @@ from ncucampaign.execute.resume import unfinished_note
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.execute.runner import start_run
+from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
@@ -93,6 +94,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    CLOCK.reset()
+    CLOCK.add(START_UP, since_process_start() or 0.0)
+    with CLOCK.phase(PLANNING):  # what the stages below do not count as theirs (own_time)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.rerun_failed and args.resume is None:
         args.resume = "latest"
     resume_dir = Path(args.resume) if args.resume not in (None, "latest") else None

@@ -20,6 +20,7 @@ from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.execute.shared.outcome import Alone
 from ncucampaign.execute.shared.run import run_shared
 from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.own_time import CLOCK, OTHER
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.gpus import pin
@@ -42,7 +43,8 @@ def execute_units(
     manifest = ctx.book.manifest
     try:
         ctx.reporter.started(ctx.run, plan, skipped)
-        executor.run(units, runner)
+        with CLOCK.waiting():  # the units count their own phases, in whichever thread runs them
+            executor.run(units, runner)
         manifest.state = "interrupted" if ctx.stop.level else "finished"
     except BaseException as exc:
         ctx.stop.request(1)  # the other lanes stop too (not announced: no one pressed Ctrl-C)
@@ -56,6 +58,7 @@ def execute_units(
         raise
     finally:
         manifest.ended_at = now_iso()
+        manifest.own_seconds = CLOCK.totals()
         try:
             ctx.book.save()
         except EnvironmentProblem as problem:
@@ -90,6 +93,10 @@ class UnitRunner:
         self.ctx.reporter.target_finished(position, total, record)
 
     def run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]:
+        with CLOCK.phase(OTHER):  # in a GPU lane's thread, or the run's
+            return self._run_unit(unit, gpus, lane)
+
+    def _run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]:
         if isinstance(unit, SharedGroup):
             outcome = run_shared(self.ctx, self.traces, unit, gpus, lane)
             return [*outcome.done, *(self._alone(alone, gpus, lane) for alone in outcome.alone)]

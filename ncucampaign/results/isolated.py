@@ -1,16 +1,19 @@
-"""Report reading through `reader_worker` in a child process, so that a damaged report can crash
-NVIDIA's native reader but never the runner or the command. What callers outside this module use."""
+"""Report reading through `reader_worker` in child processes (kept for the next report), so that a
+damaged report can crash NVIDIA's native reader but never the runner or the command. What callers
+outside this module use."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.execute.process.short import run_python
+from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES
+from ncucampaign.execute.process.workers import WorkerPool, worker_pool
 from ncucampaign.results.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
 from ncucampaign.results.report_limits import read_limits
 from ncucampaign.results.rules import RuleResult
@@ -25,16 +28,18 @@ def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
     except OSError as exc:
         raise ReportUnreadable(f"{report}: {exc.strerror or exc}") from None
     request = json.dumps({"op": op, "report": str(report), "ncu": ncu, "memory": limits.memory, **fields})
-    here = str(Path(__file__).resolve().parents[2])  # the folder holding this ncucampaign package
-    path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
-    code, out = run_python(["-m", "ncucampaign.results.reader_worker", request], limits.seconds, {"PYTHONPATH": path})
-    if code is None:
-        raise ReportUnreadable(f"{report}: reading it took longer than {limits.seconds:.0f} s (for its size)")
-    if code != 0:
-        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+    answer = _workers().ask(request, limits.seconds, CAPTURE_LIMIT_BYTES)
+    if not answer.fresh and (answer.code or '"memory": true' in (answer.line or "")):
+        # A worker that had read other reports crashed or ran out of memory: this report may not be
+        # at fault (its address space had grown), so a fresh worker reads it once more.
+        answer = _workers().ask(request, limits.seconds, CAPTURE_LIMIT_BYTES)
+    if answer.line is None:
+        if answer.code is None:
+            raise ReportUnreadable(f"{report}: reading it took longer than {limits.seconds:.0f} s (for its size)")
+        how = f"signal {-answer.code}" if answer.code < 0 else f"exit code {answer.code}"
         raise ReportUnreadable(f"{report}: corrupt or truncated report (the report reader crashed on it: {how})")
     try:
-        reply = json.loads(out)
+        reply = json.loads(answer.line)
     except ValueError:
         raise ReportUnreadable(f"{report}: the report reader gave no answer") from None
     if "ok" in reply:
@@ -42,6 +47,20 @@ def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
     if reply.get("error") == "no_reader":
         raise NoReportReader(reply.get("message", NO_READER))
     raise ReportUnreadable(reply.get("message", f"{report}: unreadable"))
+
+
+_POOL: list[WorkerPool] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _workers() -> WorkerPool:
+    """The reader workers of this process, started on first use."""
+    with _POOL_LOCK:
+        if not _POOL:
+            here = str(Path(__file__).resolve().parents[2])  # the folder holding this ncucampaign package
+            path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
+            _POOL.append(worker_pool(["-m", "ncucampaign.results.reader_worker"], {"PYTHONPATH": path}))
+        return _POOL[0]
 
 
 def _regular(report: Path) -> None:

@@ -1,9 +1,10 @@
-"""`python -m ncucampaign.results.reader_worker REQUEST`: read one report in a process of its own.
+"""`python -m ncucampaign.results.reader_worker`: read reports in a process of its own, one request a line.
 
 NVIDIA's reader is native code: a damaged report can make it abort the whole process (seen: a
 protobuf check failure, SIGABRT, on a bit-flipped report). So reports are read here, and the caller
-(`results.isolated`) turns a crash into ReportUnreadable. REQUEST is JSON {"op", "report", "ncu", ...};
-the answer, on stdout, is JSON {"ok": ...} or {"error": "unreadable" | "no_reader", "message": ...}.
+(`results.isolated`) turns a crash into ReportUnreadable. A request, a line on stdin, is JSON {"op",
+"report", "ncu", "memory", ...}; the answer, a line on stdout, is JSON {"ok": ...} or {"error":
+"unreadable" | "no_reader", "message": ...}. The worker serves requests until its stdin ends.
 """
 
 from __future__ import annotations
@@ -48,21 +49,28 @@ def main() -> int:
     # (it is bounded in time, results/report_limits.py) instead of looking like a reader that crashed on
     # a damaged report; the runner stops after it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    request = json.loads(sys.argv[1])
+    for line in sys.stdin:
+        reply = reply_to(json.loads(line))
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+        if reply.get("memory"):
+            return 0  # what it holds now is in doubt: the next report gets a fresh worker
+    return 0
+
+
+def reply_to(request: dict[str, Any]) -> dict[str, Any]:
     bounded(request.get("memory"))
     try:
-        reply: dict[str, Any] = {"ok": answer(request)}
+        return {"ok": answer(request)}
     except NoReportReader as exc:
-        reply = {"error": "no_reader", "message": str(exc)}
+        return {"error": "no_reader", "message": str(exc)}
     except ReportUnreadable as exc:
-        reply = {"error": "unreadable", "message": str(exc)}
+        return {"error": "unreadable", "message": str(exc)}
     except MemoryError:
-        reply = {
+        return {
             "error": "unreadable",
             "message": f"{request['report']}: reading it took more memory than its size allows",
         }
-    sys.stdout.write(json.dumps(reply))
-    return 0
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
+from ncucampaign.own_time import CLOCK, REPORTS
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation
 
@@ -177,7 +178,9 @@ class _TargetAttempts:
         unreadable, read = None, None
         try:  # read once per attempt: the count decides the verdict, the results go to the manifest
             wanted = tuple(self.inv.options.metrics or ())
-            read = self.ctx.reader.read(self.report, wanted, console) if exists and self.read_results else None
+            if exists and self.read_results:
+                with CLOCK.phase(REPORTS):
+                    read = self.ctx.reader.read(self.report, wanted, console)
         except ReportUnreadable as exc:
             unreadable = str(exc)
         counted = len(read) if read is not None else None

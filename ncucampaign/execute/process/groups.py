@@ -25,6 +25,7 @@ from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.process.log_tail import LogTail
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.store import open_regular
+from ncucampaign.own_time import CLOCK
 
 POLL_S = 0.05
 
@@ -84,7 +85,8 @@ def run_in_group(
         on_start(proc.pid)
     tail = LogTail(log_path, offset, echo) if echo else None
     try:
-        outcome = _supervise(proc, start, timeout, stop, grace, on_signal, watch)
+        with CLOCK.waiting():  # ncu's time, not the run's own
+            outcome = _supervise(proc, start, timeout, stop, grace, on_signal, watch)
     finally:
         if tail:
             tail.stop()

@@ -1,5 +1,5 @@
-"""Short commands whose output is wanted whole (ncu --import, --version, git, sbatch, a reader
-worker): captured, bounded by a timeout, and (when handed the run's stop request) ended with the run.
+"""Short commands whose output is wanted whole (ncu --import, --version, git, sbatch): captured,
+bounded by a timeout, and (when handed the run's stop request) ended with the run.
 Each runs in its own session, so that stopping it stops everything it started."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,16 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.own_time import CLOCK
 
 STOP_POLL_S = 0.25  # how often a short command (ncu --import) looks whether the run is stopping
 CAPTURE_LIMIT_BYTES = 1 << 30  # ncu --import of a long trace lists megabytes; a gigabyte is no listing
-
-
-def run_python(args: Sequence[str], timeout: float, env_additions: Mapping[str, str]) -> tuple[int | None, str]:
-    """This Python with `args` (a worker module): (exit code, stdout decoded leniently); code None when
-    it timed out or printed past CAPTURE_LIMIT_BYTES. A negative code is the signal that ended it."""
-    done = _bounded([sys.executable, *args], timeout, CAPTURE_LIMIT_BYTES, env={**os.environ, **env_additions})
-    return (done.code, done.text) if done.why is None else (None, "")
 
 
 PROBE_TIMEOUT_S = 15.0  # asking ncu all four questions at once costs about 2 s (provenance.installed_ncu)
@@ -109,7 +102,8 @@ def _bounded(
     live: _LiveProbes | None = None,
 ) -> Probed:
     """The one way a short command runs: in a session of its own, its stdout (and with `merged` its
-    stderr) read bounded, and its whole group killed when it is done, however it ends."""
+    stderr) read bounded, and its whole group killed when it is done, however it ends. Its time is
+    not the run's own (own_time)."""
     name = Path(argv[0]).name if argv else "?"
     try:
         proc = subprocess.Popen(
@@ -122,7 +116,8 @@ def _bounded(
     try:
         if live is not None and not live.started(proc.pid):
             return Probed(None, b"", f"{name} was stopped: the command is stopping")
-        data, why = _read_bounded(proc, name, timeout, limit, stop)
+        with CLOCK.waiting():
+            data, why = _read_bounded(proc, name, timeout, limit, stop)
     finally:
         _kill_group(proc.pid)  # the leader is not reaped yet: its group id is still its own
         proc.stdout.close()

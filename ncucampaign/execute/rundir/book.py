@@ -17,6 +17,7 @@ from typing import Any
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
+from ncucampaign.own_time import CLOCK, RECORDS
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.groups import shared_run_name
@@ -79,7 +80,7 @@ class RecordBook:
             self.save()
 
     def save(self) -> None:
-        with self._lock:
+        with self._lock, CLOCK.phase(RECORDS):
             self._write(self.manifest.model_dump(mode="json"))
 
     def new_shared_run(self, name: str | None, build: Callable[[str], SharedRunRecord]) -> SharedRunRecord:

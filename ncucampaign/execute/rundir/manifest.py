@@ -280,6 +280,11 @@ class Manifest(Record):
     slurm_arrays: list[SlurmArray] = Field(default_factory=list, description="job arrays submitted (run --slurm)")
     gpu_time: GpuTime | None = Field(None, description="the application's GPU time by kernel (None: not timed)")
     gpu_time_note: str = Field("", description="why there is no gpu_time when the run asked for one")
+    own_seconds: dict[str, float] = Field(
+        default_factory=dict,
+        description="ncucampaign's own seconds by phase (start-up, planning, trace listing, splits, verification, "
+        "records, reports, other), the waits on ncu left out; of the run's latest session (a resume's)",
+    )
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -21,6 +21,7 @@ from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.selection import TraceSelections, placed_members, trace_selections, window_of
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.own_time import CLOCK, PLANNING, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated, pays, per_launch_s
@@ -99,7 +100,8 @@ class _SharedRun:
 
     def _run_from_trace(self) -> TraceSelections | None:
         """One trace for the whole pool; then its misses decided, and the rest partitioned by cost."""
-        found = trace_selections(self.ctx, self.cache, self.members, self.gpus, self.lane, TRACE_LAUNCHES)
+        with CLOCK.phase(TRACE_LISTING):  # the trace's own run is ncu's time (own_time)
+            found = trace_selections(self.ctx, self.cache, self.members, self.gpus, self.lane, TRACE_LAUNCHES)
         if isinstance(found, str):
             self._give_up(self.members, found)
             return None
@@ -115,7 +117,8 @@ class _SharedRun:
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
         self.costs = calibrated(found.info.seconds, len(found.every), functions, runs)
-        groups = held_still(partition(placed, self.costs), self.cache.kept_partition(found.info.key), self.costs)
+        with CLOCK.phase(PLANNING):
+            groups = held_still(partition(placed, self.costs), self.cache.kept_partition(found.info.key), self.costs)
         earlier = len(self.unions)
         for part in groups:
             members = [p.member for p in part]
@@ -235,7 +238,8 @@ class _SharedRun:
         refused: list[Refused] = []
         pending, self.pending = self.pending, []
         for members, name, future in pending:
-            splits = future.result()
+            with CLOCK.waiting():  # the splits count their own phases
+                splits = future.result()
             if isinstance(splits, str):
                 self._alone(members, splits, name)
                 continue

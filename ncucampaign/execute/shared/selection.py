@@ -15,6 +15,7 @@ from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, imp
 from ncucampaign.execute.shared.listings import Listings
 from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.partition import Placed
@@ -139,6 +140,10 @@ def list_trace(
     ncu, importer = ctx.ncu_path, importer_of(ctx)
 
     def listing(words: tuple[str, ...]) -> list[Launch] | None:
+        with CLOCK.phase(TRACE_LISTING):
+            return _listing(words)
+
+    def _listing(words: tuple[str, ...]) -> list[Launch] | None:
         if words == _FUNCTIONS:
             try:
                 return list_launches(import_csv_argv(ncu, report, names=FUNCTIONS), importer)
@@ -147,7 +152,7 @@ def list_trace(
         return list_launches(import_csv_argv(ncu, report, list(words), names=SYMBOLS), importer)
 
     try:
-        with ThreadPoolExecutor(IMPORT_WORKERS) as pool:
+        with ThreadPoolExecutor(IMPORT_WORKERS) as pool, CLOCK.waiting():  # the workers count their own
             found = dict(zip(distinct, pool.map(listing, distinct), strict=True))
     except ImportFailed as exc:
         return f"the discovery trace cannot be listed: {exc}"

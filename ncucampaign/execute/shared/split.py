@@ -23,6 +23,7 @@ from ncucampaign.execute.rundir.manifest import (
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
+from ncucampaign.own_time import CLOCK, REPORTS, SPLITS, VERIFICATION
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import Launch
@@ -71,16 +72,19 @@ def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
 
         def split(member: Invocation) -> Split:
             check = TraceCheck(listing, job.trace_window, job.windows[member.name], job.names)
-            return split_member(ctx, member, job, check)
+            with CLOCK.phase(SPLITS):
+                return split_member(ctx, member, job, check)
 
-        splits = list(pool.map(split, job.members))
+        with CLOCK.waiting():  # the workers count their own phases
+            splits = list(pool.map(split, job.members))
     listed = listing.result() if listing is not None else None
     return listed if isinstance(listed, str) else splits
 
 
 def _listed(ctx: RunContext, report: Path) -> list[Launch] | str:
     try:
-        return list_launches(import_csv_argv(ctx.ncu_path, report), importer_of(ctx))
+        with CLOCK.phase(VERIFICATION):
+            return list_launches(import_csv_argv(ctx.ncu_path, report), importer_of(ctx))
     except ImportFailed as exc:
         return f"the shared report cannot be listed: {exc}"
 
@@ -98,7 +102,8 @@ class TraceCheck:
     def problem(self) -> Refusal | None:
         if self.listing is None or self.trace_window is None or not self.window.from_trace:
             return None
-        profiled = self.listing.result()
+        with CLOCK.waiting():  # the lister counts its own
+            profiled = self.listing.result()
         if isinstance(profiled, str):
             return Refusal(profiled)
         return verify_against_trace(profiled, self.trace_window, self.window, self.names)
@@ -140,13 +145,15 @@ class _MemberSplit:
             return Split(self.member, False, f"ncu --import: {exc}")
         self.ctx.store.append_log(self.member.name, output)
         try:
-            read = self.ctx.reader.read(self.report, tuple(self.member.options.metrics or ()), console)
+            with CLOCK.phase(REPORTS):
+                read = self.ctx.reader.read(self.report, tuple(self.member.options.metrics or ()), console)
         except ReportUnreadable as exc:
             return Split(self.member, False, f"its split report cannot be read: {exc}")
         results = len(read) if read is not None else exported
         if results != self.count or not self.report.is_file():
             return Split(self.member, False, f"its split holds {results} result(s), {self.count} asked")
-        problem = self.check.problem()
+        with CLOCK.phase(VERIFICATION):
+            problem = self.check.problem()
         if problem is not None:  # exported before the union was listed: not this target's report after all
             self.report.unlink(missing_ok=True)
             return Split(self.member, False, problem.reason, problem.detail)

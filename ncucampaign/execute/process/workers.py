@@ -1,0 +1,134 @@
+"""Long-lived worker processes of this Python that answer one request a line (the report reader).
+
+A worker per request cost 0.4-0.7 s a report, most of it loading NVIDIA's reader: a run's "reports"
+phase was most of its own seconds (issue 41). A worker is kept for the next request once it answered;
+one that crashed, timed out or printed past the limit is killed and never reused, so a damaged
+report still costs only its own read. Each worker runs in a session of its own and ends when this
+process closes its stdin (also when this process is killed: its stdin closes with it).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A worker's reply line; or `code`: the signal (negative) or exit code it died with, or None
+    when it did not answer in time or printed past the limit."""
+
+    line: str | None
+    code: int | None = 0
+    fresh: bool = True  # the worker had answered nothing before
+
+
+class _Worker:
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=dict(env), start_new_session=True,
+        )  # fmt: skip
+        self.pending = b""
+        self.served = 0
+
+    def ask(self, line: str, timeout: float, limit: int) -> Answer:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        fresh = self.served == 0
+        try:
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+        except OSError:  # it died before the request: what it died of
+            return Answer(None, self.proc.wait(), fresh)
+        fd, deadline = self.proc.stdout.fileno(), time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or len(self.pending) > limit:
+                return Answer(None, None, fresh)
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return Answer(None, self.proc.wait(), fresh)
+                self.pending += chunk
+        reply, _, self.pending = self.pending.partition(b"\n")
+        self.served += 1
+        return Answer(reply.decode(errors="replace"), 0, fresh)
+
+    def end(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, 9)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        self.proc.wait()
+
+
+class WorkerPool:
+    """Workers running `argv`; as many as threads ask at once, kept idle between requests."""
+
+    def __init__(self, argv: Sequence[str], env_additions: Mapping[str, str]) -> None:
+        self.argv, self.env_additions = list(argv), dict(env_additions)
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self._all: set[_Worker] = set()
+
+    def ask(self, line: str, timeout: float, limit: int) -> Answer:
+        """One request; a worker that does not answer it well is killed. A worker that had ended of
+        its own accord (exit 0, before this request reached it) is replaced, once."""
+        answer = self._ask(line, timeout, limit)
+        return self._ask(line, timeout, limit) if answer.line is None and answer.code == 0 else answer
+
+    def _ask(self, line: str, timeout: float, limit: int) -> Answer:
+        worker = self._take()
+        answer = Answer(None, None)
+        try:
+            answer = worker.ask(line, timeout, limit)
+        finally:
+            if answer.line is not None:
+                with self._lock:
+                    self._idle.append(worker)
+            else:
+                self._drop(worker)
+        return answer
+
+    def _take(self) -> _Worker:
+        while True:
+            with self._lock:
+                idle = self._idle.pop() if self._idle else None
+            if idle is None:
+                break
+            if idle.proc.poll() is None:
+                return idle
+            self._drop(idle)  # it ended after its last answer
+        worker = _Worker([sys.executable, *self.argv], {**os.environ, **self.env_additions})
+        with self._lock:
+            self._all.add(worker)
+        return worker
+
+    def _drop(self, worker: _Worker) -> None:
+        worker.end()
+        with self._lock:
+            self._all.discard(worker)
+
+    def close(self) -> None:
+        with self._lock:
+            workers, self._all, self._idle = list(self._all), set(), []
+        for worker in workers:
+            worker.end()
+
+
+def worker_pool(argv: Sequence[str], env_additions: Mapping[str, str]) -> WorkerPool:
+    """A pool that ends its workers when this process exits."""
+    pool = WorkerPool(argv, env_additions)
+    atexit.register(pool.close)
+    return pool

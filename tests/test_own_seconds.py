@@ -1,0 +1,125 @@
+"""A run's own seconds by phase (issue 41): the clock's accounting on a fake clock, and a run's
+manifest against the fake ncu."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from ncucampaign import own_time
+from ncucampaign.own_time import PHASES, OwnClock
+from tests.conftest import fake_env, load_manifest, run_cli
+
+
+class FakeTime:
+    """perf_counter that moves only when told: the accounting, not the machine, is under test."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> tuple[OwnClock, FakeTime]:
+    fake = FakeTime()
+    monkeypatch.setattr(own_time, "time", fake)
+    return OwnClock(), fake
+
+
+def test_an_inner_phase_and_a_wait_are_not_counted_for_the_outer_phase(clock: tuple[OwnClock, FakeTime]) -> None:
+    own, t = clock
+    with own.phase("planning"):
+        t.now += 1.0
+        with own.phase("records"):
+            t.now += 0.25
+            with own.waiting():  # a child process inside the manifest write (none really; the rule)
+                t.now += 5.0
+        with own.waiting():  # ncu profiling
+            t.now += 30.0
+        t.now += 0.5
+    assert own.totals() == {"planning": 1.5, "records": 0.25}
+
+
+def test_a_phase_inside_a_wait_counts_for_itself(clock: tuple[OwnClock, FakeTime]) -> None:
+    """The run waits on its units (waiting), and each unit counts its own phases in the same thread."""
+    own, t = clock
+    with own.phase("planning"), own.waiting():
+        with own.phase("other"):
+            t.now += 2.0
+            with own.waiting():
+                t.now += 60.0
+        t.now += 7.0  # waiting on a lane's thread
+    assert own.totals() == {"planning": 0.0, "other": 2.0}
+
+
+def test_open_phases_count_up_to_now_for_the_thread_that_asks(clock: tuple[OwnClock, FakeTime]) -> None:
+    own, t = clock
+    own.add("start-up", 0.4)
+    with own.phase("planning"):
+        t.now += 1.0
+        with own.phase("other"):
+            t.now += 3.0
+            with own.waiting():
+                t.now += 10.0
+            t.now += 1.0
+            totals = own.totals()
+    assert totals == {"start-up": 0.4, "planning": 1.0, "other": 4.0}
+    assert list(totals) == [p for p in PHASES if p in totals]  # in the phases' order
+
+
+def test_threads_keep_their_own_stacks_and_their_totals_add(clock: tuple[OwnClock, FakeTime]) -> None:
+    own, t = clock
+    entered, leave = threading.Event(), threading.Event()
+
+    def split() -> None:
+        with own.phase("splits"):
+            entered.set()
+            leave.wait()
+
+    worker = threading.Thread(target=split)
+    with own.phase("other"):
+        worker.start()
+        entered.wait()
+        t.now += 2.0  # both threads are inside their phases for these 2 s
+        leave.set()
+        worker.join()
+    assert own.totals() == {"splits": 2.0, "other": 2.0}
+
+
+def test_since_process_start_is_known_on_linux() -> None:
+    started = own_time.since_process_start()
+    assert started is None or started >= 0.0
+    if Path("/proc/self/stat").exists():
+        assert started is not None
+
+
+@pytest.mark.slow
+def test_a_shared_run_records_its_own_seconds_by_phase_without_ncus_time(tmp_path: Path, write_campaign) -> None:
+    """The splits and listings of a shared run with a trace; ncu takes 0.3 s a profiled kernel, which
+    the phases leave out."""
+    campaign = write_campaign(
+        """
+- name: rms
+  kernel_name: rmsnorm_kernel
+  matrix:
+    launch_skip: [0, 5]
+- name: gemm
+  kernel_name: regex:nvjet
+"""
+    )
+    env = fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.3")
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    own = manifest["own_seconds"]
+    assert set(own) >= {"start-up", "planning", "trace listing", "splits", "verification", "records", "other"}
+    assert all(seconds >= 0 for seconds in own.values())
+    assert all(t["obtained"]["how"] == "shared" for t in manifest["targets"])
+    union = next(r for r in manifest["shared_runs"] if r["name"] == "shared/1")
+    ncu_seconds = sum(a["seconds"] for r in manifest["shared_runs"] for a in r["attempts"])
+    assert union["attempts"] and ncu_seconds > 0.6  # at least the union's launches, at 0.3 s each
+    assert own["other"] < ncu_seconds  # the attempts' waits on ncu are not the run's own

@@ -1,0 +1,82 @@
+"""Long-lived worker processes (execute/process/workers.py): kept after an answer, never after a
+crash, a hang or a flood; replaced when one ended of its own accord."""
+
+from __future__ import annotations
+
+import signal
+
+from ncucampaign.execute.process.workers import WorkerPool
+from tests.conftest import gone
+
+# A worker that answers each line with its pid, and misbehaves on request.
+WORKER = """
+import os, sys, time
+for line in sys.stdin:
+    word = line.strip()
+    if word == "crash":
+        os.kill(os.getpid(), 9)
+    if word == "hang":
+        time.sleep(60)
+    if word == "flood":
+        sys.stdout.write("x" * 100000)
+        sys.stdout.flush()
+        time.sleep(60)
+    sys.stdout.write(f"{os.getpid()} {word}\\n")
+    sys.stdout.flush()
+    if word == "last":
+        break
+"""
+
+
+def pool() -> WorkerPool:
+    return WorkerPool(["-c", WORKER], {})
+
+
+def pid_of(line: str | None) -> int:
+    assert line is not None
+    return int(line.split()[0])
+
+
+def test_a_worker_that_answered_serves_the_next_request() -> None:
+    workers = pool()
+    try:
+        first, second = workers.ask("a", 30, 1000), workers.ask("b", 30, 1000)
+        assert first.fresh and not second.fresh
+        assert pid_of(first.line) == pid_of(second.line) and second.line is not None and second.line.endswith(" b")
+    finally:
+        workers.close()
+
+
+def test_a_worker_that_crashed_is_not_used_again() -> None:
+    workers = pool()
+    try:
+        first = workers.ask("a", 30, 1000)
+        crashed = workers.ask("crash", 30, 1000)
+        assert crashed.line is None and crashed.code == -signal.SIGKILL and not crashed.fresh
+        after = workers.ask("b", 30, 1000)
+        assert after.fresh and pid_of(after.line) != pid_of(first.line)
+    finally:
+        workers.close()
+
+
+def test_a_worker_that_hangs_or_floods_is_killed_and_answers_nothing() -> None:
+    workers = pool()
+    try:
+        pid = pid_of(workers.ask("a", 30, 1000).line)
+        hung = workers.ask("hang", 0.5, 1000)
+        assert hung.line is None and hung.code is None
+        assert gone(pid)
+        flooded = workers.ask("flood", 30, 1000)
+        assert flooded.line is None and flooded.code is None
+    finally:
+        workers.close()
+
+
+def test_a_worker_that_ended_after_its_answer_is_replaced() -> None:
+    workers = pool()
+    try:
+        last = workers.ask("last", 30, 1000)
+        again = workers.ask("b", 30, 1000)
+        assert again.line is not None and pid_of(again.line) != pid_of(last.line) and again.fresh
+    finally:
+        workers.close()
