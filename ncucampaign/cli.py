@@ -43,7 +43,9 @@ COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `argv` that names a command, that command's alone (the
+    others' modules are not imported: start-up pays only for the command that runs)."""
     parser = argparse.ArgumentParser(
         prog="ncucampaign",
         description="Validate, plan and run Nsight Compute (ncu) profiling campaigns.",
@@ -52,18 +54,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ncucampaign {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in commands_for(argv):
         command_module(name).add_parser(commands)
     return parser
+
+
+def commands_for(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The commands a parser needs for `argv`: the one it names first, or all (for --help, a
+    mistyped command, or none)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = next((word for word in words if not word.startswith("-")), None)
+    return (first,) if first in COMMANDS and words[0] == first else COMMANDS
 
 
 def command_module(name: str) -> ModuleType:
     return importlib.import_module(f"ncucampaign.commands.{name.replace('-', '_')}")
 
 
-def load_commands() -> None:
-    """Import every command (and so every dependency): the slow part of start-up."""
-    for name in COMMANDS:
+def load_commands(argv: Sequence[str] | None = None) -> None:
+    """Import the commands `argv` needs (commands_for), and so their dependencies: the slow part of
+    start-up."""
+    for name in commands_for(argv):
         command_module(name)
 
 
@@ -78,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ENVIRONMENT
     command = None
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         command = args.command
         code = int(args.handler(args))
         sys.stdout.flush()  # a closed pipe or a full disk shows here, not at interpreter exit

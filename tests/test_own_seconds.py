@@ -3,12 +3,15 @@ manifest against the fake ncu."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from ncucampaign import own_time
+from ncucampaign.cli import COMMANDS, commands_for
 from ncucampaign.own_time import PHASES, OwnClock
 from tests.conftest import fake_env, load_manifest, run_cli
 
@@ -123,3 +126,23 @@ def test_a_shared_run_records_its_own_seconds_by_phase_without_ncus_time(tmp_pat
     ncu_seconds = sum(a["seconds"] for r in manifest["shared_runs"] for a in r["attempts"])
     assert union["attempts"] and ncu_seconds > 0.6  # at least the union's launches, at 0.3 s each
     assert own["other"] < ncu_seconds  # the attempts' waits on ncu are not the run's own
+
+
+@pytest.mark.slow  # two Python start-ups
+def test_start_up_imports_only_the_command_that_runs() -> None:
+    """validate imports no run machinery; run imports no report page (issue 41: lazy imports)."""
+    code = (
+        "import sys; from ncucampaign import cli; cli.load_commands(sys.argv[1:]); "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('ncucampaign.'))))"
+    )
+    loaded = {}
+    for command in ("validate", "run"):
+        done = subprocess.run(
+            [sys.executable, "-c", code, command, "x.yaml"], capture_output=True, text=True, check=True
+        )
+        loaded[command] = set(done.stdout.split())
+    assert "ncucampaign.commands.validate" in loaded["validate"]
+    assert not {"ncucampaign.commands.run", "ncucampaign.execute.runner"} & loaded["validate"]
+    assert "ncucampaign.execute.runner" in loaded["run"] and "ncucampaign.commands.report" not in loaded["run"]
+    assert commands_for(["--help"]) == COMMANDS and commands_for(["bogus"]) == COMMANDS
+    assert commands_for(["plan", "--only", "run"]) == ("plan",)
