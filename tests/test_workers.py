@@ -4,6 +4,7 @@ crash, a hang or a flood; replaced when one ended of its own accord."""
 from __future__ import annotations
 
 import signal
+from concurrent.futures import ThreadPoolExecutor
 
 from ncucampaign.execute.process.workers import WorkerPool
 from tests.conftest import gone
@@ -78,5 +79,18 @@ def test_a_worker_that_ended_after_its_answer_is_replaced() -> None:
         last = workers.ask("last", 30, 1000)
         again = workers.ask("b", 30, 1000)
         assert again.line is not None and pid_of(again.line) != pid_of(last.line) and again.fresh
+    finally:
+        workers.close()
+
+
+def test_requests_beyond_the_pools_workers_wait_for_one_and_reuse_it() -> None:
+    """Eight threads asking at once share two workers: no more start (issue 41: loading the reader
+    in a worker per split cost more than the reads)."""
+    workers = WorkerPool(["-c", WORKER], {}, most=2)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda word: workers.ask(word, 30, 1000), [f"w{i}" for i in range(8)]))
+        assert all(a.line is not None for a in answers)
+        assert len({pid_of(a.line) for a in answers}) <= 2
     finally:
         workers.close()
