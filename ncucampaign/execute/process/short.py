@@ -180,7 +180,8 @@ def probing_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
     failure) while they run stops every probe they started, so that the command ends at once."""
     pool = ThreadPoolExecutor(workers)
     try:
-        yield pool
+        with CLOCK.waiting():  # on the probes: not the run's own time (own_time)
+            yield pool
     except BaseException:
         _LIVE.cancel()
         raise
