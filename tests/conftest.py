@@ -24,6 +24,14 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FAKE_NCU_DIR = TESTS / "fake_ncu"
 FAKE_APP = FAKE_NCU_DIR / "fake_app.py"
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the README and what it links to
+
+
+def docs_text() -> str:
+    """The README and every page of docs/, one after another."""
+    return "\n".join(page.read_text() for page in DOC_PAGES)
+
+
 FIXTURES = TESTS / "fixtures"
 
 

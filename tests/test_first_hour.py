@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import FAKE_NCU_DIR, ROOT, campaign_text, fake_env, load_manifest, run_cli
+from tests.conftest import FAKE_NCU_DIR, campaign_text, docs_text, fake_env, load_manifest, run_cli
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 
@@ -44,7 +44,7 @@ def test_gpus_that_cannot_be_checked_are_said_to_be_taken_as_given(tmp_path: Pat
 
 
 def test_the_readme_quotes_off_wherever_a_campaign_key_takes_it() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = docs_text()
     for line in re.findall(r"`([a-z_]+: off)`", readme):
         assert yaml.safe_load(line) != {line.split(":")[0]: "off"}, f"README writes `{line}`: YAML reads it as false"
     assert "`share: 'off'`" in readme

@@ -102,9 +102,9 @@ def test_the_readme_github_actions_job_runs_as_written(tmp_path: Path) -> None:
 
     import yaml
 
-    from tests.conftest import ROOT
+    from tests.conftest import ROOT, docs_text
 
-    job = yaml.safe_load(re.search(r"```yaml\n(name: profile-gate\n.*?)```", (ROOT / "README.md").read_text(), re.S)[1])
+    job = yaml.safe_load(re.search(r"```yaml\n(name: profile-gate\n.*?)```", docs_text(), re.S)[1])
     steps = [step["run"] for step in job["jobs"]["gate"]["steps"] if "run" in step]
     assert steps[0].startswith("pip install")
     checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")

@@ -1,5 +1,6 @@
-"""The README's commands as written (issue 22, first hour 2): every `ncucampaign` line parses and
-names files that exist, and the "Try it without a GPU" block runs, verbatim, against the fake ncu."""
+"""The commands of the README and docs/ as written (issue 22, first hour 2): every `ncucampaign` line
+parses and names files that exist, and the "Try it without a GPU" block runs, verbatim, against the
+fake ncu."""
 
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.cli import build_parser
-from tests.conftest import ROOT, checkout_in
+from tests.conftest import ROOT, checkout_in, docs_text
 
-README = (ROOT / "README.md").read_text()
-BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
+BLOCKS = re.findall(r"```sh\n(.*?)```", docs_text(), re.S)  # the README's first
 COMMANDS = [line.strip() for block in BLOCKS for line in block.splitlines() if line.strip().startswith("ncucampaign ")]
 
 

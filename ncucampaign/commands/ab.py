@@ -7,7 +7,7 @@ A and B differ by environment variables of the application (a knob, PATH or PYTH
 builds or two checkouts). Each of the `--pairs` pairs runs A and B back to back, in alternating
 order (A B, B A, ...) so that a drift of the machine over time falls on both; every run is an
 ordinary run directory under `<runs>/<campaign>/ab-<time>/A|B/`. Each target's results of all of a
-side's runs are its samples, and compare decides on them (README, "compare").
+side's runs are its samples, and compare decides on them (docs/results.md, "compare").
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def print_warnings(
 
 
 def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
-    """Where run directories go, by one rule for every command (README, "Where output goes"):
+    """Where run directories go, by one rule for every command (docs/running.md, "Where output goes"):
     --out DIR (relative to the current directory, like any path given on the command line), else the
     campaign's runs_dir: (relative to the campaign file), else runs/ beside the campaign file. Absolute,
     so that what `plan` and `--dry-run` print is where `run` writes, wherever they are run from."""

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             console.print(target_table(run_id, record, args.wide, console.width, args.all_metrics))
         summary = sample_summary(record)
-        if summary is not None and plain:  # the samples compare decides on (README, "compare")
+        if summary is not None and plain:  # the samples compare decides on (docs/results.md, "compare")
             sys.stdout.write(printable(summary) + "\n")
         elif summary is not None:
             console.print(Text(printable(summary)))

@@ -5,7 +5,7 @@ run) and a `Session` (execute/units.py's UnitRunner); the executor decides when 
 runs and calls `session.run_unit` for it; records come back in the order they finished. Today: one
 after another, or side by side in GPU lanes. A new executor implements `Executor.run` and is chosen
 in `runner.executor_for` (Slurm arrays need none: each array task runs its unit with the sequential
-one, README "Architecture").
+one, docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from ncucampaign.plan.lint_rules import RULES
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.model import TargetOptions
 
-MAX_INVOCATIONS = 20_000  # README, "Limits"
+MAX_INVOCATIONS = 20_000  # docs/campaigns.md, "Limits"
 
 
 def too_many_invocations(loaded: LoadedCampaign) -> Problem | None:

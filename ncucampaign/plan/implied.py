@@ -24,7 +24,7 @@ def implied_options(values: dict[str, Any], here: tuple[str | int, ...]) -> dict
     stacks = list(dict.fromkeys(stacks))
     if stacks:
         implied["call_stack_type"] = tuple(stacks)
-    if (values.get("samples") or 1) > 1:  # a sample is one more matching launch (README, "compare")
+    if (values.get("samples") or 1) > 1:  # a sample is one more matching launch (docs/results.md, "compare")
         if values.get("launch_count") not in (None, 1, values["samples"]):
             raise PlanProblems([Problem((*here, "samples"), "samples takes a launch each: launch_count must be 1")])
         implied["launch_count"] = values["launch_count"] = values["samples"]

@@ -1,6 +1,6 @@
 """YAML text -> plain data, and the line of every key path, within bounds a hostile file cannot break.
 
-Bounds (README, "Limits"): the file size, the nesting depth, the number of values once YAML aliases
+Bounds (docs/campaigns.md, "Limits"): the file size, the nesting depth, the number of values once YAML aliases
 are expanded (a few hundred bytes of nested aliases can stand for billions of values), the length
 of one string (Linux refuses a single argument longer than MAX_ARG_STRLEN, 128 KiB), no NUL byte in
 a string (it cannot be passed to a program), and no alias that contains itself. The walk is
