@@ -71,8 +71,15 @@ def test_the_reader_worker_outlives_a_ctrl_c(tmp_path: Path) -> None:
     request = json.dumps({"op": "launches", "report": str(fifo), "ncu": None})
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     worker = subprocess.Popen(
-        [sys.executable, "-m", "ncucampaign.results.reader_worker", request], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "ncucampaign.results.reader_worker"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    assert worker.stdin is not None
+    worker.stdin.write(request + "\n")  # one request a line; it serves until its stdin ends
+    worker.stdin.flush()
     status, guard = Path(f"/proc/{worker.pid}/status"), time.monotonic() + 30
     while True:  # wait for the observable state: SIGINT (bit 1 of SigIgn) ignored, before the read
         ignored = next((line for line in status.read_text().splitlines() if line.startswith("SigIgn:")), "0 0")
@@ -85,6 +92,8 @@ def test_the_reader_worker_outlives_a_ctrl_c(tmp_path: Path) -> None:
     worker.send_signal(signal.SIGINT)
     with open(fifo, "wb") as writer:  # unblocks it: it reads this and answers
         writer.write(b"not a report\n")
-    out, _ = worker.communicate(timeout=60)
+    worker.stdin.close()
+    out = worker.stdout.read() if worker.stdout else ""
+    worker.wait(timeout=60)
     assert worker.returncode == 0, worker.returncode
     assert "error" in json.loads(out) or "ok" in json.loads(out)
