@@ -204,3 +204,15 @@ def test_functions_are_small() -> None:
 if __name__ == "__main__":  # the closing note's "largest functions"
     for length, name in function_lengths()[:5]:
         print(f"{length:4d}  {name}")
+
+
+def test_results_is_in_rooms_each_named_where_the_layout_is_told() -> None:
+    """issue 42: at most 8 modules flat in results/, at most 10 in a room, and every room named in
+    results/__init__.py and docs/architecture.md."""
+    results = PACKAGE / "results"
+    flat = [p.name for p in results.glob("*.py") if p.name != "__init__.py"]
+    rooms = sorted(p.name for p in results.iterdir() if (p / "__init__.py").is_file())
+    assert len(flat) <= 8, flat
+    assert len(rooms) >= 5 and all(len(list((results / r).glob("*.py"))) - 1 <= 10 for r in rooms)
+    told = (results / "__init__.py").read_text(), (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    assert [r for r in rooms if not all(f"{r}/" in text for text in told)] == []

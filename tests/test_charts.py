@@ -232,7 +232,9 @@ def test_a_manifest_with_impossible_chart_numbers_still_renders_and_draws_only_w
 
 
 @pytest.mark.parametrize("odd", [math.nan, math.inf, -math.inf])
-def test_a_manifest_holding_nan_or_inf_draws_no_nan_or_inf_in_any_svg(charted_run: Path, tmp_path: Path, odd: float) -> None:
+def test_a_manifest_holding_nan_or_inf_draws_no_nan_or_inf_in_any_svg(
+    charted_run: Path, tmp_path: Path, odd: float
+) -> None:
     """Issue 40: a NaN or infinite metric drew width="nan" in the report's SVG."""
     run = Path(shutil.copytree(charted_run, tmp_path / "run", symlinks=True))
     manifest = json.loads((run / "manifest.json").read_text())
@@ -247,6 +249,13 @@ def test_a_manifest_holding_nan_or_inf_draws_no_nan_or_inf_in_any_svg(charted_ru
     for name, svg in svgs((run / "report.html").read_text()).items():
         for element in svg.iter():
             for attribute, value in element.attrib.items():
-                if attribute.startswith("data-") or attribute in ("id", "class", "aria-label", "role", "fill", "stroke"):
+                if attribute.startswith("data-") or attribute in (
+                    "id",
+                    "class",
+                    "aria-label",
+                    "role",
+                    "fill",
+                    "stroke",
+                ):
                     continue
                 assert not re.search(r"(?i)nan|inf", value), (name, element.tag, attribute, value)

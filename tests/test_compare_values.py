@@ -7,10 +7,10 @@ import json
 import math
 
 from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord
-from ncucampaign.results.compare import Comparison, compare_runs
+from ncucampaign.results.gate.compare import Comparison, compare_runs
+from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import DURATION
-from ncucampaign.results.tables import comparison_json
-from ncucampaign.results.verdicts import Verdict
+from ncucampaign.results.tables.tables import comparison_json
 from tests.test_results_helpers import manifest_with, target_record
 
 
@@ -66,8 +66,8 @@ def test_units_are_read_as_ncu_writes_them() -> None:
 
 def test_a_verdict_table_of_thousands_of_undecided_targets_shows_forty_and_counts_the_rest() -> None:
     """Issue 35: compare of a 20,000-target run spent 12-15 s drawing 20,000 AMBIGUOUS rows."""
-    from ncucampaign.results.gate import TargetVerdict
-    from ncucampaign.results.gate_tables import MAX_UNDECIDED_ROWS, verdict_table
+    from ncucampaign.results.gate.gate import TargetVerdict
+    from ncucampaign.results.gate.gate_tables import MAX_UNDECIDED_ROWS, verdict_table
 
     undecided = tuple(
         TargetVerdict(f"t{i}", DURATION, Verdict.AMBIGUOUS, "one sample a side", (1, 1)) for i in range(1000)
@@ -89,4 +89,7 @@ def test_a_metric_neither_run_holds_is_offered_the_names_they_do() -> None:
     """Issue 40: the hint's example was the name typed."""
     a = manifest_with([target_record("t", results=samples([10.0]))])
     (problem,) = [p for p in compare_runs(a, a, metrics=("gpu__time_duration.summ",)).problems if "--metric" in p]
-    assert problem == "--metric gpu__time_duration.summ: neither run holds this metric; did you mean gpu__time_duration.sum?"
+    assert (
+        problem
+        == "--metric gpu__time_duration.summ: neither run holds this metric; did you mean gpu__time_duration.sum?"
+    )

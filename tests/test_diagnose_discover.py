@@ -21,7 +21,7 @@ from ncucampaign.execute.attempt.classify import ConsoleSummary, parse_console
 from ncucampaign.execute.attempt.diagnose import closest_kernels, diagnose, suggest_filter
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.expand import build_plan
-from ncucampaign.results.reader import Launch
+from ncucampaign.results.reading.reader import Launch
 from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_grammar import escape_regex

@@ -117,8 +117,8 @@ def test_summarize_on_a_terminal_keeps_the_kernel_name_whole_and_drops_other_col
     from rich.console import Console
 
     from ncucampaign.results.metrics import middle
-    from ncucampaign.results.runs import load_run
-    from ncucampaign.results.target_tables import target_table
+    from ncucampaign.results.reading.runs import load_run
+    from ncucampaign.results.tables.target_tables import target_table
 
     targets = "- name: attention\n  kernel_name: regex:flash\n  nvtx_include: decode_step/\n"
     (tmp_path / "camp.yaml").write_text(campaign_text(targets))
@@ -173,7 +173,7 @@ def test_validation_reports_every_problem_of_a_file_in_one_pass(tmp_path: Path) 
 def test_a_reader_older_than_ncu_is_named_with_the_wheel_to_install(
     ncu: str | None, wheel: str | None, problem: bool
 ) -> None:
-    from ncucampaign.results.reader import reader_too_old
+    from ncucampaign.results.reading.reader import reader_too_old
 
     found = reader_too_old(ncu, wheel)
     assert (found is not None) == problem

@@ -89,7 +89,9 @@ def test_what_the_installed_ncu_refuses_fails_validate_without_strict(tmp_path: 
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: rmsnorm_kernel\n  set: ful\n"))
     done = run_cli("validate", "camp.yaml", cwd=tmp_path, env=fake_env())
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "error NCU009 targets[0].set: set 'ful' is not listed" in done.stdout and "did you mean 'full'?" in done.stdout
+    assert (
+        "error NCU009 targets[0].set: set 'ful' is not listed" in done.stdout and "did you mean 'full'?" in done.stdout
+    )
     assert "not ok (1 target, 1 ncu invocation, 1 error (the installed ncu refuses them))" in done.stdout
     planned = run_cli("plan", "camp.yaml", cwd=tmp_path, env=fake_env())
     assert planned.returncode == 0 and "error NCU009 targets[0].set" in planned.stderr

@@ -413,7 +413,7 @@ def test_1_a_report_that_crashes_the_native_reader_crashes_nothing_of_ours(tmp_p
         [
             sys.executable,
             "-c",
-            "import sys; from ncucampaign.results.reader import read_results as r; r(__import__('pathlib').Path(sys.argv[1]))",
+            "import sys; from ncucampaign.results.reading.reader import read_results as r; r(__import__('pathlib').Path(sys.argv[1]))",
             str(CRASHER),
         ],
         capture_output=True,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.results.html import render_report, run_link
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.page.html import render_report, run_link
+from ncucampaign.results.reading.runs import load_run
 from tests.conftest import REPORT, campaign_text, fake_env, load_manifest, run_cli
 
 ROOT, BASE = Path("/runs/camp/1"), Path("/runs/camp/1")

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from ncucampaign.commands.summarize import report_record
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
-from ncucampaign.results.target_tables import target_table
+from ncucampaign.results.tables.target_tables import target_table
 from tests.conftest import FIXTURES, load_manifest, run_cli
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
@@ -92,7 +92,7 @@ def test_values_are_scaled_with_their_unit(value: float | str, unit: str, shown:
 
 
 def test_summarize_shows_the_standard_columns_and_the_campaigns_metrics_scaled() -> None:
-    from ncucampaign.results.target_tables import target_text
+    from ncucampaign.results.tables.target_tables import target_text
 
     record = report_record(FULL)
     recorded = {m for r in record.results for m in r.metrics}
@@ -114,7 +114,7 @@ def test_summarize_shows_the_standard_columns_and_the_campaigns_metrics_scaled()
 
 @pytest.mark.parametrize("width", [80, 100, 120])
 def test_the_terminals_width_is_filled_before_a_column_is_left_out(width: int) -> None:
-    from ncucampaign.results.target_tables import target_rows
+    from ncucampaign.results.tables.target_tables import target_rows
 
     record = report_record(FULL)
     text = rendered(target_table("run", record, width=width), width)

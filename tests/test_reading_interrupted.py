@@ -71,7 +71,7 @@ def test_the_reader_worker_outlives_a_ctrl_c(tmp_path: Path) -> None:
     request = json.dumps({"op": "launches", "report": str(fifo), "ncu": None})
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     worker = subprocess.Popen(
-        [sys.executable, "-m", "ncucampaign.results.reader_worker"],
+        [sys.executable, "-m", "ncucampaign.results.reading.reader_worker"],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

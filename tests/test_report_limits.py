@@ -51,7 +51,7 @@ def test_a_small_report_that_inflates_thousands_of_times_is_refused_at_once(tmp_
 
 @pytest.mark.parametrize("level", [1, 3, 19])
 def test_every_real_report_compressed_passes_the_rule(tmp_path: Path, level: int) -> None:
-    from ncucampaign.results.report_limits import read_limits
+    from ncucampaign.results.reading.report_limits import read_limits
 
     for report in sorted((FIXTURES / "reports").glob("*.ncu-rep")):
         packed = tmp_path / f"{report.stem}.ncu-repz"
@@ -60,7 +60,7 @@ def test_every_real_report_compressed_passes_the_rule(tmp_path: Path, level: int
 
 
 def test_a_real_compressed_report_reads_within_its_limits(tmp_path: Path) -> None:
-    from ncucampaign.results.report_limits import read_limits
+    from ncucampaign.results.reading.report_limits import read_limits
 
     real = padded(tmp_path / "real.ncu-repz", 0)
     limits = read_limits(real)
@@ -70,7 +70,7 @@ def test_a_real_compressed_report_reads_within_its_limits(tmp_path: Path) -> Non
 
 
 def test_the_reader_worker_gets_an_address_space_limit(tmp_path: Path) -> None:
-    from ncucampaign.results.report_limits import FLOOR_BYTES, read_limits
+    from ncucampaign.results.reading.report_limits import FLOOR_BYTES, read_limits
 
     limits = read_limits(REAL)
     assert resource.RLIMIT_AS and limits.memory >= 1 << 30  # room for Python and the reader
@@ -79,7 +79,7 @@ def test_the_reader_worker_gets_an_address_space_limit(tmp_path: Path) -> None:
 
 
 def test_the_size_a_frame_declares_is_read_from_its_header() -> None:
-    from ncucampaign.results.report_limits import declared_size
+    from ncucampaign.results.reading.report_limits import declared_size
 
     frame = zstandard.ZstdCompressor(write_content_size=True).compress(bytes(5000))
     assert declared_size(frame[:18]) == 5000

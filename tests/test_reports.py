@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.errors import ReportUnreadable
-from ncucampaign.results.reader import read_results
+from ncucampaign.results.reading.reader import read_results
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel (pip install ncucampaign[reports])")
 

@@ -16,9 +16,9 @@ import pytest
 
 from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.compare import compare_runs
-from ncucampaign.results.records import parse_process_columns
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.gate.compare import compare_runs
+from ncucampaign.results.reading.records import parse_process_columns
+from ncucampaign.results.reading.runs import load_run
 from tests.conftest import FIXTURES, fake_env, load_manifest, run_cli, target
 from tests.test_results_helpers import manifest_with, target_record
 

@@ -154,7 +154,7 @@ def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tm
     assert again.returncode == 0 and "claimed by another task already" in again.stdout
 
 
-@pytest.mark.parametrize("tasks", ['[[]]', '[["nope", "../../x"]]', '["ab"]', '[[1]]'])
+@pytest.mark.parametrize("tasks", ["[[]]", '[["nope", "../../x"]]', '["ab"]', "[[1]]"])
 def test_a_damaged_task_list_is_named_as_damaged(tmp_path: Path, tasks: str) -> None:
     """Issue 40: `[[]]` or `[["nope", "../../x"]]` in array-1.json ended 'claimed by another task
     already' with exit 0, as if all were well."""

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from ncucampaign.results.verdicts import (
+from ncucampaign.results.gate.verdicts import (
     Verdict,
     duration_decision,
     exact_decision,
@@ -55,7 +55,7 @@ def test_the_normal_approximation_for_many_samples_agrees_with_the_exact_count(
 ) -> None:
     pairs = [(durations(seed, 12), durations(100 + seed, 12, 1.03)) for seed in range(5)]
     exact = [mann_whitney_p(a, b) for a, b in pairs]
-    monkeypatch.setattr("ncucampaign.results.verdicts._EXACT_LIMIT", 0)
+    monkeypatch.setattr("ncucampaign.results.gate.verdicts._EXACT_LIMIT", 0)
     approximate = [mann_whitney_p(a, b) for a, b in pairs]
     for p, q in zip(exact, approximate, strict=True):
         assert q == pytest.approx(p, rel=0.15, abs=0.005), (exact, approximate)

@@ -33,12 +33,12 @@ from ncucampaign.commands.compare import add_report_options, print_verdicts, wri
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.execute.rundir.store import LATEST
 from ncucampaign.plan.expand import Plan
-from ncucampaign.results.calibration import CalibrationRow, calibration
-from ncucampaign.results.compare import compare_runs
-from ncucampaign.results.pooling import pooled
-from ncucampaign.results.runs import load_run
-from ncucampaign.results.tables import comparison_json
-from ncucampaign.results.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD
+from ncucampaign.results.gate.calibration import CalibrationRow, calibration
+from ncucampaign.results.gate.compare import compare_runs
+from ncucampaign.results.gate.pooling import pooled
+from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD
+from ncucampaign.results.reading.runs import load_run
+from ncucampaign.results.tables.tables import comparison_json
 from ncucampaign.spec.values import ENV_NAME_PATTERN
 from ncucampaign.spec.yaml_lines import MAX_STRING as MAX_VALUE_BYTES
 

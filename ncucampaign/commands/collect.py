@@ -10,7 +10,7 @@ from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.slurm_common import collect_run, describe
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.reading.runs import load_run
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

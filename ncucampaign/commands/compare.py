@@ -11,12 +11,12 @@ from ncucampaign.commands.common import out_console, reading_runs
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, plural
 from ncucampaign.escaping import console_text
-from ncucampaign.results.compare import Comparison, compare_runs
-from ncucampaign.results.gate_report import gate_line, junit_xml, markdown
-from ncucampaign.results.gate_tables import verdict_table
-from ncucampaign.results.runs import LoadedRun
-from ncucampaign.results.tables import comparison_json, comparison_table
-from ncucampaign.results.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
+from ncucampaign.results.gate.compare import Comparison, compare_runs
+from ncucampaign.results.gate.gate_report import gate_line, junit_xml, markdown
+from ncucampaign.results.gate.gate_tables import verdict_table
+from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
+from ncucampaign.results.reading.runs import LoadedRun
+from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

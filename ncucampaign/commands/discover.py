@@ -25,7 +25,7 @@ from ncucampaign.escaping import console_text
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.plan.expand import build_plan
-from ncucampaign.results.records import NcuReportReader
+from ncucampaign.results.reading.records import NcuReportReader
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

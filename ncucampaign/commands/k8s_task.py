@@ -11,7 +11,7 @@ from ncucampaign.errors import UsageError
 from ncucampaign.execute.k8s.task import pod_index, pod_placement
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.slurm.files import SlurmFiles
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.reading.runs import load_run
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

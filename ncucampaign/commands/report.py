@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, UsageError
-from ncucampaign.results.html import write_report
+from ncucampaign.results.page.html import write_report
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

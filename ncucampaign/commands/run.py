@@ -33,11 +33,11 @@ from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
-from ncucampaign.results.gate import short_samples
+from ncucampaign.results.findings.weights import gpu_time_line
+from ncucampaign.results.gate.gate import short_samples
 from ncucampaign.results.limit import limit_line
-from ncucampaign.results.records import NcuReportReader
+from ncucampaign.results.reading.records import NcuReportReader
 from ncucampaign.results.sharing import sharing_breakdown
-from ncucampaign.results.weights import gpu_time_line
 from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu, report_suffix
@@ -225,7 +225,7 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
 
 
 def samples_short(plan: Plan, manifest: Manifest) -> list[str]:
-    """A line per target whose samples fell short of what it asked for (results/gate.short_samples)."""
+    """A line per target whose samples fell short of what it asked for (results/gate/gate.short_samples)."""
     records = {record.name: record for record in manifest.targets}
     found = (
         short_samples(records[inv.name], inv.options.samples or 1) for inv in plan.invocations if inv.name in records

@@ -12,7 +12,7 @@ from ncucampaign.commands.common import load_plan, ncu_choice
 from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.rundir.store import latest_run, open_regular
 from ncucampaign.plan.expand import Plan
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.reading.runs import load_run
 from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
 
 

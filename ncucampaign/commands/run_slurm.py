@@ -28,7 +28,7 @@ from ncucampaign.execute.slurm.queue import refuse_while_active, slurm_command
 from ncucampaign.execute.slurm.submit import submit_array
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.slurm import check_slurm_args
-from ncucampaign.results.runs import load_run
+from ncucampaign.results.reading.runs import load_run
 from ncucampaign.spec.loader import LoadedCampaign
 
 POLL_S = 1.0  # how often --wait asks squeue; a Slurm scheduler cycle is about that long

@@ -8,7 +8,7 @@ from pathlib import Path
 from ncucampaign.errors import EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.slurm.collect import Collected, collect
-from ncucampaign.results.runs import LoadedRun, load_run
+from ncucampaign.results.reading.runs import LoadedRun, load_run
 
 
 def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Collected]:

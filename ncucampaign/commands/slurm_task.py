@@ -19,8 +19,8 @@ from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
 from ncucampaign.execute.slurm.task import placement, run_task
 from ncucampaign.plan.expand import build_plan
-from ncucampaign.results.records import NcuReportReader
-from ncucampaign.results.runs import LoadedRun, load_run
+from ncucampaign.results.reading.records import NcuReportReader
+from ncucampaign.results.reading.runs import LoadedRun, load_run
 from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 

@@ -1,6 +1,6 @@
 """Find the kernels worth profiling, cheaply: one ncu pass collecting only gpu__time_duration.sum
 (about 0.02 s a kernel on an H200, against 0.4 s for SpeedOfLight), then a table, and target YAML
-to paste. Pure: the execution stage runs the pass, `results.reader` reads it.
+to paste. Pure: the execution stage runs the pass, `results.reading.reader` reads it.
 
 Ordinals are ncu's own: in `--target` mode the pass runs with the target's own filters (minus launch
 skip and count), so the n-th listed launch is the one `launch_skip: n` selects; suggested targets
@@ -19,7 +19,7 @@ import yaml
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.results.metrics import DURATION
-from ncucampaign.results.reader import Launch
+from ncucampaign.results.reading.reader import Launch
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_grammar import escape_regex, nvtx_scope
 from ncucampaign.spec.roles import KERNEL_KEYS, SCOPE_KEYS

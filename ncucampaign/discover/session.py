@@ -34,8 +34,8 @@ from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.runner import start_run
 from ncucampaign.execute.units import RunResult
 from ncucampaign.plan.expand import Invocation, Plan, build_plan
-from ncucampaign.results.isolated import nvtx_selected_each, read_launches
-from ncucampaign.results.reader import Launch
+from ncucampaign.results.reading.isolated import nvtx_selected_each, read_launches
+from ncucampaign.results.reading.reader import Launch
 from ncucampaign.spec.loader import LoadedCampaign, parse_campaign
 from ncucampaign.spec.model import Target
 from ncucampaign.spec.ncu_grammar import nvtx_scope

@@ -10,7 +10,7 @@ from rich.table import Table
 from ncucampaign.discover.analysis import KernelSummary, ListedLaunch, short
 from ncucampaign.escaping import console_text
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.results.reader import Launch
+from ncucampaign.results.reading.reader import Launch
 
 
 def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) -> Table:

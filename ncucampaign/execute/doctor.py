@@ -213,7 +213,7 @@ def mount_of(path: Path, mountinfo: str) -> tuple[str, str]:
 
 
 def machine_checks(ncu_path: str | None, runs_root: Path, cwd: Path, environ: Mapping[str, str]) -> list[Check]:
-    """The checks after ncu's own (ncu_check) and the report reader's (results/reader.py), in order;
+    """The checks after ncu's own (ncu_check) and the report reader's (results/reading/reader.py), in order;
     the probe is skipped when there is no ncu or no GPU to probe."""
     gpus = gpus_check(environ)
     checks = [gpus]

@@ -1,4 +1,4 @@
-"""One check of `doctor` (execute/doctor.py), a value: results/reader.py makes the report reader's."""
+"""One check of `doctor` (execute/doctor.py), a value: results/reading/reader.py makes the report reader's."""
 
 from __future__ import annotations
 

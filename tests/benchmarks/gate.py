@@ -4,7 +4,7 @@
 
 Runs `tests/gpu/gate.yaml` (five kernel families, 24 samples each a run) `--baseline` times with the
 knob at 0 and `--changed` times at each of 5% and 10%, interleaved (base, 5%, base, 10%, ...), back
-to back on one GPU. Then, with `compare`'s own rule (results/compare.py): every pair of baseline runs
+to back on one GPU. Then, with `compare`'s own rule (results/gate/compare.py): every pair of baseline runs
 (self-comparisons: any SLOWER or FASTER is false) and every knob run against every baseline run (the
 knob's target should be SLOWER, the others SAME). Pairs share runs, so they are not independent; the
 disjoint pairs are counted apart.
@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ncucampaign.execute.rundir.manifest import Manifest  # noqa: E402
-from ncucampaign.results.compare import compare_runs  # noqa: E402
+from ncucampaign.results.gate.compare import compare_runs  # noqa: E402
 from ncucampaign.results.metrics import DURATION  # noqa: E402
-from ncucampaign.results.runs import load_run  # noqa: E402
+from ncucampaign.results.reading.runs import load_run  # noqa: E402
 
 CAMPAIGN = ROOT / "tests" / "gpu" / "gate.yaml"
 

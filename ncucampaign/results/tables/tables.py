@@ -1,4 +1,4 @@
-"""Tables for `compare` and the rich table `summarize` shares (results/target_tables.py), and the CSV
+"""Tables for `compare` and the rich table `summarize` shares (results/tables/target_tables.py), and the CSV
 and JSON forms of both."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ncucampaign.errors import printable
-from ncucampaign.results.compare import Comparison
-from ncucampaign.results.gate_report import gate_line
-from ncucampaign.results.gate_tables import verdict_records
+from ncucampaign.results.gate.compare import Comparison
+from ncucampaign.results.gate.gate_report import gate_line
+from ncucampaign.results.gate.gate_tables import verdict_records
 from ncucampaign.results.metrics import DURATION, STANDARD_METRICS, middle
-from ncucampaign.results.runs import TIDY_COLUMNS
+from ncucampaign.results.reading.runs import TIDY_COLUMNS
 
 TEXT_COLUMNS = ("target", "kernel", "metric", "grid", "block", "process", "NVTX", "")
 

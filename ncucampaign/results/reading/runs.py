@@ -20,8 +20,8 @@ from ncucampaign.execute.rundir.manifest import (
     TargetRecord,
 )
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST
-from ncucampaign.results.roofline import chart_data
-from ncucampaign.results.weights import shares_by_kernel, weighed_as
+from ncucampaign.results.findings.weights import shares_by_kernel, weighed_as
+from ncucampaign.results.page.roofline import chart_data
 
 TIDY_COLUMNS = (
     "run_id",

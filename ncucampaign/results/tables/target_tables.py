@@ -16,7 +16,7 @@ from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
 from ncucampaign.plan.argv import flag_values
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
 from ncucampaign.results.scaled import scaled
-from ncucampaign.results.tables import TEXT_COLUMNS, rich_table
+from ncucampaign.results.tables.tables import TEXT_COLUMNS, rich_table
 from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
 
 _ALWAYS = ("#", "kernel")

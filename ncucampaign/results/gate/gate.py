@@ -16,9 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
-from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
-from ncucampaign.results.units import base_value, not_finite
-from ncucampaign.results.verdicts import (
+from ncucampaign.results.gate.verdicts import (
     ALPHA,
     SIZE_THRESHOLD,
     THRESHOLD,
@@ -27,6 +25,8 @@ from ncucampaign.results.verdicts import (
     duration_decision,
     exact_decision,
 )
+from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
+from ncucampaign.results.units import base_value, not_finite
 
 # Near-deterministic: the same code on the same input does the same work (compared exactly).
 EXACT_METRICS = (REGISTERS, "smsp__inst_executed.sum", "dram__bytes.sum", "lts__t_bytes.sum")

@@ -14,9 +14,9 @@ from typing import Any
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES
 from ncucampaign.execute.process.workers import WorkerPool, worker_pool
-from ncucampaign.results.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
-from ncucampaign.results.report_limits import read_limits
-from ncucampaign.results.rules import RuleResult
+from ncucampaign.results.findings.rules import RuleResult
+from ncucampaign.results.reading.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
+from ncucampaign.results.reading.report_limits import read_limits
 
 
 def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
@@ -57,9 +57,9 @@ def _workers() -> WorkerPool:
     """The reader workers of this process, started on first use."""
     with _POOL_LOCK:
         if not _POOL:
-            here = str(Path(__file__).resolve().parents[2])  # the folder holding this ncucampaign package
+            here = str(Path(__file__).resolve().parents[3])  # the folder holding this ncucampaign package
             path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
-            _POOL.append(worker_pool(["-m", "ncucampaign.results.reader_worker"], {"PYTHONPATH": path}))
+            _POOL.append(worker_pool(["-m", "ncucampaign.results.reading.reader_worker"], {"PYTHONPATH": path}))
         return _POOL[0]
 
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from ncucampaign.errors import plural, printable
 from ncucampaign.escaping import markdown_inline, xml_attribute, xml_text
-from ncucampaign.results.compare import Comparison
-from ncucampaign.results.gate import TargetVerdict
+from ncucampaign.results.gate.compare import Comparison
+from ncucampaign.results.gate.gate import TargetVerdict
+from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import STANDARD_METRICS
-from ncucampaign.results.verdicts import Verdict
 
 SHOWN = 3  # targets named in the gate line per kind
 

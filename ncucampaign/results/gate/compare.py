@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from ncucampaign.errors import plural
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.gate import TargetVerdict, target_verdicts
+from ncucampaign.results.gate.gate import TargetVerdict, target_verdicts
+from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict, clocks_differ
 from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
 from ncucampaign.results.units import base_unit, base_value, not_finite
-from ncucampaign.results.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict, clocks_differ
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Comparison:
     # ncu's findings (rule: title) per target that B has and A had not, and the other way round.
     findings_appeared: tuple[str, ...] = ()
     findings_disappeared: tuple[str, ...] = ()
-    # Per target in both runs: what its samples say (results/gate.py).
+    # Per target in both runs: what its samples say (results/gate/gate.py).
     verdicts: tuple[TargetVerdict, ...] = ()
 
     @property

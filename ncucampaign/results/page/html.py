@@ -13,16 +13,16 @@ from urllib.parse import quote
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
-from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
-from ncucampaign.results.html_charts import (
+from ncucampaign.results.findings.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
+from ncucampaign.results.findings.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
+from ncucampaign.results.metrics import COLUMNS, middle
+from ncucampaign.results.page.html_charts import (
     campaign_roofline,
     duration_chart,
     target_charts,
     throughput_chart,
 )
-from ncucampaign.results.metrics import COLUMNS, middle
-from ncucampaign.results.runs import LoadedRun
-from ncucampaign.results.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
+from ncucampaign.results.reading.runs import LoadedRun
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330;background:#fff;

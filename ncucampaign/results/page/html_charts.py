@@ -8,12 +8,12 @@ import math
 from html import escape
 
 from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
+from ncucampaign.results.findings.weights import shares_by_kernel, weighed_as
 from ncucampaign.results.metrics import DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT, middle
-from ncucampaign.results.roofline import memory_flows, roofline_of, warp_states
-from ncucampaign.results.svg_bars import bars_svg
-from ncucampaign.results.svg_roofline import Plotted, roofline_svg
-from ncucampaign.results.svg_timeline import timeline_svg
-from ncucampaign.results.weights import shares_by_kernel, weighed_as
+from ncucampaign.results.page.roofline import memory_flows, roofline_of, warp_states
+from ncucampaign.results.page.svg_bars import bars_svg
+from ncucampaign.results.page.svg_roofline import Plotted, roofline_svg
+from ncucampaign.results.page.svg_timeline import timeline_svg
 
 STALLS_SHOWN = 10
 

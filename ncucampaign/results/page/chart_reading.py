@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ncucampaign.results.chart_metrics import TENSOR, pm_series_of
+from ncucampaign.results.page.chart_metrics import TENSOR, pm_series_of
 
 MAX_PM_SAMPLES = 2000  # per series: the chart is a few hundred pixels wide
 

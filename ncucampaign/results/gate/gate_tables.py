@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ncucampaign.errors import printable
-from ncucampaign.results.gate import TargetVerdict
+from ncucampaign.results.gate.gate import TargetVerdict
+from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import STANDARD_METRICS
-from ncucampaign.results.verdicts import Verdict
 
 _STYLE = {
     Verdict.SLOWER: "bold red",

@@ -1,4 +1,4 @@
-"""`python -m ncucampaign.results.reader_worker`: read reports in a process of its own, one request a line.
+"""`python -m ncucampaign.results.reading.reader_worker`: read reports in a process of its own, one request a line.
 
 NVIDIA's reader is native code: a damaged report can make it abort the whole process (seen: a
 protobuf check failure, SIGABRT, on a bit-flipped report). So reports are read here, and the caller
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.results.reader import nvtx_selected, read_launches, read_results, read_rule_results
+from ncucampaign.results.reading.reader import nvtx_selected, read_launches, read_results, read_rule_results
 
 
 def answer(request: dict[str, Any]) -> Any:
@@ -35,7 +35,7 @@ def answer(request: dict[str, Any]) -> Any:
 
 
 def bounded(memory: int | None) -> None:
-    """At most `memory` bytes of address space (results/report_limits.py): a report that would take
+    """At most `memory` bytes of address space (results/reading/report_limits.py): a report that would take
     more ends this process, not the machine."""
     if not memory:
         return
@@ -46,7 +46,7 @@ def bounded(memory: int | None) -> None:
 
 def main() -> int:
     # A Ctrl-C at the terminal reaches every process of the runner's group: a read in progress finishes
-    # (it is bounded in time, results/report_limits.py) instead of looking like a reader that crashed on
+    # (it is bounded in time, results/reading/report_limits.py) instead of looking like a reader that crashed on
     # a damaged report; the runner stops after it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for line in sys.stdin:

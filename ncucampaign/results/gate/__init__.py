@@ -1,0 +1,1 @@
+"""results/gate/: comparing runs: verdicts, pooled samples, calibration, the gate and its tables."""

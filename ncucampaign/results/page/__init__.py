@@ -1,0 +1,1 @@
+"""results/page/: the HTML report: its page, charts, rooflines and SVG."""

@@ -1,0 +1,1 @@
+"""results/tables/: summarize's and compare's tables, and their CSV and JSON forms."""
