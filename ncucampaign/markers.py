@@ -33,7 +33,8 @@ def _torch() -> ModuleType:
             f"ncucampaign.markers needs PyTorch with CUDA in this Python ({exc}); install it (pip install torch), "
             "or mark ranges with NVTX directly (the nvtx package) and call cudaProfilerStart/Stop yourself"
         ) from None
-    return torch
+    module: ModuleType = torch
+    return module
 
 
 @contextmanager

@@ -45,7 +45,7 @@ from ncucampaign.spec.yaml_lines import MAX_STRING as MAX_VALUE_BYTES
 MAX_PAIRS = 100
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("ab", help="profile the campaign under a baseline (A) and a candidate (B); verdicts")
     parser.add_argument("file", metavar="FILE", help="the campaign")
     for side, what in (("a", "baseline"), ("b", "candidate")):

@@ -13,7 +13,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.reading.runs import load_run
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "collect", help="merge the records of a run's Slurm tasks or Kubernetes pods into its manifest (--slurm, --k8s)"
     )

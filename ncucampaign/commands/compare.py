@@ -19,7 +19,7 @@ from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("compare", help="what changed between two runs of a campaign")
     parser.add_argument("run_a", metavar="RUN_A")
     parser.add_argument("run_b", metavar="RUN_B")

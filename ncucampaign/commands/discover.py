@@ -28,7 +28,7 @@ from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.reading.records import NcuReportReader
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "discover",
         help="one cheap ncu pass: which kernels run, how long, under which NVTX ranges; target YAML to paste",

@@ -21,7 +21,7 @@ from ncucampaign.spec.loader import load_campaign
 STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "doctor", help="check that this machine can run a campaign: ncu, its reader, GPUs, counters, disk"
     )

@@ -22,7 +22,7 @@ from ncucampaign.results.findings.weights import gpu_time_summary, kernel_names,
 from ncucampaign.results.reading.runs import LoadedRun
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "findings", help="ncu's rule results (what to fix first) across a run or in one report, ranked"
     )

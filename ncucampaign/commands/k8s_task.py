@@ -14,7 +14,7 @@ from ncucampaign.execute.slurm.files import SlurmFiles
 from ncucampaign.results.reading.runs import load_run
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("k8s-task", help="(used by run --k8s's Job) run one index of an Indexed Job")
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("--array", type=int, required=True, metavar="N", help="the submission's number")

@@ -32,7 +32,7 @@ from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("plan", help="print the ncu commands a run would execute")
     parser.add_argument("file", metavar="FILE", nargs="?")
     parser.add_argument("--format", choices=("text", "json"), default="text")

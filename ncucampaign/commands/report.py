@@ -10,7 +10,7 @@ from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.page.html import write_report
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("report", help="write one self-contained HTML page for a run")
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("-o", "--output", metavar="FILE", help="default: RUN_DIR/report.html")

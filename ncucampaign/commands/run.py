@@ -43,7 +43,7 @@ from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu, report_suffix
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("run", help="run the campaign; reports and manifest go to a run directory")
     parser.add_argument("file", metavar="FILE", nargs="?", help="the campaign (with --resume: default, the one it ran)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")

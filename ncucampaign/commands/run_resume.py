@@ -13,7 +13,8 @@ from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.rundir.store import latest_run, open_regular
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.reading.runs import load_run
-from ncucampaign.spec.loader import MAX_FILE_BYTES, LoadedCampaign
+from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES
 
 
 def keep_own_flags(args: argparse.Namespace, run_dir: Path) -> bool:

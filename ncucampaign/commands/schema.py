@@ -10,7 +10,7 @@ from ncucampaign.execute.rundir.manifest import manifest_schema
 from ncucampaign.spec.schema import campaign_schema, render
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("schema", help="print the JSON Schema of campaign files (or of manifests)")
     parser.add_argument("--manifest", action="store_true", help="the schema of manifest.json instead")
     parser.set_defaults(handler=run)

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import ConsoleReporter
@@ -25,7 +26,7 @@ from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("slurm-task", help="(used by run --slurm's batch script) run one array task")
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("--array", type=int, required=True, metavar="N", help="the submission's number")
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_listed_task(
-    loaded_run: LoadedRun, listing: dict, number: int, names: list[str], where: SlurmPlacement, command: str
+    loaded_run: LoadedRun, listing: dict[str, Any], number: int, names: list[str], where: SlurmPlacement, command: str
 ) -> int:
     """One batch task's run (a Slurm array task, or a Kubernetes pod: k8s-task): its targets, claimed."""
     root, main = loaded_run.root, loaded_run.manifest
@@ -73,7 +74,7 @@ def run_listed_task(
     return result.exit_code
 
 
-def array_listing(root: Path, number: int) -> dict:
+def array_listing(root: Path, number: int) -> dict[str, Any]:
     path = root / SLURM / f"array-{number}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -84,7 +85,7 @@ def array_listing(root: Path, number: int) -> dict:
     return data
 
 
-def task_names(listing: dict, number: int, index: int) -> list[str]:
+def task_names(listing: dict[str, Any], number: int, index: int) -> list[str]:
     tasks = listing["tasks"]
     if not 0 <= index < len(tasks):
         raise UsageError(f"array {number} has no task {index} ({len(tasks)} tasks)")

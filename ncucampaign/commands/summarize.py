@@ -22,7 +22,7 @@ from ncucampaign.results.tables.target_tables import target_table, target_text
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("summarize", help="what each target measured (from the manifest or reports)")
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR|REPORT", help="run directories or .ncu-rep/.ncu-repz files")
     parser.add_argument(

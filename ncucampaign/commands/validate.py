@@ -16,7 +16,7 @@ from ncucampaign.commands.common import (
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, CampaignError, NcuCampaignError, plural
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("validate", help="check campaign files; print problems with file:line")
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 2), for CI")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.discover.analysis import (
-    SCOPE_KEYS,
     KernelSummary,
     ListedLaunch,
     Mode,
@@ -39,6 +38,7 @@ from ncucampaign.results.reading.reader import Launch
 from ncucampaign.spec.loader import LoadedCampaign, parse_campaign
 from ncucampaign.spec.model import Target
 from ncucampaign.spec.ncu_grammar import nvtx_scope
+from ncucampaign.spec.roles import SCOPE_KEYS
 
 # Suggestions inherit these from the campaign's defaults when pasted; repeating them adds noise.
 _NOT_SUGGESTED = ("timeout", "stop_grace", "stall_timeout", "clock_control", "cache_control")
