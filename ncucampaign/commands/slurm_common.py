@@ -22,13 +22,14 @@ def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Col
 
 def load_collected(path: str | Path) -> LoadedRun:
     """A run for a command that reads it (summarize, report, compare, findings): one submitted to Slurm
-    is collected first, touching no process. Best effort: a run directory that cannot be written (or
-    is busy) is read as it is, with a note."""
+    or Kubernetes has its tasks' records merged in memory, touching no process and writing nothing
+    (the run directory may be read-only, or another command's). Best effort: records that cannot be
+    read leave the run as its manifest says, with a note."""
     loaded = load_run(path)
     if not loaded.manifest.slurm_arrays:
         return loaded
     try:
-        _, collected = collect_run(loaded, clean_up=False)
+        collected = collect(RunStore.open(loaded.root), loaded.manifest, clean_up=False, save=False)
     except (EnvironmentProblem, UsageError) as exc:
         print(
             f"ncucampaign: note: the Slurm tasks' records were not collected ({printable(str(exc))})", file=sys.stderr

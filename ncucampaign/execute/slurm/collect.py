@@ -36,9 +36,10 @@ class Collected:
         return not self.active
 
 
-def collect(store: RunStore, manifest: Manifest, clean_up: bool) -> Collected:
-    """Merge the tasks' records into `manifest` and save it. `clean_up`: also kill the ncu process
-    groups that dead tasks left on this machine (never when the run is only being read)."""
+def collect(store: RunStore, manifest: Manifest, clean_up: bool, save: bool = True) -> Collected:
+    """Merge the tasks' records into `manifest` and (with `save`) save it. `clean_up`: also kill the
+    ncu process groups that dead tasks left on this machine. A run that is only being read is
+    neither saved nor cleaned up after (issue 42: reading a batch run rewrote its manifest)."""
     files = SlurmFiles(store)
     jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
     active = active_arrays(manifest.slurm_arrays)
@@ -68,7 +69,8 @@ def collect(store: RunStore, manifest: Manifest, clean_up: bool) -> Collected:
     if manifest.state in ("submitted", "running") and result.done and result.queue_known:
         manifest.state = "finished"
         manifest.ended_at = manifest.ended_at or now_iso()
-    store.save_manifest(manifest.model_dump(mode="json"))
+    if save:
+        store.save_manifest(manifest.model_dump(mode="json"))
     return result
 
 
