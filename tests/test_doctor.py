@@ -150,22 +150,26 @@ def test_a_run_alone_stops_at_the_first_target_that_meets_the_refusal(tmp_path: 
     assert b["status"] == "pending" and not b["attempts"]
 
 
-def test_run_notes_an_uncertain_failure_and_goes_on(tmp_path: Path, monkeypatch, capsys) -> None:
-    from ncucampaign.commands import run as run_command
+def test_run_notes_an_uncertain_failure_and_goes_on(tmp_path: Path, monkeypatch) -> None:
+    """The one preflight every backend meets (issue 42) carries doctor's run checks."""
     from ncucampaign.errors import EnvironmentProblem
+    from ncucampaign.execute import prepare
     from ncucampaign.execute.doctor_check import Check
+    from ncucampaign.plan.expand import Plan
+    from tests.conftest import invocation
 
     found = [Check("counters", "fail", "the probe did not finish in 60 s", "by hand", certain=False),
              Check("disk", "warn", "5.0 GiB free")]  # fmt: skip
-    monkeypatch.setattr(run_command, "run_checks", lambda root: found)
-    run_command.machine_ready(tmp_path)
-    said = capsys.readouterr().err
-    assert "note: counters: the probe did not finish in 60 s" in said and "note: disk: 5.0 GiB free" in said
+    monkeypatch.setattr(prepare, "run_checks", lambda root: found)
+    plan = Plan("camp", tmp_path / "camp.yaml", "ncu", (invocation("a"),))
+    settings = prepare.RunSettings(runs_root=tmp_path, ncu_path=sys.executable, reader=None)  # type: ignore[arg-type]
+    notes = prepare.preflight(plan, settings)
+    assert notes == ["counters: the probe did not finish in 60 s", "disk: 5.0 GiB free"]
     found.append(Check("disk", "fail", "Read-only file system", "choose another --out"))
     with pytest.raises(EnvironmentProblem, match="disk: Read-only file system\n  fix: choose another --out"):
-        run_command.machine_ready(tmp_path)
+        prepare.preflight(plan, settings)
     monkeypatch.setenv("NCUCAMPAIGN_DOCTOR", "off")
-    run_command.machine_ready(tmp_path)  # asked not to check: nothing raised
+    assert prepare.preflight(plan, settings) == []  # asked not to check: nothing raised
 
 
 def test_counters_check_reads_ncu_output() -> None:

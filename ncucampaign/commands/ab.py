@@ -30,6 +30,7 @@ from rich.table import Table
 from ncucampaign.commands import run as run_command
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, out_console, runs_root
 from ncucampaign.commands.compare import add_report_options, print_verdicts, write_reports
+from ncucampaign.commands.run_request import RunRequest
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.execute.rundir.store import LATEST
 from ncucampaign.plan.expand import Plan
@@ -195,18 +196,14 @@ def new_folder(parent: Path) -> Path:
 
 
 def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
-    """One ordinary `run` of `campaign` into `out` (its own parser: the same options and checks)."""
-    parser = argparse.ArgumentParser(prog="ncucampaign")
-    run_command.add_parser(parser.add_subparsers(dest="command"))
-    argv = ["run", str(campaign), "--out", str(out)]
-    argv += ["--ncu", args.ncu] if args.ncu else []
-    argv += ["--only", *args.only] if args.only else []
-    argv += ["--samples", str(args.samples)] if args.samples is not None else []
-    parsed = parser.parse_args(argv)
+    """One ordinary `run` of `campaign` into `out`: the same request `run` builds, so the same checks."""
+    request = RunRequest(
+        file=str(campaign), out=str(out), ncu_flag=args.ncu, only=tuple(args.only or ()), samples=args.samples
+    )
     # The runs' own progress and tables are diagnostics here: stderr with --verbose (stdout holds only
     # the verdicts, and stays one JSON document with --format json), else nothing: a line a run says it.
     with open(os.devnull, "w") as quiet, contextlib.ExitStack() as redirected:
         redirected.enter_context(contextlib.redirect_stdout(sys.stderr if args.verbose else quiet))
         if not args.verbose:
             redirected.enter_context(contextlib.redirect_stderr(quiet))
-        return int(parsed.handler(parsed))
+        return run_command.run_request(request)

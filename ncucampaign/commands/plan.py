@@ -17,8 +17,7 @@ from ncucampaign.commands.common import (
     print_warnings,
     runs_root,
 )
-from ncucampaign.commands.run_k8s import uses_k8s_flags
-from ncucampaign.commands.run_slurm import checked_slurm_args
+from ncucampaign.commands.run_request import kubernetes_flags, slurm_args_of
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.expand import Plan
@@ -26,7 +25,7 @@ from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_pro
 from ncucampaign.plan.share.groups import SharePlan, share_plan
 from ncucampaign.plan.share.text import group_data, plan_text
 from ncucampaign.plan.share.union import TIMING_LAUNCHES, timing_invocation
-from ncucampaign.plan.slurm import array_tasks, batch_script
+from ncucampaign.plan.slurm import array_tasks, batch_script, check_slurm_args
 from ncucampaign.plan.units import units_in_plan_order
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
@@ -71,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
     shares = share_plan(plan.invocations, not args.no_share, installed)
     if args.k8s:
         return print_job(args, loaded, plan, shares)
-    if uses_k8s_flags(args):
+    if kubernetes_flags(args).given:
         raise UsageError("the --k8s-... options go with --k8s")
     if args.slurm:
-        slurm_args = checked_slurm_args(args.slurm_arg)
+        slurm_args = checked_slurm_args(args)
         tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
         run_dir = report_dir.parent
         print(
@@ -104,9 +103,17 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def checked_slurm_args(args: argparse.Namespace) -> list[str]:
+    slurm_args = list(slurm_args_of(args))
+    problem = check_slurm_args(slurm_args)
+    if problem:
+        raise UsageError(problem)
+    return slurm_args
+
+
 def print_job(args: argparse.Namespace, loaded: LoadedCampaign, plan: Plan, shares: SharePlan) -> int:
     """plan --k8s: the Indexed Job run --k8s would create."""
-    section = run_k8s.k8s_settings(args, loaded)
+    section = run_k8s.k8s_settings(kubernetes_flags(args), loaded)
     root = run_k8s.k8s_runs_root(runs_root(args.out, loaded), section)
     problem = settings_problem(section)
     if problem:

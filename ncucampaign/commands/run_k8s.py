@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ncucampaign.commands.common import out_console
+from ncucampaign.commands.run_request import KubernetesFlags, RunRequest
 from ncucampaign.commands.run_slurm import wait as follow
 from ncucampaign.commands.submission import open_and_submit, submitted
 from ncucampaign.errors import EXIT_OK, UsageError, printable
@@ -45,27 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser, submits: bool = True) -> None
     parser.add_argument("--k8s-parallelism", type=int, metavar="N", help="pods at once (over kubernetes.parallelism)")
 
 
-def uses_k8s_flags(args: argparse.Namespace) -> bool:
-    return any(
-        getattr(args, name)
-        for name in ("k8s_image", "k8s_namespace", "k8s_service_account", "k8s_volume", "k8s_node_selector",
-                     "k8s_toleration", "k8s_queue", "k8s_parallelism")
-    )  # fmt: skip
-
-
-def k8s_settings(args: argparse.Namespace, loaded: LoadedCampaign) -> KubernetesSection:
+def k8s_settings(given: KubernetesFlags, loaded: LoadedCampaign) -> KubernetesSection:
     """The campaign's kubernetes: section with the flags over it, validated as the section is."""
     flags: dict[str, Any] = {
-        "image": args.k8s_image,
-        "namespace": args.k8s_namespace,
-        "service_account": args.k8s_service_account,
-        "queue": args.k8s_queue,
-        "parallelism": args.k8s_parallelism,
-        "node_selector": dict(_pair(item, "=", "--k8s-node-selector", "KEY=VALUE") for item in args.k8s_node_selector),
-        "tolerations": [_toleration(item) for item in args.k8s_toleration],
+        "image": given.image,
+        "namespace": given.namespace,
+        "service_account": given.service_account,
+        "queue": given.queue,
+        "parallelism": given.parallelism,
+        "node_selector": dict(_pair(item, "=", "--k8s-node-selector", "KEY=VALUE") for item in given.node_selector),
+        "tolerations": [_toleration(item) for item in given.tolerations],
     }
-    if args.k8s_volume:
-        claim, path = _pair(args.k8s_volume, ":", "--k8s-volume", "CLAIM:PATH")
+    if given.volume:
+        claim, path = _pair(given.volume, ":", "--k8s-volume", "CLAIM:PATH")
         flags["volume"] = {"claim": claim, "path": path}
     try:
         return with_flags(loaded.campaign.kubernetes, flags)
@@ -100,14 +93,14 @@ def k8s_runs_root(root: Path, settings: KubernetesSection | None) -> Path:
     return Path(settings.volume.path)
 
 
-def check(args: argparse.Namespace) -> None:
-    if not args.k8s:
-        if uses_k8s_flags(args):
+def check(request: RunRequest) -> None:
+    if not request.k8s:
+        if request.k8s_flags.given:
             raise UsageError("the --k8s-... options go with --k8s")
         return
-    if args.slurm:
+    if request.slurm:
         raise UsageError("--k8s and --slurm: choose one")
-    if args.gpus or args.jobs_per_gpu != 1 or args.show_output:
+    if request.gpus or request.jobs_per_gpu != 1 or request.show_output:
         raise UsageError("--k8s gives each pod the GPUs its Job asks for: drop --gpus, --jobs-per-gpu, --show-output")
 
 

@@ -8,7 +8,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from ncucampaign.commands.common import load_plan, ncu_choice
+from ncucampaign.commands.common import load_plan
+from ncucampaign.commands.run_request import RunRequest
 from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.rundir.store import latest_run, open_regular
 from ncucampaign.plan.expand import Plan
@@ -17,10 +18,10 @@ from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES
 
 
-def keep_own_flags(args: argparse.Namespace, run_dir: Path) -> bool:
+def keep_own_flags(request: RunRequest, run_dir: Path) -> tuple[RunRequest, bool]:
     """A resumed run keeps the flags it was started with (--no-share, --samples, --weigh; issue 33: a
     resume of a --no-share run shared again), read from its manifest's command line as run reads
-    them; flags given now add to them. True when --samples came from the run (the plan changes)."""
+    them; flags given now add to them. With True when --samples came from the run (the plan changes)."""
     recorded = load_run(run_dir).manifest.command_line
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
     parser.add_argument("--no-share", action="store_true")
@@ -29,24 +30,24 @@ def keep_own_flags(args: argparse.Namespace, run_dir: Path) -> bool:
     try:
         own, _ = parser.parse_known_args(recorded[1:])
     except (argparse.ArgumentError, SystemExit):  # a command line this version does not read: nothing kept
-        return False
-    args.no_share = args.no_share or own.no_share
-    args.weigh = args.weigh or own.weigh
-    if args.samples is None and own.samples is not None:
-        args.samples = own.samples
-        return True
-    return False
+        return request, False
+    request = request.but(no_share=request.no_share or own.no_share, weigh=request.weigh or own.weigh)
+    if request.samples is None and own.samples is not None:
+        return request.but(samples=own.samples), True
+    return request, False
 
 
 NAME_IT = "name the campaign FILE to resume with"
 
 
-def campaign_and_plan(args: argparse.Namespace, resume_dir: Path | None) -> tuple[LoadedCampaign, Plan]:
+def campaign_and_plan(request: RunRequest, resume_dir: Path | None) -> tuple[LoadedCampaign, Plan]:
     """The FILE named, or (for --resume RUN_DIR alone) the campaign as the run used it."""
-    if args.file is not None or resume_dir is None:
-        return load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)
+    only = list(request.only) or None
+    if request.file is not None or resume_dir is None:
+        assert request.file is not None  # run() refuses a request with neither
+        return load_plan(request.file, request.ncu, only, samples=request.samples)
     source, text = resumed_campaign(resume_dir)
-    return load_plan(source, ncu_choice(args), args.only, text=text, samples=args.samples)
+    return load_plan(source, request.ncu, only, text=text, samples=request.samples)
 
 
 def resumed_campaign(run_dir: Path) -> tuple[str, str]:

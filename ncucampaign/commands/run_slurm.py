@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import final_table
+from ncucampaign.commands.run_request import RunRequest
 from ncucampaign.commands.slurm_common import collect_run, describe
 from ncucampaign.commands.submission import open_and_submit, submitted
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, printable
@@ -50,23 +51,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def checked_slurm_args(slurm_args: list[str]) -> list[str]:
-    # argparse turns `--slurm-arg=--` into a list (its end-of-options marker): that is no option either
-    slurm_args = [arg if isinstance(arg, str) else "--" for arg in slurm_args]
-    problem = check_slurm_args(slurm_args)
-    if problem:
-        raise UsageError(problem)
-    return slurm_args
-
-
-def check(args: argparse.Namespace) -> None:
-    if not args.slurm:
-        if args.slurm_arg or (args.wait and not args.k8s):
+def check(request: RunRequest) -> None:
+    if not request.slurm:
+        if request.slurm_args or (request.wait and not request.k8s):
             raise UsageError("--slurm-arg goes with --slurm, and --wait with --slurm or --k8s")
         return
-    if args.gpus or args.jobs_per_gpu != 1 or args.show_output:
+    if request.gpus or request.jobs_per_gpu != 1 or request.show_output:
         raise UsageError("--slurm gives each task the GPUs Slurm allocates: drop --gpus, --jobs-per-gpu, --show-output")
-    checked_slurm_args(args.slurm_arg)
+    problem = check_slurm_args(list(request.slurm_args))
+    if problem:
+        raise UsageError(problem)
+    for command in ("sbatch", "squeue"):  # before a run directory is created for nothing
+        slurm_command(command)
     for command in ("sbatch", "squeue"):  # before a run directory is created for nothing
         slurm_command(command)
 
@@ -124,7 +120,7 @@ def retire_rerun_claims(opened: OpenRun) -> None:
         files.retire_claim(inv.name, why)
 
 
-def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argparse.Namespace) -> int:
+def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, request: RunRequest) -> int:
     if settings.weigh:
         print(
             "ncucampaign: note: the timing pass (weigh) is not run in Slurm arrays; findings of this run will rank "
@@ -135,7 +131,7 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argp
     console = out_console()
     # From here a Ctrl-C only sets a flag: a submission is finished and recorded, then waiting stops.
     with stop_on_signals(stop, lambda _level: None):
-        submission = partial(submit_array, slurm_args=args.slurm_arg)
+        submission = partial(submit_array, slurm_args=list(request.slurm_args))
         run, array = open_and_submit(loaded, plan, settings, submission, "--slurm")
         if array is None:
             console.print(f"{plan.campaign}: every target is ok; nothing to submit", highlight=False)
@@ -150,7 +146,7 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, args: argp
             f"start; then: ncucampaign run --resume {root} --slurm)",
             highlight=False,
         )
-        return wait(root, stop, console) if args.wait else submitted(stop)
+        return wait(root, stop, console) if request.wait else submitted(stop)
 
 
 def wait(root: Path, stop: StopRequest, console: Console) -> int:

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EnvironmentProblem
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EnvironmentProblem, printable
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
@@ -25,6 +25,8 @@ def open_and_submit(
     link = latest_run(settings.runs_root.absolute(), plan.campaign)
     before = os.readlink(link) if link.is_symlink() else None
     run = open_run(loaded, plan, settings)
+    for note in run.notes:
+        print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
     try:
         if not run.to_run:
             return run, None

@@ -38,6 +38,7 @@ class OpenRun:
     to_run: list[Invocation]  # what is left to run (all of the plan, unless resumed)
     previous: dict[str, float]  # seconds each target took alone in the campaign's latest run
     held: contextlib.ExitStack
+    notes: tuple[str, ...] = ()  # what the checks before it was opened had to say (prepare.preflight)
 
     @property
     def manifest(self) -> Manifest:
@@ -50,7 +51,7 @@ class OpenRun:
 
 def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenRun:
     """Check, then create (or reopen) the run directory, take its lock and write the starting manifest."""
-    preflight(plan, settings)
+    notes = preflight(plan, settings)
     previous = previous_seconds(settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign))
     found = None if settings.resume else provenance(plan, loaded, settings)  # before the directory is made
     suffix = report_suffix(settings.installed)
@@ -68,7 +69,7 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     except BaseException:
         held.close()
         raise
-    return OpenRun(loaded, plan, settings, store, book, to_run, previous, held)
+    return OpenRun(loaded, plan, settings, store, book, to_run, previous, held, tuple(notes))
 
 
 def _begin(

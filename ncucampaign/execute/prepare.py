@@ -12,6 +12,7 @@ from pathlib import Path
 from ncucampaign import __version__
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
 from ncucampaign.execute.context import ReportReader
+from ncucampaign.execute.doctor import before_run, run_checks
 from ncucampaign.execute.process.short import probing_pool
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.rundir.book import now_iso
@@ -61,8 +62,11 @@ def resolve_ncu(ncu: str) -> str:
     return str(Path(found).absolute())
 
 
-def preflight(plan: Plan, settings: RunSettings) -> None:
-    """Everything that can be checked before a run directory exists."""
+def preflight(plan: Plan, settings: RunSettings) -> list[str]:
+    """Everything that can be checked before a run directory exists, for every backend (issue 42: the
+    machine's checks were met on the local path only): the GPUs asked for, each target's working
+    directory, ncu, and doctor's run checks (execute/doctor.before_run: a failure every target would
+    meet stops the run with exit 3). The notes to print: warnings, and failures that may not matter."""
     if settings.gpus:
         problem = outside_gpus(plan.invocations, settings.gpus)
         if problem:
@@ -72,6 +76,9 @@ def preflight(plan: Plan, settings: RunSettings) -> None:
             raise UsageError(f"target {inv.name}: its working directory {inv.cwd} is not a directory")
     if not settings.remote_ncu and not os.access(settings.ncu_path, os.X_OK):
         raise EnvironmentProblem(f"{settings.ncu_path} is not executable")
+    if os.environ.get("NCUCAMPAIGN_DOCTOR") == "off":
+        return []
+    return before_run(run_checks(settings.runs_root))
 
 
 def resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
