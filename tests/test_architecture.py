@@ -17,7 +17,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
 def stage_of(module: str) -> str:
-    """'ncucampaign.execute.runner' -> 'execute'; 'ncucampaign.cli' -> 'cli'; base modules -> 'base'."""
+    """'ncucampaign.execute.backends.local' -> 'execute'; 'ncucampaign.cli' -> 'cli'; base modules -> 'base'."""
     part = module.split(".")[1] if "." in module else "__init__"
     if part in ("__main__", "_entry"):
         return "cli"  # `python -m ncucampaign` and the console script are the command line
@@ -73,12 +73,18 @@ ROOM_MAY_IMPORT = {
     "shared": {"rundir", "process", "attempt", "top"},
 }
 ROOMS = {path.name for path in (PACKAGE / "execute").iterdir() if (path / "__init__.py").is_file()}
-# Modules of the top of execute/ that run units for any backend: never a Slurm branch in them.
-GENERIC = {"runner", "units", "executors", "open_run", "prepare", "context", "resume", "provenance"}
+# Modules of the top of execute/ that run units for any backend: never a backend imported by them.
+GENERIC = {"units", "executors", "open_run", "prepare", "context", "resume", "provenance"}
+BACKENDS = EXECUTE + "backends."
+LOCAL = BACKENDS + "local"
+# execute/backends/ (issue 42): what each sibling may import of the others. The batch room is named for
+# no system and imports none; a system imports the batch room only; the local runner imports none; the
+# table (systems.py) imports them all.
+SIBLING_MAY_IMPORT = {"local": set(), "batch": set(), "slurm": {"batch"}, "k8s": {"batch"}}
 
 
 def room_of(module: str) -> str | None:
-    """'ncucampaign.execute.shared.run' -> 'shared'; 'ncucampaign.execute.runner' -> 'top'; else None."""
+    """'ncucampaign.execute.shared.run' -> 'shared'; 'ncucampaign.execute.backends.local' -> 'top'; else None."""
     if not module.startswith(EXECUTE):
         return None
     first = module[len(EXECUTE) :].split(".")[0]
@@ -95,12 +101,25 @@ def room_problems(module: str, imports: set[str]) -> list[str]:
         other = room_of(name)
         if other is None or (other == own and own != "top"):
             continue
-        if name == EXECUTE + "runner" and module != name:
+        if name == LOCAL and module != name:
             problems.append(f"{module} imports the local runner")
-        if own == "top" and module[len(EXECUTE) :] in GENERIC and other == "slurm":
-            problems.append(f"{module} runs units for any backend but imports the Slurm backend {name}")
+        if own == "top" and module[len(EXECUTE) :] in GENERIC and name.startswith(BACKENDS):
+            problems.append(f"{module} runs units for any backend but imports the backend {name}")
         allowed = ROOM_MAY_IMPORT.get(own)
         if allowed is not None and other not in allowed:
+            problems.append(f"{module} ({own}) imports {name} ({other})")
+    return problems
+
+
+def backend_problems(module: str, imports: set[str]) -> list[str]:
+    """execute/backends/'s siblings: SIBLING_MAY_IMPORT."""
+    if not module.startswith(BACKENDS):
+        return []
+    own, problems = module[len(BACKENDS) :].split(".")[0], []
+    allowed = SIBLING_MAY_IMPORT.get(own)
+    for name in sorted(imports):
+        other = name[len(BACKENDS) :].split(".")[0] if name.startswith(BACKENDS) else None
+        if allowed is not None and other is not None and other != own and other not in allowed:
             problems.append(f"{module} ({own}) imports {name} ({other})")
     return problems
 
@@ -164,14 +183,19 @@ def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_checks_can_fail() -> None:
     """Each checker fed an import it must refuse (and one it must accept)."""
-    assert stage_problems("ncucampaign.plan.share", {"ncucampaign.execute.runner"})
+    assert stage_problems("ncucampaign.plan.share", {"ncucampaign.execute.backends.local"})
     assert stage_problems("ncucampaign.errors", {"ncucampaign.plan.share"})
-    assert not stage_problems("ncucampaign.execute.runner", {"ncucampaign.plan.share", "ncucampaign.errors"})
+    assert not stage_problems("ncucampaign.execute.backends.local", {"ncucampaign.plan.share", "ncucampaign.errors"})
     assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.shared.run"})
-    assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.slurm.files"})
+    assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.backends.batch.files"})
     assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.shared"})
-    assert room_problems("ncucampaign.execute.runner", {"ncucampaign.execute.slurm.task"})
-    assert room_problems("ncucampaign.execute.shared.run", {"ncucampaign.execute.runner"})
+    assert room_problems("ncucampaign.execute.units", {"ncucampaign.execute.backends.batch.task"})
+    assert backend_problems("ncucampaign.execute.backends.batch.collect", {"ncucampaign.execute.backends.k8s.api"})
+    assert backend_problems("ncucampaign.execute.backends.slurm.submit", {"ncucampaign.execute.backends.k8s.api"})
+    assert backend_problems("ncucampaign.execute.backends.local", {"ncucampaign.execute.backends.batch.task"})
+    assert not backend_problems("ncucampaign.execute.backends.k8s.task", {"ncucampaign.execute.backends.batch.files"})
+    assert not backend_problems("ncucampaign.execute.backends.systems", {"ncucampaign.execute.backends.k8s.system"})
+    assert room_problems("ncucampaign.execute.shared.run", {"ncucampaign.execute.backends.local"})
     assert room_problems("ncucampaign.execute.rundir.book", {"ncucampaign.execute.process.groups"})
     assert not room_problems("ncucampaign.execute.shared.run", {"ncucampaign.execute.attempt.attempts"})
     assert process_problems("ncucampaign.execute.attempt.ncu_checks", {"subprocess"})
@@ -216,3 +240,22 @@ def test_results_is_in_rooms_each_named_where_the_layout_is_told() -> None:
     assert len(rooms) >= 5 and all(len(list((results / r).glob("*.py"))) - 1 <= 10 for r in rooms)
     told = (results / "__init__.py").read_text(), (PACKAGE.parent / "docs" / "architecture.md").read_text()
     assert [r for r in rooms if not all(f"{r}/" in text for text in told)] == []
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_backends_are_siblings(path: Path) -> None:
+    assert backend_problems(module_name(path), imported(path)) == []
+
+
+# Where the word for Kubernetes' backend may be written (issue 42): its own folder and command side,
+# the campaign's section (spec/) and the manifest's list of backends.
+KUBERNETES_PLACES = ("execute/backends/k8s/", "spec/", "execute/rundir/manifest.py")
+
+
+def test_only_the_kubernetes_backend_names_it() -> None:
+    naming = [
+        str(path.relative_to(PACKAGE))
+        for path in MODULES
+        if '"kubernetes"' in path.read_text() and not str(path.relative_to(PACKAGE)).startswith(KUBERNETES_PLACES)
+    ]
+    assert naming == []

@@ -18,7 +18,7 @@ from tests.conftest import ROOT, fake_env, run_cli
 
 pytest.importorskip("kubernetes")
 
-from ncucampaign.execute.k8s.api import validated_job
+from ncucampaign.execute.backends.k8s.api import validated_job
 
 DECODE = ROOT / "campaigns" / "decode.yaml"
 

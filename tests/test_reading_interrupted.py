@@ -16,10 +16,10 @@ import pytest
 
 from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.backends.local import start_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.runner import start_run
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.spec.loader import load_campaign
 from tests.conftest import FAKE_NCU_DIR, FIXTURES, ROOT, campaign_text

@@ -7,8 +7,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.commands.common import out_console, reading_runs
-from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, plural
 from ncucampaign.escaping import console_text
 from ncucampaign.results.gate.compare import Comparison, compare_runs

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.slurm_common import load_collected
+from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
 from ncucampaign.results.findings.findings import (
     findings_of,

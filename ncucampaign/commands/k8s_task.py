@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 
-from ncucampaign.commands.slurm_task import array_listing, run_listed_task, task_names
+from ncucampaign.commands.batch_task import array_listing, run_listed_task, task_names
 from ncucampaign.errors import UsageError
-from ncucampaign.execute.k8s.task import pod_index, pod_placement
+from ncucampaign.execute.backends.batch.files import BatchFiles
+from ncucampaign.execute.backends.k8s.system import KUBERNETES_BACKEND
+from ncucampaign.execute.backends.k8s.task import pod_index, pod_placement
 from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.execute.slurm.files import SlurmFiles
 from ncucampaign.results.reading.runs import load_run
 
 
@@ -25,8 +26,8 @@ def run(args: argparse.Namespace) -> int:
     loaded_run = load_run(args.run)
     listing = array_listing(loaded_run.root, args.array)
     job = listing.get("job_id")
-    if not isinstance(job, str) or listing.get("backend") != "kubernetes":
+    if not isinstance(job, str) or listing.get("backend") != KUBERNETES_BACKEND:
         raise UsageError(f"array {args.array} of {loaded_run.root} is not a Kubernetes Job")
     names = task_names(listing, args.array, pod_index(os.environ))
-    where = pod_placement(SlurmFiles(RunStore.open(loaded_run.root)), job, os.environ)
+    where = pod_placement(BatchFiles(RunStore.open(loaded_run.root)), job, os.environ)
     return run_listed_task(loaded_run, listing, args.array, names, where, "k8s-task")

@@ -22,6 +22,7 @@ from rich.table import Table
 from ncucampaign.commands.common import out_console
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text
+from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
@@ -138,8 +139,7 @@ class ConsoleReporter:
 
 def final_table(manifest: Manifest, run_root: str) -> Table:
     table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
-    slurm = any(record.slurm for record in manifest.targets)
-    pods = any(record.slurm and record.slurm.backend == "kubernetes" for record in manifest.targets)
+    placed = [batch_system(record.slurm.backend) for record in manifest.targets if record.slurm]
     columns = (
         "target",
         "status",
@@ -147,7 +147,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
         "seconds",
         "kernels",
         "obtained",
-        *(("pod (job_index node)" if pods else "slurm task",) if slurm else ()),
+        *((placed[-1].task_column,) if placed else ()),
         "report",
     )
     for column in columns:
@@ -156,7 +156,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
         where = record.slurm
         task = (
             f"{where.array_job_id}_{where.array_task_id} {where.node}"
-            + ("" if where.backend == "kubernetes" and where.cuda_visible_devices is None else
+            + ("" if not batch_system(where.backend).shows_gpus_set and where.cuda_visible_devices is None else
                f" GPU {where.cuda_visible_devices}")
             if where
             else "-"
@@ -168,7 +168,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
             f"{record.seconds:.1f}",
             results_text(record),
             console_text(how_obtained(record)),
-            *((console_text(task),) if slurm else ()),
+            *((console_text(task),) if placed else ()),
             console_text(
                 record.report.path if record.report else f"log: {record.log}" if record.log and record.attempts else "-"
             ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ncucampaign.commands.slurm_common import load_collected
+from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.page.html import write_report
 

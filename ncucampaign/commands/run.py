@@ -7,9 +7,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ncucampaign.commands import run_k8s, run_slurm
+from ncucampaign.commands.batch_runs import before_resume, retire_rerun_claims
 from ncucampaign.commands.common import (
     file_from_only,
     installed_listing,
@@ -18,22 +20,23 @@ from ncucampaign.commands.common import (
     runs_root,
 )
 from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.commands.run_request import RunRequest, add_run_arguments
+from ncucampaign.commands.run_request import HERE, RunRequest, add_run_arguments
 from ncucampaign.commands.run_resume import campaign_and_plan, keep_own_flags, latest_begun, same_selection
 from ncucampaign.commands.run_steps import check_jobs_per_gpu, dry_run, gpu_list, local_ncu, samples_short
 from ncucampaign.errors import EXIT_INTERRUPTED, UsageError, printable
+from ncucampaign.execute.backends.k8s.system import KUBERNETES
+from ncucampaign.execute.backends.local import start_run
+from ncucampaign.execute.backends.slurm.system import SLURM
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.resume import unfinished_note
 from ncucampaign.execute.rundir.store import latest_run
-from ncucampaign.execute.runner import start_run
 from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.findings.weights import gpu_time_line
 from ncucampaign.results.limit import limit_line
 from ncucampaign.results.reading.records import NcuReportReader
 from ncucampaign.results.sharing import sharing_breakdown
-from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
@@ -78,7 +81,7 @@ def _run(request: RunRequest) -> int:
     if request.resume == "latest":
         resume_dir = latest_begun(root, plan.campaign)
     if resume_dir is not None:
-        run_slurm.before_resume(resume_dir)
+        before_resume(resume_dir)
         request, planned_anew = keep_own_flags(request, resume_dir)
         if planned_anew:  # its own --samples: the targets it planned
             loaded, plan = campaign_and_plan(request, resume_dir)
@@ -99,23 +102,12 @@ def _run(request: RunRequest) -> int:
         weigh=request.weigh or loaded.campaign.weigh,
         remote_ncu=remote_ncu,
     )
-    return dispatch(request, loaded, plan, settings, section)
+    # To the backend: here, a Slurm array or a Kubernetes Job. Each opens its run through
+    # execute/open_run, whose preflight checks the machine for all of them.
+    return BACKENDS[request.backend](request, loaded, plan, settings)
 
 
-def dispatch(
-    request: RunRequest, loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: KubernetesSection | None
-) -> int:
-    """To the backend: a Slurm array, a Kubernetes Job, or here. Each opens its run through
-    execute/open_run, whose preflight checks the machine for all of them."""
-    if request.slurm:
-        run_slurm.check_run_path(settings.resume or settings.runs_root.absolute() / plan.campaign)
-        return run_slurm.submit(loaded, plan, settings, request)
-    if section is not None:
-        return run_k8s.submit(loaded, plan, settings, section, request.wait)
-    return execute(loaded, plan, settings)
-
-
-def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
+def execute(_request: RunRequest, loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
     """Run with the progress display, Ctrl-C handling and the final table."""
     stop = StopRequest()
     console = out_console()
@@ -129,7 +121,7 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
             print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
         with reporter:
             try:
-                run_slurm.retire_rerun_claims(local.opened)
+                retire_rerun_claims(local.opened)
             except BaseException:
                 local.opened.close()
                 raise
@@ -142,3 +134,7 @@ def execute(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
         console.print(f"manifest: {result.run.manifest}", highlight=False)
     # A Ctrl-C that came as the run ended (while its table printed) was still a Ctrl-C: 130.
     return EXIT_INTERRUPTED if stop.by_signal else result.exit_code
+
+
+Backend = Callable[[RunRequest, LoadedCampaign, Plan, RunSettings], int]
+BACKENDS: dict[str, Backend] = {HERE: execute, SLURM.name: run_slurm.submit, KUBERNETES.name: run_k8s.submit}

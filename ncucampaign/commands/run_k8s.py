@@ -13,18 +13,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ncucampaign.commands.batch_runs import wait as follow
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.run_request import KubernetesFlags, RunRequest
-from ncucampaign.commands.run_slurm import wait as follow
 from ncucampaign.commands.submission import open_and_submit, submitted
 from ncucampaign.errors import EXIT_OK, UsageError, printable
-from ncucampaign.execute.k8s.api import require_cluster
-from ncucampaign.execute.k8s.submit import submit_job
+from ncucampaign.execute.backends.k8s.api import require_cluster
+from ncucampaign.execute.backends.k8s.submit import submit_job
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.k8s import settings_problem, with_flags
-from ncucampaign.spec.kubernetes import KubernetesSection
+from ncucampaign.spec.kubernetes import SECTION, KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.messages import message_for
 
@@ -64,7 +64,7 @@ def k8s_settings(given: KubernetesFlags, loaded: LoadedCampaign) -> KubernetesSe
         return with_flags(loaded.campaign.kubernetes, flags)
     except ValidationError as exc:
         problem = exc.errors(include_url=False)[0]
-        where = ("kubernetes", *(part for part in problem["loc"] if part != "[key]"))
+        where = (SECTION, *(part for part in problem["loc"] if part != "[key]"))
         shown = printable(".".join(str(part) for part in where[1:]))
         raise UsageError(f"--k8s: {shown}: {message_for(problem, where)}") from None
 
@@ -104,7 +104,8 @@ def check(request: RunRequest) -> None:
         raise UsageError("--k8s gives each pod the GPUs its Job asks for: drop --gpus, --jobs-per-gpu, --show-output")
 
 
-def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: KubernetesSection, wait: bool) -> int:
+def submit(request: RunRequest, loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
+    section = k8s_settings(request.k8s_flags, loaded)
     problem = settings_problem(section, (settings.resume or settings.runs_root).absolute())
     if problem:
         raise UsageError(problem)
@@ -128,4 +129,4 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, section: K
             f"  cancel:  kubectl delete job -n {namespace} {name}   (then: ncucampaign run --resume {root} --k8s)",
             highlight=False,
         )
-        return follow(root, stop, console) if wait else submitted(stop)
+        return follow(root, stop, console) if request.wait else submitted(stop)

@@ -9,6 +9,10 @@ import os
 from dataclasses import dataclass, field
 
 from ncucampaign.commands.common import add_ncu_option
+from ncucampaign.execute.backends.k8s.system import KUBERNETES
+from ncucampaign.execute.backends.slurm.system import SLURM
+
+HERE = "here"  # run's backend without --slurm or --k8s: this machine (execute/backends/local.py)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +100,11 @@ class RunRequest:
     wait: bool = False
     k8s: bool = False
     k8s_flags: KubernetesFlags = field(default_factory=KubernetesFlags)
+
+    @property
+    def backend(self) -> str:
+        """Where the run goes: here, or the batch system's name (execute/backends/systems.py)."""
+        return SLURM.name if self.slurm else KUBERNETES.name if self.k8s else HERE
 
     @property
     def ncu(self) -> str | None:

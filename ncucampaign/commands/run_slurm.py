@@ -6,33 +6,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from functools import partial
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+from ncucampaign.commands.batch_runs import wait
 from ncucampaign.commands.common import out_console
-from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.run_request import RunRequest
-from ncucampaign.commands.slurm_common import collect_run, describe
 from ncucampaign.commands.submission import open_and_submit, submitted
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, printable
-from ncucampaign.execute.open_run import OpenRun
+from ncucampaign.errors import EXIT_OK, UsageError, printable
+from ncucampaign.execute.backends.slurm.queue import slurm_command
+from ncucampaign.execute.backends.slurm.submit import submit_array
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.rundir.manifest import Manifest
-from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.slurm.files import SlurmFiles
-from ncucampaign.execute.slurm.queue import refuse_while_active, slurm_command
-from ncucampaign.execute.slurm.submit import submit_array
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.slurm import check_slurm_args
-from ncucampaign.results.reading.runs import load_run
 from ncucampaign.spec.loader import LoadedCampaign
-
-POLL_S = 1.0  # how often --wait asks squeue; a Slurm scheduler cycle is about that long
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,46 +69,8 @@ def check_run_path(folder: Path) -> None:
         )
 
 
-def progress_line(manifest: Manifest) -> str:
-    """'waiting for Slurm array job 4242: 3 ok, 1 running, 5 pending, 1 no_kernels'."""
-    counts = Counter(target.status.value for target in manifest.targets)
-    jobs = ", ".join(a.job_id for a in manifest.slurm_arrays if a.job_id)
-    what = "Kubernetes Job" if manifest.slurm_arrays and manifest.slurm_arrays[-1].backend == "kubernetes" else (
-        "Slurm array job"
-    )  # fmt: skip
-    order = ["ok", "running", "pending"]
-    parts = [f"{counts[s]} {s}" for s in order if counts[s]]
-    parts += [f"{n} {s}" for s, n in sorted(counts.items()) if s not in order]
-    return f"waiting for {what} {jobs}: {', '.join(parts)}"
-
-
-def before_resume(run_dir: Path) -> None:
-    """A run submitted to Slurm: nothing may run while its arrays do, and their records come first."""
-    loaded = load_run(run_dir)
-    if not loaded.manifest.slurm_arrays:
-        return
-    store, collected = collect_run(loaded)
-    if any(a.backend == "kubernetes" for a in loaded.manifest.slurm_arrays):
-        if not collected.queue_known:
-            raise EnvironmentProblem(f"--resume {store.run.root}: the Kubernetes API cannot say whether its Job runs")
-        if collected.active:
-            jobs = ", ".join(sorted(collected.active))
-            raise UsageError(f"--resume {store.run.root}: Kubernetes Job {jobs} of this run still runs; wait for it")
-        return
-    refuse_while_active(sorted(collected.active), f"--resume {store.run.root}")
-
-
-def retire_rerun_claims(opened: OpenRun) -> None:
-    """A local --resume of a run submitted to Slurm: the targets it reruns here must never again be
-    collected from their old tasks' records."""
-    if opened.settings.resume is None or not opened.manifest.slurm_arrays:
-        return
-    files, why = SlurmFiles(opened.store), f"resume-{len(opened.manifest.resumed)}"
-    for inv in opened.to_run:
-        files.retire_claim(inv.name, why)
-
-
-def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, request: RunRequest) -> int:
+def submit(request: RunRequest, loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
+    check_run_path(settings.resume or settings.runs_root.absolute() / plan.campaign)
     if settings.weigh:
         print(
             "ncucampaign: note: the timing pass (weigh) is not run in Slurm arrays; findings of this run will rank "
@@ -147,34 +97,3 @@ def submit(loaded: LoadedCampaign, plan: Plan, settings: RunSettings, request: R
             highlight=False,
         )
         return wait(root, stop, console) if request.wait else submitted(stop)
-
-
-def wait(root: Path, stop: StopRequest, console: Console) -> int:
-    """Follow the run's array or Job until it ends: on a terminal, a progress bar of the targets that
-    ended, with the counts; otherwise (a log, CI) a line whenever a target changes state."""
-    shown = ""
-    bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=not console.is_terminal,
-    )  # fmt: skip
-    with bar:
-        task = bar.add_task("waiting", total=None)
-        while True:
-            store, collected = collect_run(load_run(root))
-            if collected.done or stop.level:
-                break
-            progress = progress_line(collected.manifest)
-            ended = sum(t.status not in (Status.PENDING, Status.RUNNING) for t in collected.manifest.targets)
-            bar.update(task, description=progress, completed=ended, total=len(collected.manifest.targets))
-            if progress != shown and not console.is_terminal:  # a line whenever a target changes state
-                console.print(progress, highlight=False, markup=False)
-            shown = progress
-            stop.sleep(POLL_S)
-    console.print(final_table(collected.manifest, str(store.run.root)))
-    for line in describe(collected):
-        console.print(line, highlight=False)
-    if stop.level:
-        print("ncucampaign: stopped waiting; the array goes on (collect it later)", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    ok = all(t.status == Status.OK for t in collected.manifest.targets)
-    return EXIT_OK if ok else EXIT_TARGETS_FAILED

@@ -12,15 +12,15 @@ from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EnvironmentProblem, pr
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.execute.rundir.manifest import SlurmArray
+from ncucampaign.execute.rundir.manifest import Submission
 from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.plan.expand import Plan
 from ncucampaign.spec.loader import LoadedCampaign
 
 
 def open_and_submit(
-    loaded: LoadedCampaign, plan: Plan, settings: RunSettings, submit: Callable[[OpenRun], SlurmArray], flag: str
-) -> tuple[OpenRun, SlurmArray | None]:
+    loaded: LoadedCampaign, plan: Plan, settings: RunSettings, submit: Callable[[OpenRun], Submission], flag: str
+) -> tuple[OpenRun, Submission | None]:
     """The opened run and what `submit` made of it; None when every target is ok already."""
     link = latest_run(settings.runs_root.absolute(), plan.campaign)
     before = os.readlink(link) if link.is_symlink() else None

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rich.text import Text
 
+from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.commands.common import PipedConsole, out_console, reading_runs
-from ncucampaign.commands.slurm_common import load_collected
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError, printable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.rundir.manifest import TargetRecord

@@ -25,12 +25,12 @@ from ncucampaign.discover.analysis import (
     summarize_kernels,
 )
 from ncucampaign.errors import UsageError
+from ncucampaign.execute.backends.local import start_run
 from ncucampaign.execute.context import Reporter
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.execute.runner import start_run
 from ncucampaign.execute.units import RunResult
 from ncucampaign.plan.expand import Invocation, Plan, build_plan
 from ncucampaign.results.reading.isolated import nvtx_selected_each, read_launches

@@ -4,9 +4,9 @@
     process/  processes: spawning in a group, signals and stop requests, log tails (the only subprocess user)
     attempt/  one invocation's attempts: running ncu, classifying, diagnosing, replay hangs, stall watch
     shared/   shared runs: the trace and its cache, windows, the union run, splits on import
-    slurm/    the Slurm backend: submitting an array, a task's run, claims and records, collecting
+    backends/ where units run: here (local.py), or as a batch system's tasks (batch/, slurm/, k8s/)
 
 and at the top: the run context handed down (context.py), opening a run directory (open_run.py,
-prepare.py, provenance.py, resume.py), running a unit (units.py), the executors, and the local
-backend (runner.py); doctor.py checks the machine (with probe_app.py, the counters probe's kernel).
+prepare.py, provenance.py, resume.py), running a unit (units.py), the executors; doctor.py checks
+the machine (with probe_app.py, the counters probe's kernel).
 """

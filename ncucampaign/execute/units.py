@@ -1,6 +1,6 @@
 """Running one unit (an invocation, or a group sharing one application run) into the context's book:
-what every backend does with a unit, wherever its records go (execute/runner.py for a local run,
-execute/slurm/task.py for a Slurm array task). The executors call `run_unit`; it hands records back.
+what every backend does with a unit, wherever its records go (execute/backends/local.py for a local run,
+execute/backends/batch/task.py for a Slurm array task). The executors call `run_unit`; it hands records back.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ sharing one application run), as a Slurm array has one task per unit (plan/slurm
 
 Each pod runs `ncucampaign k8s-task RUN_DIR --array N` and takes its unit from JOB_COMPLETION_INDEX;
 the run directory is on a ReadWriteMany volume that every pod mounts at the same path as the machine
-that submits, and the pods claim and record as Slurm tasks do (execute/slurm/files.py).
+that submits, and the pods claim and record as Slurm tasks do (execute/backends/batch/files.py).
 
 Exit codes of a task and what the Job does with them (podFailurePolicy):
 - 0: its targets are ok;

@@ -22,6 +22,9 @@ LabelKey = Annotated[str, StringConstraints(pattern=LABEL_KEY, max_length=253 + 
 LabelValue = Annotated[str, StringConstraints(pattern=LABEL_VALUE)]
 
 
+SECTION = "kubernetes"  # the campaign's key of this section
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -1,6 +1,6 @@
 """Where a run's records go: the manifest in memory, written out after every change.
 
-A local run writes manifest.json; a Slurm array task writes its own record file (execute/slurm/). The
+A local run writes manifest.json; a batch task writes its own record file (execute/backends/batch/). The
 book does not know which: it is handed the function that writes. Attempts, shared runs, splits and
 traces change records only through `commit`, so a crash loses nothing already recorded.
 """

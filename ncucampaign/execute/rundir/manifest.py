@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -152,11 +152,14 @@ class Obtained(Record):
     verification: str | None = Field(None, description="how the split was checked against the trace or the targets")
 
 
-class SlurmPlacement(Record):
+FIRST_BACKEND: Final = "slurm"  # of records that name none (older); execute/backends/systems.py: one each
+
+
+class TaskPlacement(Record):
     """Where a batch task ran a target: a Slurm array task (run --slurm), or a pod of a Kubernetes
     Indexed Job (run --k8s: array_job_id is the Job's namespace/name, array_task_id its index)."""
 
-    backend: Literal["slurm", "kubernetes"] = "slurm"
+    backend: Literal["slurm", "kubernetes"] = FIRST_BACKEND
     job_id: str
     array_job_id: str
     array_task_id: int
@@ -166,11 +169,11 @@ class SlurmPlacement(Record):
     record: str = Field(description="the task's own record file, merged into this manifest by collect")
 
 
-class SlurmArray(Record):
-    """One submitted job array (run --slurm, or a --resume --slurm), or Kubernetes Indexed Job (--k8s)."""
+class Submission(Record):
+    """One submission to a batch system: a Slurm job array (--slurm), a Kubernetes Indexed Job (--k8s)."""
 
     number: int
-    backend: Literal["slurm", "kubernetes"] = "slurm"
+    backend: Literal["slurm", "kubernetes"] = FIRST_BACKEND
     job_id: str | None = Field(description="from sbatch, or the Job's namespace/name; None: not submitted")
     submitted_at: str
     script: str
@@ -208,7 +211,7 @@ class TargetRecord(Record):
     results: list[ResultRecord] = Field(default_factory=list, description="read from the report after the run")
     log: str
     obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
-    slurm: SlurmPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
+    slurm: TaskPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
     gpu_time_share: float | None = Field(
         None, description="share (0-1) of the application's timed GPU time held by its results' kernels (gpu_time)"
     )
@@ -277,7 +280,7 @@ class Manifest(Record):
     shared_runs: list[SharedRunRecord] = Field(
         default_factory=list, description="application runs shared by several targets (their members say which)"
     )
-    slurm_arrays: list[SlurmArray] = Field(default_factory=list, description="job arrays submitted (run --slurm)")
+    slurm_arrays: list[Submission] = Field(default_factory=list, description="job arrays submitted (run --slurm)")
     gpu_time: GpuTime | None = Field(None, description="the application's GPU time by kernel (None: not timed)")
     gpu_time_note: str = Field("", description="why there is no gpu_time when the run asked for one")
     own_seconds: dict[str, float] = Field(

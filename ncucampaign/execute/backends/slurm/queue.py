@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.process.short import run_captured
 
 SLURM_TIMEOUT_S = 120.0
@@ -55,15 +55,3 @@ def active_jobs(job_ids: Iterable[str]) -> set[str] | None:
             found |= one
         return found
     return {line.strip() for line in out.splitlines() if line.strip()} & set(wanted)
-
-
-def refuse_while_active(job_ids: Sequence[str], what: str) -> None:
-    active = active_jobs(job_ids)
-    if active is None:
-        raise EnvironmentProblem(f"squeue cannot say whether the run's arrays ({', '.join(job_ids)}) still run")
-    if active:
-        jobs = ", ".join(sorted(active))
-        raise UsageError(
-            f"{what}: Slurm array job {jobs} of this run is still queued or running; wait for it, or cancel "
-            f"it cleanly with `scancel -b -s INT {jobs.split(',')[0]}`"
-        )

@@ -10,21 +10,21 @@ import sys
 from collections.abc import Sequence
 
 from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles
+from ncucampaign.execute.backends.slurm.queue import SLURM_TIMEOUT_S, slurm_command
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import SlurmArray
-from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
-from ncucampaign.execute.slurm.queue import SLURM_TIMEOUT_S, slurm_command
+from ncucampaign.execute.rundir.manifest import Submission
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.slurm import array_tasks, batch_script
 from ncucampaign.plan.units import units_in_plan_order
 
 
-def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> SlurmArray:
+def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> Submission:
     """Write the array's script and task list into the run directory and submit it with sbatch: one
     task per unit of what is left to run."""
-    files = SlurmFiles(run.store)
+    files = BatchFiles(run.store)
     files.make_folders()
     number = len(run.manifest.slurm_arrays) + 1
     shares = share_plan(run.to_run, run.settings.share, run.settings.installed)
@@ -41,10 +41,10 @@ def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> SlurmArray:
         slurm_args=slurm_args,
     )
     listing = {"tasks": [list(t.names) for t in tasks], "share": run.settings.share}
-    run.store.write_json(f"{SLURM}/array-{number}.json", listing)
-    path = run.store.write_text(f"{SLURM}/array-{number}.sbatch", script)
-    run.store.write_text(f"{SLURM}/array.sbatch", script)
-    record = SlurmArray(
+    run.store.write_json(f"{BATCH}/array-{number}.json", listing)
+    path = run.store.write_text(f"{BATCH}/array-{number}.sbatch", script)
+    run.store.write_text(f"{BATCH}/array.sbatch", script)
+    record = Submission(
         number=number,
         job_id=None,
         submitted_at=now_iso(),

@@ -1,6 +1,6 @@
 """A pod's side of a Kubernetes Indexed Job: where it runs, from what the Job and the downward API
 give it (JOB_COMPLETION_INDEX; NODE_NAME and POD_NAME, which the Job's pod template sets). It then
-claims and records as a Slurm task does (execute/slurm/task.py)."""
+claims and records as every batch task does (execute/backends/batch/task.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import socket
 from collections.abc import Mapping
 
 from ncucampaign.errors import UsageError
+from ncucampaign.execute.backends.batch.files import BatchFiles
+from ncucampaign.execute.backends.k8s.system import KUBERNETES_BACKEND
 from ncucampaign.execute.provenance import gpu_info
-from ncucampaign.execute.rundir.manifest import SlurmPlacement
-from ncucampaign.execute.slurm.files import SlurmFiles
+from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.plan.gpus import VISIBLE
 
 INDEX = "JOB_COMPLETION_INDEX"
@@ -23,13 +24,13 @@ def pod_index(environ: Mapping[str, str]) -> int:
     return int(index)
 
 
-def pod_placement(files: SlurmFiles, job: str, environ: Mapping[str, str]) -> SlurmPlacement:
+def pod_placement(files: BatchFiles, job: str, environ: Mapping[str, str]) -> TaskPlacement:
     """This pod: its Job ("namespace/name"), its index, its node, the GPUs the device plugin gave it."""
     index = pod_index(environ)
     host = socket.gethostname()
     visible = environ.get(VISIBLE)
-    return SlurmPlacement(
-        backend="kubernetes",
+    return TaskPlacement(
+        backend=KUBERNETES_BACKEND,
         job_id=environ.get("POD_NAME") or host,
         array_job_id=job,
         array_task_id=index,

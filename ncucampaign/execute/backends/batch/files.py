@@ -1,4 +1,4 @@
-"""The files Slurm array tasks share through the run directory, without file locks (Lustre and NFS
+"""The files batch tasks (Slurm array tasks, pods) share through the run directory, without file locks (Lustre and NFS
 do not reliably provide them): a task claims a target by creating its claim file exclusively, and
 writes its own record file by atomic rename; `collect` merges the records into manifest.json.
 
@@ -22,7 +22,7 @@ from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import RunStore, open_regular
 from ncucampaign.execute.rundir.writing import writing
 
-SLURM = "slurm"
+BATCH = "slurm"  # the folder batch systems share in a run directory (named before Kubernetes was one)
 MAX_RECORD_BYTES = 256 << 20
 
 
@@ -37,22 +37,22 @@ def task_stem(array_job: str, task: int) -> str:
     return f"{_safe(array_job)}_{task}"
 
 
-class SlurmFiles:
+class BatchFiles:
     def __init__(self, store: RunStore) -> None:
         self.store, self.run = store, store.run
 
     @property
     def folder(self) -> Path:
-        return self.run.inside(SLURM)
+        return self.run.inside(BATCH)
 
     def make_folders(self) -> None:
         for sub in ("", "claims", "claims/old", "tasks", "out"):
-            path = self.run.inside(SLURM, sub) if sub else self.folder
+            path = self.run.inside(BATCH, sub) if sub else self.folder
             with writing(path):
                 path.mkdir(exist_ok=True)
 
     def claim_path(self, target: str) -> Path:
-        return self.run.inside(SLURM, "claims", _safe(target) + ".claim")
+        return self.run.inside(BATCH, "claims", _safe(target) + ".claim")
 
     def claim(self, target: str, data: dict[str, Any]) -> bool:
         """Create the target's claim; False when another task holds it (O_EXCL is atomic on NFS too)."""
@@ -83,13 +83,13 @@ class SlurmFiles:
         path = self.claim_path(target)
         if os.path.lexists(path):
             with writing(path):
-                os.replace(path, self.run.inside(SLURM, "claims", "old", f"{_safe(target)}.before-{before}.claim"))
+                os.replace(path, self.run.inside(BATCH, "claims", "old", f"{_safe(target)}.before-{before}.claim"))
 
     def output_tail(self, array_job: str, task: int) -> str | None:
         """The last line the task printed (slurm/out/<job>_<task>.out), '' when it printed nothing,
         None when there is no such file (Slurm did not start the task, or could not write there)."""
         try:
-            fd = open_regular(self.run.inside(SLURM, "out", f"{task_stem(array_job, task)}.out"), os.O_RDONLY)
+            fd = open_regular(self.run.inside(BATCH, "out", f"{task_stem(array_job, task)}.out"), os.O_RDONLY)
         except (OSError, EnvironmentProblem):
             return None
         with os.fdopen(fd, "rb") as handle:
@@ -98,7 +98,7 @@ class SlurmFiles:
         return printable(lines[-1].strip()) if lines else ""
 
     def record_path(self, array_job: str, task: int) -> str:
-        return f"{SLURM}/tasks/{task_stem(array_job, task)}.json"
+        return f"{BATCH}/tasks/{task_stem(array_job, task)}.json"
 
     def read_record(self, relative: str) -> Manifest | str:
         """A task's record, or why it cannot be read."""

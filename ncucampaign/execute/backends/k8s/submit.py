@@ -5,11 +5,12 @@ created through the API."""
 from __future__ import annotations
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.k8s.api import create_job
+from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles
+from ncucampaign.execute.backends.k8s.api import create_job
+from ncucampaign.execute.backends.k8s.system import KUBERNETES_BACKEND
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import SlurmArray
-from ncucampaign.execute.slurm.files import SLURM, SlurmFiles
+from ncucampaign.execute.rundir.manifest import Submission
 from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, task_names
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.slurm import array_tasks
@@ -17,10 +18,10 @@ from ncucampaign.plan.units import units_in_plan_order
 from ncucampaign.spec.kubernetes import KubernetesSection
 
 
-def submit_job(run: OpenRun, settings: KubernetesSection) -> SlurmArray:
+def submit_job(run: OpenRun, settings: KubernetesSection) -> Submission:
     """Write the Job and its task list into the run directory and create it: one index per unit of
     what is left to run. EnvironmentProblem when the API refuses it (the run records the refusal)."""
-    files = SlurmFiles(run.store)
+    files = BatchFiles(run.store)
     files.make_folders()
     number = len(run.manifest.slurm_arrays) + 1
     shares = share_plan(run.to_run, run.settings.share, run.settings.installed)
@@ -31,12 +32,12 @@ def submit_job(run: OpenRun, settings: KubernetesSection) -> SlurmArray:
     request = JobRequest(run.plan.campaign, run.store.run.root, number, run.store.run.run_id, tasks, settings)
     job = indexed_job(request)
     job_id = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
-    listing = {"tasks": task_names(tasks), "share": run.settings.share, "backend": "kubernetes", "job_id": job_id}
-    run.store.write_json(f"{SLURM}/array-{number}.json", listing)
-    path = run.store.write_text(f"{SLURM}/array-{number}.k8s.yaml", job_yaml(job))
-    record = SlurmArray(
+    listing = {"tasks": task_names(tasks), "share": run.settings.share, "backend": KUBERNETES_BACKEND, "job_id": job_id}
+    run.store.write_json(f"{BATCH}/array-{number}.json", listing)
+    path = run.store.write_text(f"{BATCH}/array-{number}.k8s.yaml", job_yaml(job))
+    record = Submission(
         number=number,
-        backend="kubernetes",
+        backend=KUBERNETES_BACKEND,
         job_id=None,
         submitted_at=now_iso(),
         script=run.store.run.relative(path),

@@ -1,0 +1,141 @@
+"""Runs submitted to a batch system (Slurm, Kubernetes), for every command that meets one: merging
+the tasks' records, following a submission until it ends, resuming. The system of each submission is
+looked up in execute/backends/systems.py; nothing here branches on which one it is."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ncucampaign.commands.progress import final_table
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, printable
+from ncucampaign.execute.backends.batch.collect import Collected, collect
+from ncucampaign.execute.backends.batch.files import BatchFiles
+from ncucampaign.execute.backends.batch.system import BatchSystem
+from ncucampaign.execute.backends.systems import BATCH_SYSTEMS, batch_system
+from ncucampaign.execute.open_run import OpenRun
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.results.reading.runs import LoadedRun, load_run
+
+POLL_S = 1.0  # how often --wait asks the batch system; a Slurm scheduler cycle is about that long
+
+
+def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Collected]:
+    """Merge the Slurm tasks' records into the run's manifest.json, under the run's lock (the manifest
+    is read again under it: a submission may have written it since). `clean_up`: also kill what dead
+    tasks left running here (collect, --resume, --wait; never a command that only reads)."""
+    store = RunStore.open(loaded.root)
+    with store.lock():
+        return store, collect(store, load_run(loaded.root).manifest, BATCH_SYSTEMS, clean_up)
+
+
+def load_collected(path: str | Path) -> LoadedRun:
+    """A run for a command that reads it (summarize, report, compare, findings): one submitted to Slurm
+    or Kubernetes has its tasks' records merged in memory, touching no process and writing nothing
+    (the run directory may be read-only, or another command's). Best effort: records that cannot be
+    read leave the run as its manifest says, with a note."""
+    loaded = load_run(path)
+    if not loaded.manifest.slurm_arrays:
+        return loaded
+    try:
+        collected = collect(RunStore.open(loaded.root), loaded.manifest, BATCH_SYSTEMS, clean_up=False, save=False)
+    except (EnvironmentProblem, UsageError) as exc:
+        print(
+            f"ncucampaign: note: the Slurm tasks' records were not collected ({printable(str(exc))})", file=sys.stderr
+        )
+        return loaded
+    return LoadedRun(loaded.root, collected.manifest)
+
+
+def newest_system(manifest: Manifest) -> BatchSystem:
+    """The system of the run's newest submission (a run is resubmitted to the one it began on)."""
+    return batch_system(manifest.slurm_arrays[-1].backend if manifest.slurm_arrays else FIRST_BACKEND)
+
+
+def describe(collected: Collected) -> list[str]:
+    lines = [f"ncucampaign: {problem}" for problem in collected.problems]
+    system = newest_system(collected.manifest)
+    if not collected.queue_known:
+        lines.append(
+            f"{system.queue_words} cannot say which of the run's submissions still run (not on this machine?): "
+            "targets whose task has not finished are shown as recorded so far"
+        )
+    elif collected.active:
+        jobs = ", ".join(sorted(collected.active))
+        lines.append(f"{system.follow(jobs)}; collect again when it ends")
+    return lines
+
+
+def progress_line(manifest: Manifest) -> str:
+    """'waiting for Slurm array job 4242: 3 ok, 1 running, 5 pending, 1 no_kernels'."""
+    counts = Counter(target.status.value for target in manifest.targets)
+    jobs = ", ".join(a.job_id for a in manifest.slurm_arrays if a.job_id)
+    what = newest_system(manifest).job_words
+    order = ["ok", "running", "pending"]
+    parts = [f"{counts[s]} {s}" for s in order if counts[s]]
+    parts += [f"{n} {s}" for s, n in sorted(counts.items()) if s not in order]
+    return f"waiting for {what} {jobs}: {', '.join(parts)}"
+
+
+def before_resume(run_dir: Path) -> None:
+    """A run submitted to Slurm: nothing may run while its arrays do, and their records come first."""
+    loaded = load_run(run_dir)
+    if not loaded.manifest.slurm_arrays:
+        return
+    store, collected = collect_run(loaded)
+    system = newest_system(collected.manifest)
+    if not collected.queue_known:
+        raise EnvironmentProblem(
+            f"--resume {store.run.root}: {system.queue_words} cannot say whether the run's submissions still run"
+        )
+    if collected.active:
+        jobs = ", ".join(sorted(collected.active))
+        raise UsageError(system.still_running(f"--resume {store.run.root}", jobs))
+
+
+def retire_rerun_claims(opened: OpenRun) -> None:
+    """A local --resume of a run submitted to Slurm: the targets it reruns here must never again be
+    collected from their old tasks' records."""
+    if opened.settings.resume is None or not opened.manifest.slurm_arrays:
+        return
+    files, why = BatchFiles(opened.store), f"resume-{len(opened.manifest.resumed)}"
+    for inv in opened.to_run:
+        files.retire_claim(inv.name, why)
+
+
+def wait(root: Path, stop: StopRequest, console: Console) -> int:
+    """Follow the run's array or Job until it ends: on a terminal, a progress bar of the targets that
+    ended, with the counts; otherwise (a log, CI) a line whenever a target changes state."""
+    shown = ""
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=True, disable=not console.is_terminal,
+    )  # fmt: skip
+    with bar:
+        task = bar.add_task("waiting", total=None)
+        while True:
+            store, collected = collect_run(load_run(root))
+            if collected.done or stop.level:
+                break
+            progress = progress_line(collected.manifest)
+            ended = sum(t.status not in (Status.PENDING, Status.RUNNING) for t in collected.manifest.targets)
+            bar.update(task, description=progress, completed=ended, total=len(collected.manifest.targets))
+            if progress != shown and not console.is_terminal:  # a line whenever a target changes state
+                console.print(progress, highlight=False, markup=False)
+            shown = progress
+            stop.sleep(POLL_S)
+    console.print(final_table(collected.manifest, str(store.run.root)))
+    for line in describe(collected):
+        console.print(line, highlight=False)
+    if stop.level:
+        print("ncucampaign: stopped waiting; the array goes on (collect it later)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    ok = all(t.status == Status.OK for t in collected.manifest.targets)
+    return EXIT_OK if ok else EXIT_TARGETS_FAILED

@@ -1,0 +1,95 @@
+"""The one listed task behind the batch systems' thin task commands (slurm-task, k8s-task): one task of
+a submission reads its targets from the submission's task list and runs them, claimed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ncucampaign.commands.common import out_console
+from ncucampaign.commands.progress import ConsoleReporter
+from ncucampaign.errors import EXIT_OK, UsageError, first_line, printable
+from ncucampaign.execute.backends.batch.files import BATCH
+from ncucampaign.execute.backends.batch.task import run_task
+from ncucampaign.execute.backends.systems import batch_system
+from ncucampaign.execute.prepare import RunSettings, resolve_ncu
+from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.provenance import installed_ncu
+from ncucampaign.execute.rundir.manifest import TaskPlacement
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.plan.expand import build_plan
+from ncucampaign.results.reading.records import NcuReportReader
+from ncucampaign.results.reading.runs import LoadedRun
+from ncucampaign.spec.loader import parse_campaign
+from ncucampaign.spec.ncu_catalog import report_suffix
+
+
+def run_listed_task(
+    loaded_run: LoadedRun,
+    listing: dict[str, Any],
+    number: int,
+    names: list[str],
+    where: TaskPlacement,
+    command: str,
+) -> int:
+    """One batch task's run (a Slurm array task, or a Kubernetes pod): its targets, claimed."""
+    root, main = loaded_run.root, loaded_run.manifest
+    source = Path(main.campaign.source) if main.campaign.source else root / main.campaign.copy_path
+    loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
+    plan = build_plan(loaded, main.ncu.path or None)
+    check_names(names, set(plan.names()), number)
+    ncu_path = resolve_ncu(plan.ncu)
+    installed = installed_ncu(ncu_path)
+    settings = RunSettings(
+        runs_root=root.parent.parent,
+        ncu_path=ncu_path,
+        reader=NcuReportReader(ncu_path),
+        command_line=tuple(sys.argv),
+        share=bool(listing.get("share", True)),
+        installed=installed,  # as at submission: the same targets share
+    )
+    stop = StopRequest()
+    console = out_console()
+    reporter = ConsoleReporter(console, live=False)
+    with stop_on_signals(stop, reporter.stopping), reporter:
+        store = RunStore.open(root, report_suffix(installed))
+        result = run_task(store, plan, settings, reporter, stop, main, names, where, batch_system(where.backend))
+    if result is None:
+        console.print(f"{command}: {', '.join(names)}: claimed by another task already; nothing to do")
+        return EXIT_OK
+    console.print(f"{command}: record {where.record}", highlight=False)
+    return result.exit_code
+
+
+def array_listing(root: Path, number: int) -> dict[str, Any]:
+    path = root / BATCH / f"array-{number}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested far too deep
+        raise UsageError(f"{path}: cannot read the array's tasks: {first_line(exc) or type(exc).__name__}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        raise UsageError(f"{path}: not an array's task list")
+    return data
+
+
+def task_names(listing: dict[str, Any], number: int, index: int) -> list[str]:
+    tasks = listing["tasks"]
+    if not 0 <= index < len(tasks):
+        raise UsageError(f"array {number} has no task {index} ({len(tasks)} tasks)")
+    names = tasks[index]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise UsageError(f"{BATCH}/array-{number}.json is damaged: task {index} is not a list of target names")
+    return list(names)
+
+
+def check_names(names: list[str], known: set[str], number: int) -> None:
+    """A task list naming targets the run's campaign does not have is damaged (issue 40: `[["nope",
+    "../../x"]]` ended 'claimed by another task already' with exit 0)."""
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        shown = ", ".join(repr(printable(name)) for name in unknown[:5])
+        raise UsageError(
+            f"{BATCH}/array-{number}.json is damaged: its task names targets the run does not have: {shown}"
+        )

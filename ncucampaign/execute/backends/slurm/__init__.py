@@ -1,0 +1,1 @@
+"""The Slurm backend: sbatch and squeue, and where an array task runs."""
