@@ -259,3 +259,9 @@ def test_only_the_kubernetes_backend_names_it() -> None:
         if '"kubernetes"' in path.read_text() and not str(path.relative_to(PACKAGE)).startswith(KUBERNETES_PLACES)
     ]
     assert naming == []
+
+
+def test_the_kubernetes_plan_does_not_stand_on_slurms() -> None:
+    """plan/batch.py holds what both batch plans share (issue 42: plan/k8s.py imported plan/slurm.py)."""
+    assert "ncucampaign.plan.slurm" not in imported(PACKAGE / "plan" / "k8s.py")
+    assert "ncucampaign.plan.k8s" not in imported(PACKAGE / "plan" / "slurm.py")

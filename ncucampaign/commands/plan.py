@@ -20,12 +20,13 @@ from ncucampaign.commands.common import (
 from ncucampaign.commands.run_request import kubernetes_flags, slurm_args_of
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
+from ncucampaign.plan.batch import array_tasks
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
 from ncucampaign.plan.share.groups import SharePlan, share_plan
 from ncucampaign.plan.share.text import group_data, plan_text
 from ncucampaign.plan.share.union import TIMING_LAUNCHES, timing_invocation
-from ncucampaign.plan.slurm import array_tasks, batch_script, check_slurm_args
+from ncucampaign.plan.slurm import batch_script, check_slurm_args
 from ncucampaign.plan.units import units_in_plan_order
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix

@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from ncucampaign.plan.batch import ArrayTask, gpus_per_task, signal_grace
 from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation
-from ncucampaign.plan.units import Unit, invocations_of
 
 MARGIN_S = 300.0  # start-up, report reading, claims and records, per task
 # Directives ncucampaign writes itself: passing them through would break the array or its records.
@@ -27,19 +26,6 @@ NOT_SUBMITTING = ("--help", "--usage", "--version", "--test-only", "--wait", "-h
 # a cluster the way `short_options` does: `-Qo<file>` is -Q, then -o with the value `<file>`.
 SHORT_WITH_VALUE = frozenset("aAbBcCdDeFGiJLmMnNopqStwx")
 SHORT_FLAGS = frozenset("hHIkOQsuvVW")
-
-
-@dataclass(frozen=True)
-class ArrayTask:
-    """One array task: the invocations it runs (several when they share one application run)."""
-
-    names: tuple[str, ...]
-    invocations: tuple[Invocation, ...]
-
-
-def array_tasks(units: Sequence[Unit]) -> list[ArrayTask]:
-    """One array task per unit: an invocation, or a group sharing one application run."""
-    return [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
 
 
 def check_slurm_args(args: Sequence[str]) -> str | None:
@@ -118,21 +104,10 @@ def task_seconds(invocations: Sequence[Invocation]) -> float:
     return total + MARGIN_S
 
 
-def gpus_per_task(invocations: Sequence[Invocation]) -> int:
-    """`devices: [0, 2]` indexes the GPUs a task sees: it needs three."""
-    return max((max(inv.options.devices) + 1 if inv.options.devices else 1) for inv in invocations)
-
-
 def slurm_time(seconds: float) -> str:
     minutes = max(1, math.ceil(seconds / 60))
     days, minutes = divmod(minutes, 24 * 60)
     return f"{days}-{minutes // 60:02d}:{minutes % 60:02d}:00"
-
-
-def signal_grace(invocations: Sequence[Invocation]) -> int:
-    """Seconds before the time limit that the runner gets SIGINT: room for ncu to write its report
-    (stop_grace after SIGINT, again after SIGTERM) and for the runner to save its record."""
-    return max(60, math.ceil(2 * max((inv.stop_grace for inv in invocations), default=20.0) + 30))
 
 
 def batch_script(
