@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import io
 import json
 import os
 import shlex
@@ -12,8 +13,10 @@ import sys
 import tempfile
 import textwrap
 import time
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -116,6 +119,21 @@ def logging_ncu(folder: Path) -> tuple[Path, Path]:
     wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {FAKE_NCU_DIR / "ncu"} "$@"\n')
     wrapper.chmod(0o755)
     return calls, wrapper
+
+
+def run_cli_here(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The CLI's `main` in this process (the inner loop's golden plans: a process start per plan cost
+    1.3-2.2 s of a 2-core machine): its exit code and what it printed, with `cwd` and exactly `env`."""
+    from ncucampaign.cli import main
+
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    with mock.patch.dict(os.environ, env, clear=True), redirect_stdout(out), redirect_stderr(err):
+        os.chdir(cwd)
+        try:
+            code = main(list(args))
+        finally:
+            os.chdir(here)
+    return subprocess.CompletedProcess(["ncucampaign", *args], code, out.getvalue(), err.getvalue())
 
 
 def run_cli(

@@ -41,6 +41,7 @@ def test_output_past_the_limit_is_cut_and_said(tmp_path: Path) -> None:
     assert code is None and out.endswith("(tool printed more than 1 MiB)")
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_child_that_holds_the_output_open_is_stopped_and_what_was_printed_kept(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     done = probed(script(tmp_path, f"sleep 300 & echo $! > {pid_file}\necho 'Version 2025.3.1.0'"), timeout=60)
@@ -77,6 +78,7 @@ def test_a_ctrl_c_while_probes_run_in_threads_stops_them_at_once(tmp_path: Path)
     assert probed(script(tmp_path, "echo again")).ok  # later probes start as before
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_huge_log_is_read_back_as_ncu_lines_and_its_tail(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(log_text, "LOG_TEXT_BYTES", 1 << 16)
     noise = b"".join(b"the application says %d\n" % i for i in range(50_000))

@@ -35,6 +35,7 @@ def doctor(tmp_path: Path, *args: str, **env: str) -> tuple[int, dict]:
     return done.returncode, {c["name"]: c for c in data["checks"]}
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_every_check_passes_on_the_fake_machine(tmp_path: Path) -> None:
     code, checks = doctor(tmp_path)
     assert code == 0
@@ -45,6 +46,7 @@ def test_every_check_passes_on_the_fake_machine(tmp_path: Path) -> None:
     assert "2: NVIDIA H200" in checks["GPUs"]["detail"]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_text_output_ends_with_the_verdict_and_gives_each_fix(tmp_path: Path) -> None:
     done = run_cli("doctor", cwd=tmp_path, env=fake_env(FAKE_NCU_COUNTERS="denied"))
     assert done.returncode == 1, done.stdout + done.stderr
@@ -56,18 +58,21 @@ def test_text_output_ends_with_the_verdict_and_gives_each_fix(tmp_path: Path) ->
     ("knob", "said", "fixed"),
     [("denied", "ERR_NVGPUCTRPERM", "SYS_ADMIN"), ("library", "counter library did not load", "NVIDIA_DRIVER_CAP")],
 )
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_counters_without_access_fail_with_the_fix(tmp_path: Path, knob: str, said: str, fixed: str) -> None:
     code, checks = doctor(tmp_path, FAKE_NCU_COUNTERS=knob)
     assert code == 1 and checks["counters"]["state"] == "fail"
     assert said in checks["counters"]["detail"] and fixed in checks["counters"]["fix"], checks["counters"]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_no_ncu_fails_and_skips_the_probe(tmp_path: Path) -> None:
     code, checks = doctor(tmp_path, "--ncu", "no-such-ncu")
     assert code == 1 and checks["ncu"]["state"] == "fail" and "--ncu PATH" in checks["ncu"]["fix"]
     assert checks["counters"]["state"] == "skip"
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_no_nvidia_smi_no_gpu_or_hidden_gpus_fail(tmp_path: Path) -> None:
     only_ncu = tmp_path / "bin"
     only_ncu.mkdir()
@@ -86,6 +91,7 @@ def test_no_nvidia_smi_no_gpu_or_hidden_gpus_fail(tmp_path: Path) -> None:
     assert code == 1 and "hides every GPU" in checks["GPUs"]["detail"]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_stray_config_file_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     (tmp_path / "config.ncu-cfg").write_text("[Launch-and-attach]\n--launch-skip = 8\n")
     home = tmp_path / "home"
@@ -97,12 +103,14 @@ def test_a_stray_config_file_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     assert "ncu-kernel-renames.yaml" in checks["config files"]["detail"]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_the_campaign_names_ncu_and_the_run_directories(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: a\n  kernel_name: k\n")
     code, checks = doctor(tmp_path, str(campaign))
     assert code == 0 and str(campaign.parent / "runs") in checks["disk"]["detail"]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_inside_kubernetes_the_volume_is_checked(tmp_path: Path) -> None:
     _, checks = doctor(tmp_path, "--out", str(tmp_path / "runs"), KUBERNETES_SERVICE_HOST="10.0.0.1")
     mount, fstype = mount_of(tmp_path.resolve(), Path("/proc/self/mountinfo").read_text())
@@ -251,6 +259,7 @@ def with_first(folder: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_an_ncu_that_leaves_a_child_holding_its_output_is_read_and_the_child_stopped(tmp_path: Path) -> None:
     """Issue 40: doctor took 75.8 s, said "--version printed no version" and left the child running."""
     pids = tmp_path / "child.pid"
@@ -263,6 +272,7 @@ def test_an_ncu_that_leaves_a_child_holding_its_output_is_read_and_the_child_sto
     assert gone(int(pids.read_text())), "the child --version left is still running"
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 @pytest.mark.parametrize("command", ["validate", "plan", "run", "doctor"])
 def test_a_version_line_that_is_not_utf8_is_no_crash(tmp_path: Path, write_campaign, command: str) -> None:
     """Issue 40: `Version 2025.3.1.0 \\351` made validate, plan, run and doctor exit 70 (UnicodeDecodeError)."""
@@ -280,6 +290,7 @@ def test_a_version_line_that_is_not_utf8_is_no_crash(tmp_path: Path, write_campa
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 @pytest.mark.parametrize("command", ["run", "doctor"])
 def test_an_nvidia_smi_printing_random_bytes_is_no_crash(tmp_path: Path, write_campaign, command: str) -> None:
     stand_in(tmp_path / "bin", "nvidia-smi", "printf '\\377\\376\\351, \\200\\201, x\\n\\333'")
@@ -291,6 +302,7 @@ def test_an_nvidia_smi_printing_random_bytes_is_no_crash(tmp_path: Path, write_c
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_an_ncu_printing_without_end_on_version_is_cut_at_the_bound(tmp_path: Path) -> None:
     """Issue 40: 200 MB on --version took 895 MB of memory; what a probe keeps is bounded."""
     fake = FAKE_NCU_DIR / "ncu"
@@ -299,6 +311,7 @@ def test_an_ncu_printing_without_end_on_version_is_cut_at_the_bound(tmp_path: Pa
     assert code == 1 and "ncu printed more than 16 MiB" in checks["ncu"]["detail"], checks["ncu"]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_hanging_nvidia_smi_is_named_as_hanging_not_as_a_missing_driver(tmp_path: Path, monkeypatch) -> None:
     from ncucampaign.execute import doctor as doctor_module
     from ncucampaign.execute.process import short

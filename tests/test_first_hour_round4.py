@@ -63,6 +63,7 @@ def test_counts_take_whole_numbers_only(key: str, value: str, said: str) -> None
     )
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_section_typo_is_linted_in_the_same_pass_as_a_key_error_of_its_target(tmp_path: Path) -> None:
     """Lint: NCU009 waited behind the key error until the next round."""
     campaign = tmp_path / "camp.yaml"
@@ -83,6 +84,7 @@ def test_a_defaults_typo_is_reported_once_at_the_defaults_line() -> None:
     assert found == [("NCU009", 4, ("defaults", "sections", 0)), ("NCU009", 9, ("targets", 2, "sections", 0))]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_what_the_installed_ncu_refuses_fails_validate_without_strict(tmp_path: Path) -> None:
     """validate exited 0 on "ncu will refuse it"; plan and run say it as an error too (run runs the
     other targets: one broken target never stops a campaign)."""
@@ -113,6 +115,7 @@ def test_an_unknown_extra_arg_suggests_only_a_close_option() -> None:
     assert "did you mean '--print-summary'?" in near
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_discover_names_a_target_that_is_not_there_before_looking_for_ncu(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
     env = fake_env()
@@ -121,6 +124,7 @@ def test_discover_names_a_target_that_is_not_there_before_looking_for_ncu(tmp_pa
     assert done.returncode == 2 and "no target named 'nope'" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_plan_slurm_says_how_to_cancel_pending_tasks_too(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
     done = run_cli("plan", "camp.yaml", "--slurm", cwd=tmp_path, env=fake_env())

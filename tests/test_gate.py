@@ -115,6 +115,7 @@ def test_a_gate_fails_on_slower_and_with_strict_on_undecided_verdicts() -> None:
         (["--b", "KNOB=2"], "the campaign's own env sets KNOB for t"),
     ],
 )
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_ab_refuses_what_cannot_be_an_ab_comparison_before_running(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
@@ -144,12 +145,14 @@ def plan_counts(tmp_path: Path, targets: str, *extra: str) -> dict[str, str]:
     return {i["name"]: i["argv"][i["argv"].index("--launch-count") + 1] for i in invocations}
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_samples_are_planned_as_that_many_launches_and_run_samples_overrides_them(tmp_path: Path) -> None:
     targets = "- name: a\n  kernel_name: k\n  samples: 6\n- name: b\n  kernel_name: k\n"
     assert plan_counts(tmp_path, targets) == {"a": "6", "b": "1"}
     assert plan_counts(tmp_path, targets, "--samples", "9") == {"a": "9", "b": "9"}
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_samples_with_a_launch_count_of_several_results_is_refused(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n  launch_count: 3\n  samples: 6\n"))
     done = run_cli("validate", "camp.yaml", cwd=tmp_path, env=fake_env())

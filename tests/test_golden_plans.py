@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPORT, ROOT, fake_env, run_cli
+from tests.conftest import REPORT, ROOT, fake_env, run_cli_here
 
 GOLDEN = ROOT / "tests" / "golden"
 CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))
 
 
 def planned(campaign: Path, *options: str) -> str:
-    done = run_cli("plan", f"campaigns/{campaign.name}", *options, cwd=ROOT, env=fake_env())
+    done = run_cli_here("plan", f"campaigns/{campaign.name}", *options, cwd=ROOT, env=fake_env())
     assert done.returncode == 0, done.stderr
     return done.stdout.replace(str(ROOT), "<ROOT>")
 

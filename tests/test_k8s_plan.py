@@ -30,6 +30,7 @@ def planned(*args: str, cwd: Path = ROOT) -> dict:
     return job
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_decode_becomes_one_valid_indexed_job() -> None:
     piped = subprocess.run(
         f"{sys.executable} -m ncucampaign plan campaigns/decode.yaml --k8s | "
@@ -56,6 +57,7 @@ def test_decode_becomes_one_valid_indexed_job() -> None:
     assert "suspend" not in spec and "kueue.x-k8s.io/queue-name" not in job["metadata"]["labels"]
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_flags_win_over_the_section() -> None:
     job = planned(
         "--k8s-image", "mine:1", "--k8s-namespace", "prof", "--k8s-volume", "nfs:/mnt/runs", "--k8s-queue",
@@ -87,6 +89,7 @@ def test_flags_win_over_the_section() -> None:
         (lambda j: j["spec"]["podFailurePolicy"]["rules"][0].pop("action"), "V1PodFailurePolicyRule"),
     ],
 )  # fmt: skip
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_the_clients_models_refuse_a_wrong_field(mutate, said: str) -> None:
     job = copy.deepcopy(planned())
     mutate(job)
@@ -109,11 +112,13 @@ def test_the_clients_models_refuse_a_wrong_field(mutate, said: str) -> None:
         (("--k8s-image", " "), "--k8s: image: an image reference"),
     ],
 )
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_bad_flags_are_usage_errors(args: tuple[str, ...], said: str) -> None:
     done = run_cli("plan", str(DECODE), "--k8s", *args, cwd=ROOT, env=fake_env())
     assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_without_an_image_or_a_volume_it_says_what_is_missing(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: a\n  kernel_name: k\n")
     done = run_cli("plan", str(campaign), "--k8s", cwd=tmp_path)
@@ -126,6 +131,7 @@ def test_without_an_image_or_a_volume_it_says_what_is_missing(tmp_path: Path, wr
     assert done.returncode == 2 and "--k8s and --slurm: choose one" in done.stderr
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_misspelt_key_of_the_section_is_named(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: a\n  kernel_name: k\n")
     campaign.write_text(campaign.read_text() + "kubernetes:\n  imag: x\n")
@@ -140,6 +146,7 @@ def test_job_names_are_dns_labels_and_differ_by_run_directory() -> None:
     assert job_name("c", "20261201-120000", 1, Path("/a")) != job_name("c", "20261201-120000", 1, Path("/b"))
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_run_without_the_client_says_how_to_install_it_and_makes_no_run(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
     campaign.write_text(campaign.read_text() + f"kubernetes: {{image: x, volume: {{claim: r, path: '{tmp_path}'}}}}\n")
@@ -153,6 +160,7 @@ def test_run_without_the_client_says_how_to_install_it_and_makes_no_run(tmp_path
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_the_sections_names_are_explained_in_kubernetes_words(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: a\n  kernel_name: k\n")
     bad = "kubernetes: {namespace: Prof, volume: {claim: Runs_1, path: runs}, queue: 'a b'}\n"
@@ -176,6 +184,7 @@ def test_the_sections_names_are_explained_in_kubernetes_words(tmp_path: Path, wr
         ("{python: ''}", "kubernetes.python: a command in the image"),
     ],
 )
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_values_kubernetes_refuses_are_validation_errors(
     tmp_path: Path, write_campaign, section: str, said: str
 ) -> None:

@@ -86,6 +86,7 @@ def test_a_full_set_member_stays_out_of_a_window_it_would_make_dear(cheap: int) 
     assert ["full"] in groups and len(groups) == 2
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_many_members_take_the_best_contiguous_split() -> None:
     rms = range(0, 2000, 2)
     members = [placed(f"a{s}", "rms", rms, s) for s in range(0, 12)] + [

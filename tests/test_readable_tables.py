@@ -25,6 +25,7 @@ def rendered(renderable: object, width: int) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_every_number_is_whole_at_a_narrow_width(width: int) -> None:
     record = report_record(CUDNN)

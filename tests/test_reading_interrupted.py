@@ -63,6 +63,7 @@ def test_a_stop_while_the_report_is_read_is_interrupted_with_the_report_kept(tmp
     assert second.status == Status.PENDING  # nothing more started
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_the_reader_worker_outlives_a_ctrl_c(tmp_path: Path) -> None:
     """The worker blocks opening a FIFO (a state it waits in); SIGINT then, as a terminal sends it to the
     whole group: it must not die of it (as it did, reporting the report as damaged)."""

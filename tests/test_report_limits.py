@@ -28,6 +28,7 @@ def padded(path: Path, zeros: int, real: Path = REAL) -> Path:
     return path
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 @pytest.mark.parametrize("command", ["summarize", "findings"])
 def test_a_report_padded_with_zeros_inside_its_frame_is_refused_at_once(tmp_path: Path, command: str) -> None:
     hostile = padded(tmp_path / "padded.ncu-repz", 256 << 20)
@@ -37,6 +38,7 @@ def test_a_report_padded_with_zeros_inside_its_frame_is_refused_at_once(tmp_path
     assert "inflates to more than" in done.stderr and "not a report ncu wrote" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 @pytest.mark.parametrize("command", ["summarize", "findings"])
 def test_a_small_report_that_inflates_thousands_of_times_is_refused_at_once(tmp_path: Path, command: str) -> None:
     """Issue 40: 18.8 KB inflating to 64 MiB (3,575x) passed the rule (a floor of 64 MiB was added to
@@ -49,6 +51,7 @@ def test_a_small_report_that_inflates_thousands_of_times_is_refused_at_once(tmp_
     assert "inflates to more than" in done.stderr and "not a report ncu wrote" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 @pytest.mark.parametrize("level", [1, 3, 19])
 def test_every_real_report_compressed_passes_the_rule(tmp_path: Path, level: int) -> None:
     from ncucampaign.results.reading.report_limits import read_limits
@@ -59,6 +62,7 @@ def test_every_real_report_compressed_passes_the_rule(tmp_path: Path, level: int
         assert read_limits(packed).seconds > 0, report  # not refused
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_real_compressed_report_reads_within_its_limits(tmp_path: Path) -> None:
     from ncucampaign.results.reading.report_limits import read_limits
 

@@ -33,6 +33,7 @@ def test_there_are_example_campaigns() -> None:
     assert {p.name for p in CAMPAIGNS} >= {"decode.yaml", "manual.yaml"}
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 @pytest.mark.parametrize("campaign", CAMPAIGNS + ZOO, ids=lambda p: str(p.relative_to(ROOT)))
 def test_example_campaign_is_valid(campaign: Path) -> None:
     schema = json.loads((ROOT / "schemas" / "campaign.schema.json").read_text())

@@ -6,6 +6,8 @@ from __future__ import annotations
 import signal
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from ncucampaign.execute.process.workers import WorkerPool
 from tests.conftest import gone
 
@@ -60,6 +62,7 @@ def test_a_worker_that_crashed_is_not_used_again() -> None:
         workers.close()
 
 
+@pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_a_worker_that_hangs_or_floods_is_killed_and_answers_nothing() -> None:
     workers = pool()
     try:
