@@ -18,13 +18,14 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, importer_of, list_launches
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
 from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.selection import TraceSelections, placed_members, trace_selections, window_of
+from ncucampaign.execute.shared.selection import TraceSelections, member_trace, placed_members, trace_selections
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.own_time import CLOCK, PLANNING, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated, pays, per_launch_s
+from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated, per_launch_s
+from ncucampaign.plan.share.group_plan import compose_group
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.partition import KeptPartition, Placed, held_still, partition, selected_ids
@@ -32,18 +33,12 @@ from ncucampaign.plan.share.union import (
     TRACE_LAUNCHES,
     filter_words,
     import_csv_argv,
-    picked,
-    picks_possible,
     renamed,
-    with_options,
 )
 from ncucampaign.plan.share.windows import (
     MemberWindow,
     UnionWindow,
-    picked_window,
     targets_windows,
-    uncovered,
-    union_window,
 )
 
 
@@ -150,28 +145,18 @@ class _SharedRun:
         self._run_trace_group([r.member for r in refused], found)
 
     def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
-        union_inv = union_for(members, "trace")
+        """One group on the trace: what its union's filter selects, then the whole group plan
+        composed at once (plan/share/group_plan.py), then the union run and its splits."""
         try:
-            selected = self._union_selection(members, union_inv, found)
+            selected = self._union_selection(members, union_for(members, "trace"), found)
         except ImportFailed as exc:
             return self._alone(members, f"the discovery trace cannot be listed: {exc}")
-        wanted = {m.name: found.selected[m.name][1] for m in members}
-        union = union_window(selected, list(wanted.values()))
-        if any(uncovered(wanted[m.name], union) for m in members):
-            return self._alone(members, "the shared filter does not cover every target's launches")
-        chosen = picked_window(selected, list(wanted.values()), found.functions)
-        if chosen is None or not picks_possible(union_inv.options) or len(chosen.launches) >= len(union.launches):
-            chosen = None  # every match in the window: no fewer launches to pick
-        union = chosen or union
-        if not pays(members, "trace", len(union.launches), self.costs):
-            return self._alone(members, f"sharing would profile {len(union.launches)} launches: dearer than own runs")
-        if chosen is not None:
-            union_inv = picked(union_inv, chosen.invocations, len(chosen.launches), chosen.functions)
-        else:
-            union_inv = with_options(union_inv, launch_skip=union.skip or None, launch_count=len(union.launches))
-        union_inv = pin(union_inv, self.gpus) if self.gpus else union_inv
-        windows = {m.name: window_of(m, found, wanted[m.name], union) for m in members}
-        if self._profile(union_inv, members, windows, union, found.info):
+        traced = [member_trace(m, found) for m in members]
+        composed = compose_group(traced, selected, found.functions, self.costs)
+        if composed.union is None or composed.window is None:
+            return self._alone(members, composed.why_not)
+        union_inv = pin(composed.union, self.gpus) if self.gpus else composed.union
+        if self._profile(union_inv, members, dict(composed.windows), composed.window, found.info):
             self._halve(members, lambda part: self._run_trace_group(part, found))
 
     def _union_selection(self, members: list[Invocation], union: Invocation, found: TraceSelections) -> list[Launch]:

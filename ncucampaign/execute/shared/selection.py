@@ -17,10 +17,11 @@ from ncucampaign.execute.shared.trace_run import trace_for
 from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.group_plan import MemberTrace
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.partition import Placed
 from ncucampaign.plan.share.union import FUNCTIONS, SYMBOLS, filter_words, import_csv_argv
-from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, member_wanted, member_window
+from ncucampaign.plan.share.windows import member_wanted
 from ncucampaign.spec.model import TargetOptions
 
 Selection = tuple[list[Launch], tuple[Launch, ...]]  # what a member's filters select, and what it wants
@@ -229,12 +230,8 @@ def placed_members(members: Sequence[Invocation], found: TraceSelections) -> lis
     return placed
 
 
-def window_of(
-    member: Invocation, found: TraceSelections, wanted: tuple[Launch, ...], union: UnionWindow
-) -> MemberWindow:
-    """The member's window in a union run of `union`'s launches, with the functions its kernel filter
-    matches in the trace (whose order in the shared run its split depends on)."""
+def member_trace(member: Invocation, found: TraceSelections) -> MemberTrace:
+    """What the trace says of `member`, for composing its group (plan/share/group_plan.py)."""
     part = found.parts.get(member.name)
-    kernel_ids = part.kernels if part is not None else None
-    selected = found.selected[member.name][0]
-    return member_window(selected, member.options.launch_skip or 0, wanted, union, found.functions, kernel_ids)
+    selected, wanted = found.selected[member.name]
+    return MemberTrace(member, tuple(selected), tuple(wanted), part.kernels if part is not None else None)
