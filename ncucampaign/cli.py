@@ -33,6 +33,7 @@ COMMANDS = (
     "discover",
     "summarize",
     "compare",
+    "reference",
     "ab",
     "findings",
     "report",
@@ -50,7 +51,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="ncucampaign",
         description="Validate, plan and run Nsight Compute (ncu) profiling campaigns.",
         epilog="Exit codes: 0 ok, 1 some target failed, 2 usage or campaign error, 3 environment problem, "
-        "130 interrupted, 70 internal error.",
+        "4 not comparable (compare --reference), 130 interrupted, 70 internal error.",
     )
     parser.add_argument("--version", action="version", version=f"ncucampaign {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

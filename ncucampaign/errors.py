@@ -14,6 +14,7 @@ EXIT_OK = 0
 EXIT_TARGETS_FAILED = 1
 EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 3
+EXIT_NOT_COMPARABLE = 4  # compare --reference: the reference is of another ncu, driver, clock setting or GPU
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections import Counter
 from pathlib import Path
 
 from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.commands.common import out_console, reading_runs
-from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, plural
+from ncucampaign.commands.reference import read_reference
+from ncucampaign.errors import (
+    EXIT_NOT_COMPARABLE,
+    EXIT_OK,
+    EXIT_TARGETS_FAILED,
+    EnvironmentProblem,
+    UsageError,
+    plural,
+    printable,
+)
 from ncucampaign.escaping import console_text
 from ncucampaign.results.gate.compare import Comparison, compare_runs
 from ncucampaign.results.gate.gate_report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate.gate_tables import verdict_table
+from ncucampaign.results.gate.reference import as_manifest, file_name, gpu_model, not_comparable
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
 from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
@@ -21,8 +32,14 @@ from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("compare", help="what changed between two runs of a campaign")
-    parser.add_argument("run_a", metavar="RUN_A")
-    parser.add_argument("run_b", metavar="RUN_B")
+    parser.add_argument("run_a", metavar="RUN_A", help="the run before (with --reference: the run to judge)")
+    parser.add_argument("run_b", metavar="RUN_B", nargs="?", help="the run after")
+    parser.add_argument(
+        "--reference",
+        metavar="DIR",
+        help="judge RUN_A against the reference of its GPU model in DIR (`reference update` writes it), "
+        f"as against a run A; exit {EXIT_NOT_COMPARABLE} when it is of another ncu, driver or clock setting",
+    )
     parser.add_argument(
         "--threshold",
         type=float,
@@ -89,14 +106,44 @@ def _write(path: Path, text: str, append: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.threshold < 0 or args.size_threshold < 0:
         raise UsageError("--threshold and --size-threshold must not be negative")
+    if args.reference is not None:
+        if args.run_b is not None:
+            raise UsageError("compare RUN --reference DIR judges one run: drop RUN_B, or --reference")
+        return against_reference(args)
+    if args.run_b is None:
+        raise UsageError("compare needs RUN_A and RUN_B (or RUN --reference DIR)")
     run_a = load_collected(args.run_a)  # Slurm runs: collected first
     # A run against itself (an A/A check) is read once: 20,000 targets held twice took 1.35 GB (issue 40)
     same = Path(args.run_a).resolve() == Path(args.run_b).resolve()
     run_b = run_a if same else load_collected(args.run_b)
+    return decided(args, run_a, run_b, frozenset())
+
+
+def against_reference(args: argparse.Namespace) -> int:
+    """compare RUN --reference DIR: the reference of the run's GPU model as its A side."""
+    run = load_collected(args.run_a)
+    folder, model = Path(args.reference), gpu_model(run.manifest)
+    path = folder / file_name(model)
+    if not path.is_file():
+        there = sorted(p.name for p in folder.glob("*.yaml")) if folder.is_dir() else []
+        raise UsageError(f"{folder}: no reference for {model} ({path.name}); there: {', '.join(there) or 'none'}")
+    reference = read_reference(path)
+    why = not_comparable(reference, run.manifest)
+    if why is not None:
+        print(f"not comparable: {printable(why)} ({path}); update the reference on this setting", file=sys.stderr)
+        return EXIT_NOT_COMPARABLE
+    targets = reference["targets"]
+    excused = frozenset(n for n, t in targets.items() if t.get("xfail") or t.get("gate") == "soft")
+    return decided(args, LoadedRun(path, as_manifest(reference, run.manifest)), run, excused)
+
+
+def decided(args: argparse.Namespace, run_a: LoadedRun, run_b: LoadedRun, excused: frozenset[str]) -> int:
+    """The comparison of A and B, printed and reported, and the exit the gate gives."""
     threshold = args.threshold / 100
     comparison = compare_runs(
         run_a.manifest, run_b.manifest, threshold, args.metric, (threshold, ALPHA, args.size_threshold / 100)
     )
+    comparison = dataclasses.replace(comparison, excused=excused)
     write_reports(args, comparison, "ncucampaign compare")
     if args.format == "json":
         sys.stdout.write(comparison_json(comparison, args.strict))

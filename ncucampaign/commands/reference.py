@@ -1,0 +1,97 @@
+"""`ncucampaign reference update RUN... [--to DIR]`: the runs' results as the campaign's reference,
+one file per GPU model (refs/<model>.yaml beside the campaign), for git; it prints, as a Markdown
+table for a pull request, what moved against the file it replaces (results/gate/reference.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ncucampaign.commands.batch_runs import load_collected
+from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
+from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.results.gate.reference import file_name, gpu_model, moved, moved_markdown, reference_data
+from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
+
+REFS = "refs"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("reference", help="a campaign's reference in git: update it from runs")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    update = actions.add_parser("update", help="write refs/<GPU model>.yaml from runs of the campaign")
+    update.add_argument("runs", nargs="+", metavar="RUN", help="run directories (several: more samples)")
+    update.add_argument("--to", metavar="DIR", help="where the files go (default: refs/ beside the campaign)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = [load_collected(path).manifest for path in args.runs]
+    names = sorted({m.campaign.name for m in runs})
+    if len(names) > 1:
+        raise UsageError(f"the runs are of {len(names)} campaigns ({', '.join(map(printable, names))}): one at a time")
+    folder = Path(args.to) if args.to else default_folder(runs[-1])
+    by_model: dict[str, list[Manifest]] = {}
+    for manifest in sorted(runs, key=lambda m: (m.started_at, m.run_id)):
+        by_model.setdefault(gpu_model(manifest), []).append(manifest)
+    for model, same in sorted(by_model.items()):
+        path = folder / file_name(model)
+        previous = read_reference(path) if path.exists() else None
+        data = reference_data(same, previous)
+        if not data["targets"]:
+            raise UsageError(f"{model}: no target is ok in every run given; no reference written")
+        text = yaml.safe_dump(data, sort_keys=True, allow_unicode=True, width=100, default_flow_style=None)
+        written = _replace(path, text)
+        count = plural(len(data["targets"]), "target")
+        print(f"{path}: {count} from {plural(len(same), 'run')}" + ("" if written else " (unchanged)"))
+        print(moved_markdown(moved(previous, data)))
+    return EXIT_OK
+
+
+def default_folder(manifest: Manifest) -> Path:
+    source = manifest.campaign.source
+    return (Path(source).parent if source else Path.cwd()) / REFS
+
+
+def read_reference(path: Path) -> dict[str, Any]:
+    """A reference file, checked to be one (a damaged or foreign file is named, not a traceback)."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise UsageError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB: not a reference")
+        data, _, _ = parse_yaml(raw.decode("utf-8", errors="replace"), str(path))  # bounded: aliases, depth
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    if not isinstance(data, dict) or data.get("reference") != 1 or not isinstance(data.get("targets"), dict):
+        raise UsageError(f"{path}: not a reference file of this version (reference: 1, with targets)")
+    for name, entry in data["targets"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("metrics"), dict):
+            raise UsageError(f"{path}: target {printable(str(name))} has no metrics")
+        if not isinstance(entry.get("launch"), dict) or not isinstance(data.get("header"), dict):
+            raise UsageError(f"{path}: target {printable(str(name))} has no launch, or the file no header")
+        for metric, values in entry["metrics"].items():
+            samples = values.get("samples") if isinstance(values, dict) else None
+            if not isinstance(samples, list) or not all(isinstance(v, int | float) for v in samples):
+                raise UsageError(f"{path}: {printable(str(name))} {printable(str(metric))}: samples are not numbers")
+    return data
+
+
+def _replace(path: Path, text: str) -> bool:
+    """Write `text` to `path` atomically; False when it holds exactly that already."""
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+    return True

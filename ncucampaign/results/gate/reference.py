@@ -1,0 +1,202 @@
+"""A baseline that lives in git (issue 43): one reference file per GPU model, made from runs, and read
+back as the A side of `compare` (the same verdicts, gate line and reports as `compare A B`). Pure.
+
+    reference: 1
+    gpu: NVIDIA H200
+    header: {campaign, campaign_sha256, ncu, driver, clock_control, runs, workload_commit}
+    targets:
+      <name>:
+        launch: {kernel, symbol, grid, block, nvtx}
+        metrics: {<metric>: {unit, samples, median, tolerance | exact: true}}
+        gate: soft | hard     (kept from the file it replaces)
+        xfail: <reason>       (kept)
+
+Deterministic: keys sorted, values rounded to 5 significant figures, at most MAX_SAMPLES samples (the
+newest); updating twice from the same runs writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ncucampaign.escaping import markdown_inline
+from ncucampaign.execute.rundir.manifest import Manifest, MetricValue, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.results.gate.gate import EXACT_METRICS
+
+REFERENCE_VERSION = 1
+MAX_SAMPLES = 20
+FIGURES = 5
+FLOOR = 0.01  # the least tolerance: 1% of the median (a duration's noise on the H200: docs/ncu-behaviour.md)
+SPREADS = 3.0  # the tolerance: at least this many robust spreads (1.4826 x the median absolute deviation)
+
+
+def gpu_model(manifest: Manifest) -> str:
+    return manifest.gpus[0].name if manifest.gpus else "unknown GPU"
+
+
+def file_name(model: str) -> str:
+    """refs/<model>.yaml: 'NVIDIA H200' -> 'NVIDIA-H200.yaml'."""
+    return re.sub(r"[^A-Za-z0-9._]+", "-", model).strip("-.") + ".yaml"
+
+
+def rounded(value: float) -> float | int:
+    if value == 0 or not math.isfinite(value):
+        return value
+    digits = FIGURES - 1 - math.floor(math.log10(abs(value)))
+    out = round(value, digits)
+    return int(out) if float(out).is_integer() and abs(out) < 2**53 else out
+
+
+def header(runs: Sequence[Manifest]) -> dict[str, Any]:
+    newest = runs[-1]
+    clocks = sorted({t.clock_control or "base" for run in runs for t in run.targets})
+    commit = newest.workload_git
+    return {
+        "campaign": newest.campaign.name,
+        "campaign_sha256": newest.campaign.sha256,
+        "ncu": newest.ncu.version,
+        "driver": newest.gpus[0].driver_version if newest.gpus else None,
+        "clock_control": ",".join(clocks),
+        "runs": sorted(run.run_id for run in runs),
+        "workload_commit": (commit.commit + ("-dirty" if commit.dirty else "")) if commit else None,
+    }
+
+
+def reference_data(runs: Sequence[Manifest], previous: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The reference of `runs` (one campaign, one GPU model, oldest first): every target ok in every run,
+    its results pooled as samples; `gate` and `xfail` kept from `previous`."""
+    kept = (previous or {}).get("targets") or {}
+    targets: dict[str, Any] = {}
+    for name in [t.name for t in runs[-1].targets]:
+        records = [t for run in runs for t in run.targets if t.name == name]
+        if not records or any(r.status != Status.OK for r in records):
+            continue
+        results = [r for record in records for r in record.results][-MAX_SAMPLES:]
+        if results:
+            own: dict[str, Any] = kept[name] if isinstance(kept.get(name), dict) else {}
+            targets[name] = {**_target(results), **{k: own[k] for k in ("gate", "xfail") if k in own}}
+    return {"reference": REFERENCE_VERSION, "gpu": gpu_model(runs[-1]), "header": header(runs), "targets": targets}
+
+
+def _target(results: Sequence[ResultRecord]) -> dict[str, Any]:
+    first = results[0]
+    launch = {"kernel": first.kernel, "symbol": first.mangled, "grid": first.grid, "block": first.block,
+              "nvtx": list(first.nvtx)}  # fmt: skip
+    metrics: dict[str, Any] = {}
+    for metric in sorted({m for r in results for m in r.metrics}):
+        found = [r.metrics[metric] for r in results if metric in r.metrics]
+        values = [float(v.value) for v in found if isinstance(v.value, int | float) and math.isfinite(v.value)]
+        if len(values) != len(results):  # a text value, or missing in some sample: not a series
+            continue
+        median = statistics.median(values)
+        entry: dict[str, Any] = {"unit": found[0].unit, "samples": [rounded(v) for v in values]}
+        entry["median"] = rounded(median)
+        if metric in EXACT_METRICS:
+            entry["exact"] = True
+        else:
+            spread = 1.4826 * statistics.median(abs(v - median) for v in values)
+            entry["tolerance"] = rounded(max(FLOOR * abs(median), SPREADS * spread))
+        metrics[metric] = entry
+    return {"launch": launch, "metrics": metrics}
+
+
+def as_manifest(reference: Mapping[str, Any], run: Manifest) -> Manifest:
+    """The reference as a run of its own, `run` its template: each target ok, its samples its results."""
+    by_name = {t.name: t for t in run.targets}
+    targets = []
+    for name, entry in sorted(reference["targets"].items()):
+        template = by_name.get(name) or run.targets[0]
+        targets.append(_as_record(name, entry, template, reference["header"].get("clock_control")))
+    return run.model_copy(update={"targets": targets, "run_id": "reference", "gpu_time": None})
+
+
+def _as_record(name: str, entry: Mapping[str, Any], template: TargetRecord, clock: str | None) -> TargetRecord:
+    launch, metrics = entry["launch"], entry["metrics"]
+    count = max((len(m["samples"]) for m in metrics.values()), default=0)
+    results = [
+        ResultRecord(
+            index=i,
+            kernel=launch["kernel"],
+            demangled=launch["kernel"],
+            mangled=launch.get("symbol") or "",
+            workload="kernel",
+            grid=launch.get("grid"),
+            block=launch.get("block"),
+            nvtx=launch.get("nvtx") or [],
+            metrics={
+                k: MetricValue(value=m["samples"][i], unit=m["unit"])
+                for k, m in metrics.items()
+                if i < len(m["samples"])
+            },
+        )
+        for i in range(count)
+    ]
+    return template.model_copy(
+        update={"name": name, "status": Status.OK, "results": results, "clock_control": clock, "message": ""}
+    )
+
+
+def not_comparable(reference: Mapping[str, Any], run: Manifest) -> str | None:
+    """Why `run` cannot be judged against `reference` (another ncu, driver, clock setting or GPU)."""
+    mine = header([run])
+    theirs = reference.get("header") or {}
+    if reference.get("gpu") != gpu_model(run):
+        return f"the reference is of {reference.get('gpu')}, the run of {gpu_model(run)}"
+    for key, what in (("ncu", "ncu version"), ("driver", "driver"), ("clock_control", "clock control")):
+        if theirs.get(key) != mine[key]:
+            return f"its {what} is {mine[key]}, the reference's {theirs.get(key)}"
+    return None
+
+
+@dataclass(frozen=True)
+class Moved:
+    target: str
+    metric: str
+    what: str  # LOWER, HIGHER, CHANGED, new, gone
+    before: str
+    after: str
+
+
+def moved(previous: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Moved]:
+    """What changed from `previous` to `new`: medians beyond the previous tolerance, exact values that
+    differ, targets and metrics new or gone."""
+    old = (previous or {}).get("targets") or {}
+    found: list[Moved] = []
+    for name in sorted({*old, *new["targets"]}):
+        if name not in old or name not in new["targets"]:
+            found.append(Moved(name, "-", "new" if name not in old else "gone", "", ""))
+            continue
+        before, after = old[name].get("metrics") or {}, new["targets"][name]["metrics"]
+        for metric in sorted({*before, *after}):
+            found += _metric_moved(name, metric, before.get(metric), after.get(metric))
+    return found
+
+
+def _metric_moved(name: str, metric: str, before: Any, after: Any) -> list[Moved]:
+    if not isinstance(before, dict) or after is None:
+        return [Moved(name, metric, "new" if after is not None else "gone", "", "")]
+    old, now = before.get("median"), after["median"]
+    if not isinstance(old, int | float):
+        return [Moved(name, metric, "new", "", str(now))]
+    if after.get("exact"):
+        return [] if old == now else [Moved(name, metric, "CHANGED", str(old), str(now))]
+    tolerance = before.get("tolerance") if isinstance(before.get("tolerance"), int | float) else 0
+    if abs(now - old) <= tolerance:
+        return []
+    return [Moved(name, metric, "HIGHER" if now > old else "LOWER", str(old), str(now))]
+
+
+def moved_markdown(rows: Sequence[Moved]) -> str:
+    """A pull request's table of what moved."""
+    if not rows:
+        return "Nothing moved beyond its tolerance.\n"
+    lines = ["| target | metric | moved | before | after |", "|---|---|---|---|---|"]
+    cell = markdown_inline
+    lines += [f"| {cell(r.target)} | {cell(r.metric)} | {r.what} | {cell(r.before)} | {cell(r.after)} |" for r in rows]
+    return "\n".join(lines) + "\n"
