@@ -1,0 +1,164 @@
+"""A metric's history across runs, and where it changed (issue 43). Pure.
+
+Runs come in order (the workload's first-parent commits, else time). A series is split into segments
+of one setting (GPU model, ncu version, clock control): a setting's change is a marker, never a
+regression. Within a segment, change points are found by recursive splits: every boundary between
+two runs is tested with compare's verdict statistics (results/gate/verdicts.py) on the pooled samples
+of up to WINDOW runs each side, at alpha divided by the boundaries tested (so that noise alone flags
+no more than alpha of the series); the most significant boundary beyond the practical threshold is a
+change, and each side is searched again. A change reported at the first run of its new segment; one
+whose new segment is the newest run alone is UNCONFIRMED until a second run agrees. Exact metrics are
+CHANGED at the one run where their value moved.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ncucampaign.results.gate.verdicts import ALPHA, Verdict, duration_decision
+
+WINDOW = 3  # runs a side pooled to test a boundary
+# Samples of one run share that run's conditions (its clocks, its neighbours on the machine): pooled
+# across runs they overstate significance, so history asks for a larger shift than compare's 3%
+# (tests/test_history.py: 1,000 noise-only series, false changes <= 1%).
+HISTORY_THRESHOLD = 0.05
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's samples of one target's metric, and the setting it ran with."""
+
+    run: str
+    commit: str | None
+    setting: tuple[str, ...]  # GPU model, ncu version, clock control
+    samples: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    at: int  # the index of the first run of the new segment
+    verdict: str  # SLOWER, FASTER, CHANGED, UNCONFIRMED
+    shift: float | None  # relative, of the medians' windows
+    p_value: float | None
+    before: float  # median of the window before
+    after: float
+    direction: str = ""  # for UNCONFIRMED: what it would be (SLOWER or FASTER)
+
+
+def segments(points: Sequence[Point]) -> list[tuple[int, int]]:
+    """[start, end) of each run of one setting, in order."""
+    bounds = [0] + [i for i in range(1, len(points)) if points[i].setting != points[i - 1].setting] + [len(points)]
+    return list(itertools.pairwise(bounds))
+
+
+def changes(points: Sequence[Point], exact: bool = False, threshold: float = HISTORY_THRESHOLD) -> list[Change]:
+    """Every change of the series, in order; each setting's segment on its own."""
+    found: list[Change] = []
+    for start, end in segments(points):
+        found += _exact_changes(points, start, end) if exact else _splits(points, start, end, threshold)
+    return sorted(found, key=lambda change: change.at)
+
+
+def _pooled(points: Sequence[Point], start: int, end: int) -> list[float]:
+    return [value for point in points[start:end] for value in point.samples]
+
+
+def _splits(points: Sequence[Point], start: int, end: int, threshold: float, alpha: float = 0.0) -> list[Change]:
+    """The changes in [start, end): a new segment holds two runs at least, but for the newest run
+    alone (UNCONFIRMED), and its first runs each agree with the shift, so that one outlying run is no
+    change. `alpha`: the segment's, divided by every boundary it has (also in the searches within)."""
+    newest = end == len(points)
+    boundaries = [at for at in range(start + 2, end - 1 + newest) if end - at >= 2 or (newest and at == end - 1)]
+    alpha = alpha or ALPHA / max(1, end - start - 1)
+    tested = {at: _tested(points, start, end, at, threshold, alpha) for at in boundaries}
+    found = [change for change in tested.values() if change is not None]
+    if not found:
+        return []
+    best = min(found, key=lambda c: (c.p_value if c.p_value is not None else 1.0, -abs(c.shift or 0.0)))
+    # Where exactly: of the boundaries next to it that also test as a change, the one that splits the
+    # whole range's run medians into the tightest two groups (the windows alone misplace it by one
+    # when a run next to the step is noisy).
+    at = min(
+        (b for b in (best.at - 1, best.at, best.at + 1) if b in tested),
+        key=lambda b: _spread_split(points, start, end, b),
+    )
+    if at != best.at:
+        sides = ((max(start, at - WINDOW), at), (at, min(end, at + WINDOW)))
+        before, after = _pooled(points, *sides[0]), _pooled(points, *sides[1])
+        shift = _level_shift(points, *sides)
+        best = Change(at, best.verdict, shift, best.p_value, statistics.median(before), statistics.median(after))
+    if best.at == len(points) - 1 and newest:  # the newest run alone: not yet confirmed
+        best = Change(best.at, "UNCONFIRMED", best.shift, best.p_value, best.before, best.after, best.verdict)
+    left, right = _splits(points, start, best.at, threshold, alpha), _splits(points, best.at, end, threshold, alpha)
+    return [*left, best, *right]
+
+
+def _tested(points: Sequence[Point], start: int, end: int, at: int, threshold: float, alpha: float) -> Change | None:
+    """The boundary before run `at` as a change, or None: significant on the windows' pooled samples,
+    as large between the runs' own medians, both windows free of an outlying run, and the new
+    segment's first runs agreeing."""
+    sides = ((max(start, at - WINDOW), at), (at, min(end, at + WINDOW)))
+    if not all(_homogeneous(points, side, threshold) for side in sides):
+        return None  # a window holding an outlying run: its pooled samples would test the outlier
+    before, after = _pooled(points, *sides[0]), _pooled(points, *sides[1])
+    decision = duration_decision(before, after, threshold, alpha)
+    shift = _level_shift(points, *sides)
+    if decision.verdict not in (Verdict.SLOWER, Verdict.FASTER) or abs(shift) < threshold:
+        return None
+    if not _agree(points, at, end, before, threshold):
+        return None
+    verdict = Verdict.SLOWER if shift > 0 else Verdict.FASTER
+    return Change(at, verdict.value, shift, decision.p_value, statistics.median(before), statistics.median(after))
+
+
+def _spread_split(points: Sequence[Point], start: int, end: int, at: int) -> float:
+    """The sum of squared deviations of the run medians from their side's mean, split before `at`."""
+    total = 0.0
+    for a, b in ((start, at), (at, end)):
+        medians = [statistics.median(p.samples) for p in points[a:b] if p.samples]
+        if medians:
+            mean = statistics.fmean(medians)
+            total += sum((m - mean) ** 2 for m in medians)
+    return total
+
+
+def _level_shift(points: Sequence[Point], before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The relative move between the medians of the runs' medians on each side: one outlying run in a
+    window moves it little (the pooled samples' shift, much)."""
+    levels = [
+        statistics.median(statistics.median(p.samples) for p in points[a:b] if p.samples) for a, b in (before, after)
+    ]
+    return levels[1] / levels[0] - 1 if levels[0] else 0.0
+
+
+def _homogeneous(points: Sequence[Point], side: tuple[int, int], threshold: float) -> bool:
+    """No run of the window lies further than 1.5 thresholds from the window's level."""
+    medians = [statistics.median(p.samples) for p in points[side[0] : side[1]] if p.samples]
+    level = statistics.median(medians) if medians else 0.0
+    return bool(level) and all(abs(m / level - 1) <= 1.5 * threshold for m in medians)
+
+
+def _agree(points: Sequence[Point], at: int, end: int, before: Sequence[float], threshold: float) -> bool:
+    """The new segment's first runs (two, or the newest alone) each moved half the threshold at least,
+    the same way: one outlying run followed by the old level is no step."""
+    level = statistics.median(before)
+    moves = [statistics.median(p.samples) / level - 1 for p in points[at : min(end, at + 2)] if p.samples]
+    return bool(moves) and (all(m >= threshold / 2 for m in moves) or all(m <= -threshold / 2 for m in moves))
+
+
+def _exact_changes(points: Sequence[Point], start: int, end: int) -> list[Change]:
+    found = []
+    for at in range(start + 1, end):
+        old, new = set(points[at - 1].samples), set(points[at].samples)
+        if old and new and old != new:
+            before, after = statistics.median(points[at - 1].samples), statistics.median(points[at].samples)
+            found.append(Change(at, "CHANGED", None, None, before, after))
+    return found
+
+
+def newest_confirmed(found: Sequence[Change]) -> Change | None:
+    confirmed = [change for change in found if change.verdict != "UNCONFIRMED"]
+    return confirmed[-1] if confirmed else None
