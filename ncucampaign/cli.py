@@ -34,6 +34,7 @@ COMMANDS = (
     "summarize",
     "compare",
     "reference",
+    "history",
     "ab",
     "findings",
     "report",

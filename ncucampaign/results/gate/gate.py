@@ -84,6 +84,11 @@ def duration_samples(record: TargetRecord) -> list[float]:
     return _values(_samples(record.results), DURATION)
 
 
+def metric_samples(record: TargetRecord, metric: str) -> list[float]:
+    """A target's values of `metric` in its first result's launch state (base unit): its samples."""
+    return _values(_samples(record.results), metric)
+
+
 def sample_summary(record: TargetRecord) -> str | None:
     """What `summarize` says of a target's samples (None with fewer than two): how many are in its
     first result's launch state, and their duration's median and spread."""

@@ -1,0 +1,140 @@
+"""`ncucampaign history RUNS... | --runs-root DIR`: every target's metric across runs, ordered by the
+workload's first-parent commits (else by time), and where it changed (results/gate/history.py)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+from ncucampaign.commands.batch_runs import load_collected
+from ncucampaign.commands.common import out_console, reading_runs
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, plural, printable
+from ncucampaign.escaping import console_text
+from ncucampaign.execute.process.short import probed
+from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.store import MANIFEST
+from ncucampaign.results.gate.history_series import Series, bisect_hint, commit_of, series_of
+from ncucampaign.results.page.history_page import history_page, where
+
+FAILING = ("SLOWER", "CHANGED")  # what --fail-on-regression fails on, as the newest confirmed change
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("history", help="each target's metrics across runs, and the commit where they changed")
+    parser.add_argument("runs", nargs="*", metavar="RUN", help="run directories of one campaign")
+    parser.add_argument("--runs-root", metavar="DIR", help="every run under DIR (a campaign's runs folder)")
+    parser.add_argument("--metric", action="append", default=[], metavar="NAME", help="a metric more (repeatable)")
+    parser.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    parser.add_argument("--html", metavar="FILE", help="write one self-contained page: a chart per target")
+    parser.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a series' newest confirmed change is SLOWER or CHANGED",
+    )
+    parser.set_defaults(handler=run)
+
+
+@reading_runs()
+def run(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.runs]
+    if args.runs_root:
+        paths += sorted(p.parent for p in Path(args.runs_root).glob(f"*/{MANIFEST}") if not p.parent.is_symlink())
+    if len(paths) < 2:
+        raise UsageError("history needs two runs at least (RUN... or --runs-root DIR)")
+    manifests = [load_collected(path).manifest for path in dict.fromkeys(paths)]
+    names = sorted({m.campaign.name for m in manifests})
+    if len(names) > 1:
+        raise UsageError(f"the runs are of {len(names)} campaigns ({', '.join(map(printable, names))}): one at a time")
+    order = first_parent_order(manifests)
+    manifests.sort(key=lambda m: (order.get(commit_of(m) or "", -1) if order else -1, m.started_at, m.run_id))
+    series = series_of(manifests, args.metric)
+    if args.html:
+        _write(Path(args.html), history_page(f"{names[0]}: history", series, [m.run_id for m in manifests]))
+    if args.format == "json":
+        print(json.dumps(as_json(series, order), indent=2))
+    elif args.format == "csv":
+        sys.stdout.write(as_csv(series))
+    else:
+        print_changes(series, order, len(manifests))
+    failing = [s for s in series if s.newest is not None and s.newest.verdict in FAILING]
+    return EXIT_TARGETS_FAILED if args.fail_on_regression and failing else EXIT_OK
+
+
+def first_parent_order(manifests: list[Manifest]) -> dict[str, int]:
+    """Commit -> its position on the workload's first-parent line (oldest 0); {} when a run's commit
+    is unknown or not on that line (then runs are ordered by time)."""
+    git = next((m.workload_git for m in reversed(manifests) if m.workload_git is not None), None)
+    if git is None or any(commit_of(m) is None for m in manifests):
+        return {}
+    done = probed(["git", "-C", git.root, "rev-list", "--first-parent", "HEAD"], 60)
+    line = done.text.split() if done.ok else []
+    order = {commit: i for i, commit in enumerate(reversed(line))}
+    return order if all(commit_of(m) in order for m in manifests) else {}
+
+
+def print_changes(series: list[Series], order: dict[str, int], runs: int) -> None:
+    console = out_console()
+    how = "by the workload's first-parent commits" if order else "by time (commits unknown or not on one line)"
+    console.print(f"{plural(runs, 'run')}, {len(series)} series, ordered {how}", highlight=False)
+    shown = 0
+    for s in series:
+        for change in s.changes:
+            shift = f"{change.shift:+.1%}" if change.shift is not None else f"{change.before:g} -> {change.after:g}"
+            hint = bisect_hint(s, change, order)
+            line = f"{s.target} {s.metric}: {change.verdict} at {where(s, change.at)}, {shift}"
+            console.print(console_text(line + (f"\n  {hint}" if hint else "")), highlight=False)
+            shown += 1
+        for at in s.markers:
+            console.print(console_text(f"{s.target} {s.metric}: new setting at {where(s, at)}"), highlight=False)
+    if not shown:
+        console.print("no change found", highlight=False)
+
+
+def as_json(series: list[Series], order: dict[str, int]) -> list[dict[str, object]]:
+    return [
+        {
+            "target": s.target,
+            "metric": s.metric,
+            "points": [
+                {"run": p.run, "commit": p.commit, "setting": list(p.setting), "samples": list(p.samples)}
+                for p in s.points
+            ],
+            "changes": [
+                {
+                    "run": s.points[c.at].run,
+                    "commit": s.points[c.at].commit,
+                    "verdict": c.verdict,
+                    "shift": c.shift,
+                    "p_value": c.p_value,
+                    "bisect": bisect_hint(s, c, order),
+                }
+                for c in s.changes
+            ],
+            "markers": [s.points[i].run for i in s.markers],
+        }
+        for s in series
+    ]
+
+
+def as_csv(series: list[Series]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["target", "metric", "run", "commit", "gpu", "ncu", "clock_control", "samples", "median", "change"])
+    for s in series:
+        changed = {c.at: c.verdict for c in s.changes}
+        for i, p in enumerate(s.points):
+            median = sorted(p.samples)[len(p.samples) // 2]
+            row = [s.target, s.metric, p.run, p.commit or "", *p.setting, len(p.samples), median, changed.get(i, "")]
+            writer.writerow(row)
+    return out.getvalue()
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,89 @@
+"""`history --html FILE`: one self-contained page (no server, no script), a small chart per target of
+its duration across the runs, its changes marked in red and a new setting (GPU, ncu version, clock
+control) as a dashed line. The charts flow in a grid that stays readable from 800 to 1400 px."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from ncucampaign.escaping import html_text
+from ncucampaign.results.gate.history_series import Series
+from ncucampaign.results.metrics import DURATION
+
+WIDTH, HEIGHT, PAD = 360, 150, 28
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:16px;max-width:1400px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:16px}
+figure{margin:0;border:1px solid #ddd;padding:8px}figcaption{font-size:13px;overflow-wrap:anywhere}
+svg{width:100%;height:auto}.change{color:#b00}
+"""
+
+
+def history_page(title: str, series: Sequence[Series], runs: Sequence[str]) -> str:
+    charts = [_figure(s) for s in series if s.metric == DURATION]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{html_text(title)}</title><style>{STYLE}</style></head><body>",
+            f"<h1>{html_text(title)}</h1>",
+            f"<p>{len(runs)} runs, oldest first: {html_text(', '.join(runs))}</p>",
+            '<div class="charts">',
+            *charts,
+            "</div></body></html>",
+        ]
+    )
+
+
+def _figure(s: Series) -> str:
+    said = "; ".join(f"{c.verdict} at {where(s, c.at)}" for c in s.changes)
+    caption = html_text(s.target) + (f' <span class="change">{html_text(said)}</span>' if said else "")
+    return f"<figure>{_svg(s)}<figcaption>{caption}</figcaption></figure>"
+
+
+def where(s: Series, at: int) -> str:
+    """A point's run, with its commit where known."""
+    point = s.points[at]
+    return point.run + (f" ({point.commit[:10]})" if point.commit else "")
+
+
+def _svg(s: Series) -> str:
+    medians = [statistics.median(p.samples) for p in s.points]
+    low = min(min(p.samples) for p in s.points)
+    high = max(max(p.samples) for p in s.points)
+    span = (high - low) or abs(high) or 1.0
+    step = (WIDTH - 2 * PAD) / max(1, len(s.points) - 1)
+
+    def x(i: float) -> float:
+        return PAD + i * step
+
+    def y(v: float) -> float:
+        return HEIGHT - PAD - (v - low) / span * (HEIGHT - 2 * PAD)
+
+    parts = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{html_text(s.target)}">']
+    for i in s.markers:
+        parts.append(_line(x(i - 0.5), "#888", "4 3", "new setting"))
+    for change in s.changes:
+        parts.append(_line(x(change.at - 0.5), "#b00", "", change.verdict))
+    for i, p in enumerate(s.points):
+        parts.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(min(p.samples)):.1f}" '
+                     f'y2="{y(max(p.samples)):.1f}" stroke="#9ab"/>')  # fmt: skip
+    path = " ".join(f"{x(i):.1f},{y(m):.1f}" for i, m in enumerate(medians))
+    parts.append(f'<polyline points="{path}" fill="none" stroke="#036" stroke-width="1.5"/>')
+    parts.append(f'<text x="2" y="12" font-size="10">{_us(high)}</text>')
+    parts.append(f'<text x="2" y="{HEIGHT - 4}" font-size="10">{_us(low)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _line(at: float, color: str, dash: str, label: str) -> str:
+    dashed = f' stroke-dasharray="{dash}"' if dash else ""
+    return (
+        f'<line x1="{at:.1f}" x2="{at:.1f}" y1="{PAD / 2}" y2="{HEIGHT - PAD / 2}" stroke="{color}"{dashed}>'
+        f"<title>{html_text(label)}</title></line>"
+    )
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3g} us"
