@@ -84,3 +84,9 @@ def test_a_ten_percent_step_is_found_at_its_commit_in_95_series_of_a_hundred() -
         got = changes(series([1.0] * at + [1.1] * (12 - at), rng))
         right += [(c.at, c.verdict) for c in got] == [(at, "SLOWER")]
     assert right >= 950, right
+
+
+def test_a_step_at_the_last_run_before_a_new_setting_is_unconfirmed() -> None:
+    other = ("NVIDIA H200", "2026.3.1.0", "base")
+    points = series([1.0] * 6 + [0.85] + [0.85] * 2, random.Random(6), setting=[SETTING] * 7 + [other] * 2)
+    assert [(c.at, c.verdict, c.direction) for c in changes(points)] == [(6, "UNCONFIRMED", "FASTER")]

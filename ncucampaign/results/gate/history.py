@@ -7,7 +7,8 @@ two runs is tested with compare's verdict statistics (results/gate/verdicts.py) 
 of up to WINDOW runs each side, at alpha divided by the boundaries tested (so that noise alone flags
 no more than alpha of the series); the most significant boundary beyond the practical threshold is a
 change, and each side is searched again. A change reported at the first run of its new segment; one
-whose new segment is the newest run alone is UNCONFIRMED until a second run agrees. Exact metrics are
+whose new segment is the newest run alone (of its setting: the run before a new ncu version too) is
+UNCONFIRMED until a second run agrees. Exact metrics are
 CHANGED at the one run where their value moved.
 """
 
@@ -58,7 +59,7 @@ def changes(points: Sequence[Point], exact: bool = False, threshold: float = HIS
     """Every change of the series, in order; each setting's segment on its own."""
     found: list[Change] = []
     for start, end in segments(points):
-        found += _exact_changes(points, start, end) if exact else _splits(points, start, end, threshold)
+        found += _exact_changes(points, start, end) if exact else _splits(points, start, end, threshold, 0.0, end)
     return sorted(found, key=lambda change: change.at)
 
 
@@ -66,11 +67,12 @@ def _pooled(points: Sequence[Point], start: int, end: int) -> list[float]:
     return [value for point in points[start:end] for value in point.samples]
 
 
-def _splits(points: Sequence[Point], start: int, end: int, threshold: float, alpha: float = 0.0) -> list[Change]:
+def _splits(points: Sequence[Point], start: int, end: int, threshold: float, alpha: float, last: int) -> list[Change]:
     """The changes in [start, end): a new segment holds two runs at least, but for the newest run
     alone (UNCONFIRMED), and its first runs each agree with the shift, so that one outlying run is no
-    change. `alpha`: the segment's, divided by every boundary it has (also in the searches within)."""
-    newest = end == len(points)
+    change. `alpha`: the segment's, divided by every boundary it has (also in the searches within);
+    `last`: the end of the setting's segment, whose newest run alone may start an UNCONFIRMED one."""
+    newest = end == last
     boundaries = [at for at in range(start + 2, end - 1 + newest) if end - at >= 2 or (newest and at == end - 1)]
     alpha = alpha or ALPHA / max(1, end - start - 1)
     tested = {at: _tested(points, start, end, at, threshold, alpha) for at in boundaries}
@@ -90,9 +92,10 @@ def _splits(points: Sequence[Point], start: int, end: int, threshold: float, alp
         before, after = _pooled(points, *sides[0]), _pooled(points, *sides[1])
         shift = _level_shift(points, *sides)
         best = Change(at, best.verdict, shift, best.p_value, statistics.median(before), statistics.median(after))
-    if best.at == len(points) - 1 and newest:  # the newest run alone: not yet confirmed
+    if best.at == last - 1 and newest:  # the newest run alone: not yet confirmed
         best = Change(best.at, "UNCONFIRMED", best.shift, best.p_value, best.before, best.after, best.verdict)
-    left, right = _splits(points, start, best.at, threshold, alpha), _splits(points, best.at, end, threshold, alpha)
+    left = _splits(points, start, best.at, threshold, alpha, last)
+    right = _splits(points, best.at, end, threshold, alpha, last)
     return [*left, best, *right]
 
 
