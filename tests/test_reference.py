@@ -106,3 +106,30 @@ def test_a_reference_from_three_runs_gates_a_run_as_a_run_a_would(tmp_path: Path
     missing = shell(tmp_path, gate)
     assert missing.returncode == 2 and "no reference for NVIDIA H200" in missing.stderr
     assert "there: NVIDIA-A100.yaml" in missing.stderr and "Traceback" not in missing.stderr
+
+
+@pytest.mark.slow
+def test_a_damaged_reference_is_named_never_an_internal_error(tmp_path: Path) -> None:
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
+    made = shell(tmp_path, "ncucampaign run campaigns/try.yaml --only rmsnorm_0\n"
+                 "ncucampaign reference update campaigns/runs/try/2*")  # fmt: skip
+    reference = tmp_path / "campaigns" / "refs" / "NVIDIA-H200.yaml"
+    assert reference.is_file(), made.stdout + made.stderr
+    good = yaml.safe_load(reference.read_text())
+    target = good["targets"]["rmsnorm_0"]
+    damaged = [
+        "reference: 1\ntargets: [1, 2\n",  # not YAML
+        "a: &a [*a]\n",  # a self-referencing alias
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "launch": {**target["launch"], "grid": "wide"}}}}),
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "launch": "gemm"}}}),
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "metrics": {"m": {"samples": ["x"]}}}}}),
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "metrics": {"m": {"samples": [1]}}}}}),
+        yaml.safe_dump({**good, "header": "none"}),
+        yaml.safe_dump({**good, "reference": 2}),
+        "\0" * 100,
+    ]
+    for text in damaged:
+        reference.write_text(text)
+        done = shell(tmp_path, "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs")
+        assert done.returncode in (0, 1, 2, 4) and "Traceback" not in done.stderr, (text[:200], done.stderr[-2000:])
+        assert "internal error" not in done.stderr, (text[:200], done.stderr[-2000:])

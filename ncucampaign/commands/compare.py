@@ -134,7 +134,12 @@ def against_reference(args: argparse.Namespace) -> int:
         return EXIT_NOT_COMPARABLE
     targets = reference["targets"]
     excused = frozenset(n for n, t in targets.items() if t.get("xfail") or t.get("gate") == "soft")
-    return decided(args, LoadedRun(path, as_manifest(reference, run.manifest)), run, excused)
+    try:
+        as_run = as_manifest(reference, run.manifest)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # pydantic's ValidationError is a ValueError
+        why = printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        raise UsageError(f"{path}: not a valid reference ({why}); write it again with `reference update`") from None
+    return decided(args, LoadedRun(path, as_run), run, excused)
 
 
 def decided(args: argparse.Namespace, run_a: LoadedRun, run_b: LoadedRun, excused: frozenset[str]) -> int:
