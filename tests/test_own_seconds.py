@@ -102,8 +102,8 @@ def test_since_process_start_is_known_on_linux() -> None:
 
 @pytest.mark.slow
 def test_a_shared_run_records_its_own_seconds_by_phase_without_ncus_time(tmp_path: Path, write_campaign) -> None:
-    """The splits and listings of a shared run with a trace; ncu takes 0.3 s a profiled kernel, which
-    the phases leave out."""
+    """The splits and listings of a shared run with a trace; ncu takes 0.05 s a profiled kernel (the
+    trace profiles dozens), which the phases leave out."""
     campaign = write_campaign(
         """
 - name: rms
@@ -114,7 +114,7 @@ def test_a_shared_run_records_its_own_seconds_by_phase_without_ncus_time(tmp_pat
   kernel_name: regex:nvjet
 """
     )
-    env = fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.3")
+    env = fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05")
     done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     _, manifest = load_manifest(tmp_path / "runs")
@@ -124,7 +124,7 @@ def test_a_shared_run_records_its_own_seconds_by_phase_without_ncus_time(tmp_pat
     assert all(t["obtained"]["how"] == "shared" for t in manifest["targets"])
     union = next(r for r in manifest["shared_runs"] if r["name"] == "shared/1")
     ncu_seconds = sum(a["seconds"] for r in manifest["shared_runs"] for a in r["attempts"])
-    assert union["attempts"] and ncu_seconds > 0.6  # at least the union's launches, at 0.3 s each
+    assert union["attempts"] and ncu_seconds > 1.0  # the trace's launches at 0.05 s each, at least
     assert own["other"] < ncu_seconds  # the attempts' waits on ncu are not the run's own
 
 
