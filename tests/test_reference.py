@@ -88,7 +88,11 @@ def test_a_reference_from_three_runs_gates_a_run_as_a_run_a_would(tmp_path: Path
     gate = "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs --fail-on-regression"
     passed = shell(tmp_path, gate)
     assert passed.returncode == 0 and "gate: pass" in passed.stdout, passed.stdout[-2000:] + passed.stderr
+    only_one = shell(tmp_path, "ncucampaign run campaigns/try.yaml --samples 3 --only rmsnorm_0\n" + gate)
+    assert only_one.returncode == 1, only_one.stdout[-2000:]  # mlp_gemm, in the reference, profiled nothing
+    assert "mlp_gemm" in only_one.stdout and "gate: FAIL" in only_one.stdout, only_one.stdout[-2000:]
     faster = {**data}  # the reference 30% faster than every run: the run is SLOWER
+    shell(tmp_path, "ncucampaign run campaigns/try.yaml --samples 3 --only rmsnorm_0 mlp_gemm")
     for metric in faster["targets"]["rmsnorm_0"]["metrics"].values():
         metric["samples"] = [round(v * 0.7, 6) for v in metric["samples"]]
     reference.write_text(yaml.safe_dump(faster))
