@@ -53,7 +53,12 @@ def add_ncu_option(parser: argparse.ArgumentParser, help: str | None = None) -> 
 
 
 def ncu_choice(args: argparse.Namespace) -> str | None:
-    return args.ncu or os.environ.get("NCUCAMPAIGN_NCU") or None
+    return chosen_ncu(args.ncu)
+
+
+def chosen_ncu(flag: str | None) -> str | None:
+    """The ncu asked for: --ncu, else $NCUCAMPAIGN_NCU (None: the campaign's `ncu:`, else ncu)."""
+    return flag or os.environ.get("NCUCAMPAIGN_NCU") or None
 
 
 def load_plan(

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.commands.common import out_console, reading_runs
-from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, plural, printable
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.process.short import probed
 from ncucampaign.execute.rundir.manifest import Manifest
-from ncucampaign.execute.rundir.store import MANIFEST
+from ncucampaign.execute.rundir.store import MANIFEST, write_text_atomic
 from ncucampaign.results.gate.history_series import Series, bisect_hint, commit_of, series_of
 from ncucampaign.results.page.history_page import history_page, where
 
@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     order = first_parent_order(manifests)
     manifests.sort(key=lambda m: (order.get(commit_of(m) or "", -1) if order else -1, m.started_at, m.run_id))
     series = series_of(manifests, args.metric)
-    if args.html:
-        _write(Path(args.html), history_page(f"{names[0]}: history", series, [m.run_id for m in manifests]))
+    if args.html:  # through the store's atomic write: never through a link, never half a page
+        write_text_atomic(Path(args.html), history_page(f"{names[0]}: history", series, [m.run_id for m in manifests]))
     if args.format == "json":
         print(json.dumps(as_json(series, order), indent=2))
     elif args.format == "csv":
@@ -127,14 +127,6 @@ def as_csv(series: list[Series]) -> str:
     for s in series:
         changed = {c.at: c.verdict for c in s.changes}
         for i, p in enumerate(s.points):
-            median = sorted(p.samples)[len(p.samples) // 2]
-            row = [s.target, s.metric, p.run, p.commit or "", *p.setting, len(p.samples), median, changed.get(i, "")]
+            row = [s.target, s.metric, p.run, p.commit or "", *p.setting, len(p.samples), p.median, changed.get(i, "")]
             writer.writerow(row)
     return out.getvalue()
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -5,8 +5,6 @@ table for a pull request, what moved against the file it replaces (results/gate/
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import yaml
 from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.results.gate.reference import file_name, gpu_model, moved, moved_markdown, reference_data
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
 
@@ -83,15 +82,13 @@ def read_reference(path: Path) -> dict[str, Any]:
 
 
 def _replace(path: Path, text: str) -> bool:
-    """Write `text` to `path` atomically; False when it holds exactly that already."""
+    """Write `text` to `path` with the store's atomic write (a link there is refused, never written
+    through); False when it holds exactly that already."""
     try:
         if path.is_file() and path.read_text(encoding="utf-8") == text:
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_text_atomic(path, text)
     return True

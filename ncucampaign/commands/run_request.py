@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 from dataclasses import dataclass, field
 
-from ncucampaign.commands.common import add_ncu_option
+from ncucampaign.commands.common import add_ncu_option, chosen_ncu
 from ncucampaign.execute.backends.k8s.system import KUBERNETES
 from ncucampaign.execute.backends.slurm.system import SLURM
 
@@ -108,8 +107,7 @@ class RunRequest:
 
     @property
     def ncu(self) -> str | None:
-        """The ncu asked for: --ncu, else $NCUCAMPAIGN_NCU (else the campaign's)."""
-        return self.ncu_flag or os.environ.get("NCUCAMPAIGN_NCU") or None
+        return chosen_ncu(self.ncu_flag)
 
     def but(self, **changes: object) -> RunRequest:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

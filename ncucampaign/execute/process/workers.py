@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -67,7 +68,7 @@ class _Worker:
 
     def end(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, 9)
+            os.killpg(self.proc.pid, signal.SIGKILL)
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 if stream is not None:

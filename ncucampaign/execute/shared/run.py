@@ -147,12 +147,13 @@ class _SharedRun:
     def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
         """One group on the trace: what its union's filter selects, then the whole group plan
         composed at once (plan/share/group_plan.py), then the union run and its splits."""
+        union = union_for(members, "trace")
         try:
-            selected = self._union_selection(members, union_for(members, "trace"), found)
+            selected = self._union_selection(members, union, found)
         except ImportFailed as exc:
             return self._alone(members, f"the discovery trace cannot be listed: {exc}")
         traced = [member_trace(m, found) for m in members]
-        composed = compose_group(traced, selected, found.functions, self.costs)
+        composed = compose_group(traced, union, selected, found.functions, self.costs)
         if composed.union is None or composed.window is None:
             return self._alone(members, composed.why_not)
         union_inv = pin(composed.union, self.gpus) if self.gpus else composed.union

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.cost import Costs, pays
-from ncucampaign.plan.share.groups import union_for
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.union import picked, picks_possible, with_options
 from ncucampaign.plan.share.windows import (
@@ -46,16 +45,17 @@ class GroupPlan:
 
 def compose_group(
     members: Sequence[MemberTrace],
+    union_inv: Invocation,
     union_selected: Sequence[Launch],
     functions: Mapping[int, str],
     costs: Costs,
 ) -> GroupPlan:
-    """The group's union run on the trace: the launches its filter selects (`union_selected`),
+    """The group's union run on the trace (`union_inv`: plan/share/groups.union_for's, the one whose
+    filter was listed): the launches its filter selects (`union_selected`),
     picked by `--kernel-id` where that profiles fewer, else a skip/count window; refused when the
     window misses a member's launch or costs more than the members' own runs."""
     invocations = [m.member for m in members]
     wanted = [m.wanted for m in members]
-    union_inv = union_for(invocations, "trace")
     window = union_window(union_selected, wanted)
     if any(uncovered(w, window) for w in wanted):
         return GroupPlan(why_not="the shared filter does not cover every target's launches")

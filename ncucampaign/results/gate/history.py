@@ -18,6 +18,7 @@ import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ncucampaign.results.gate.verdicts import ALPHA, Verdict, duration_decision
 
@@ -36,6 +37,10 @@ class Point:
     commit: str | None
     setting: tuple[str, ...]  # GPU model, ncu version, clock control
     samples: tuple[float, ...]
+
+    @cached_property
+    def median(self) -> float:
+        return statistics.median(self.samples) if self.samples else 0.0
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ def _spread_split(points: Sequence[Point], start: int, end: int, at: int) -> flo
     """The sum of squared deviations of the run medians from their side's mean, split before `at`."""
     total = 0.0
     for a, b in ((start, at), (at, end)):
-        medians = [statistics.median(p.samples) for p in points[a:b] if p.samples]
+        medians = _medians(points, a, b)
         if medians:
             mean = statistics.fmean(medians)
             total += sum((m - mean) ** 2 for m in medians)
@@ -131,24 +136,32 @@ def _spread_split(points: Sequence[Point], start: int, end: int, at: int) -> flo
 def _level_shift(points: Sequence[Point], before: tuple[int, int], after: tuple[int, int]) -> float:
     """The relative move between the medians of the runs' medians on each side: one outlying run in a
     window moves it little (the pooled samples' shift, much)."""
-    levels = [
-        statistics.median(statistics.median(p.samples) for p in points[a:b] if p.samples) for a, b in (before, after)
-    ]
+    levels = [_level(points, *side) for side in (before, after)]
     return levels[1] / levels[0] - 1 if levels[0] else 0.0
 
 
 def _homogeneous(points: Sequence[Point], side: tuple[int, int], threshold: float) -> bool:
     """No run of the window lies further than 1.5 thresholds from the window's level."""
-    medians = [statistics.median(p.samples) for p in points[side[0] : side[1]] if p.samples]
-    level = statistics.median(medians) if medians else 0.0
-    return bool(level) and all(abs(m / level - 1) <= 1.5 * threshold for m in medians)
+    level = _level(points, *side)
+    return bool(level) and all(abs(m / level - 1) <= 1.5 * threshold for m in _medians(points, *side))
+
+
+def _medians(points: Sequence[Point], start: int, end: int) -> list[float]:
+    """The runs' own medians in [start, end)."""
+    return [p.median for p in points[start:end] if p.samples]
+
+
+def _level(points: Sequence[Point], start: int, end: int) -> float:
+    """The median of the runs' medians in [start, end): one outlying run moves it little."""
+    medians = _medians(points, start, end)
+    return statistics.median(medians) if medians else 0.0
 
 
 def _agree(points: Sequence[Point], at: int, end: int, before: Sequence[float], threshold: float) -> bool:
     """The new segment's first runs (two, or the newest alone) each moved half the threshold at least,
     the same way: one outlying run followed by the old level is no step."""
     level = statistics.median(before)
-    moves = [statistics.median(p.samples) / level - 1 for p in points[at : min(end, at + 2)] if p.samples]
+    moves = [m / level - 1 for m in _medians(points, at, min(end, at + 2))]
     return bool(moves) and (all(m >= threshold / 2 for m in moves) or all(m <= -threshold / 2 for m in moves))
 
 
@@ -157,8 +170,7 @@ def _exact_changes(points: Sequence[Point], start: int, end: int) -> list[Change
     for at in range(start + 1, end):
         old, new = set(points[at - 1].samples), set(points[at].samples)
         if old and new and old != new:
-            before, after = statistics.median(points[at - 1].samples), statistics.median(points[at].samples)
-            found.append(Change(at, "CHANGED", None, None, before, after))
+            found.append(Change(at, "CHANGED", None, None, points[at - 1].median, points[at].median))
     return found
 
 

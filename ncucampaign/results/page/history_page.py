@@ -4,7 +4,6 @@ control) as a dashed line. The charts flow in a grid that stays readable from 80
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 
 from ncucampaign.escaping import html_text
@@ -49,7 +48,7 @@ def where(s: Series, at: int) -> str:
 
 
 def _svg(s: Series) -> str:
-    medians = [statistics.median(p.samples) for p in s.points]
+    medians = [p.median for p in s.points]
     low = min(min(p.samples) for p in s.points)
     high = max(max(p.samples) for p in s.points)
     span = (high - low) or abs(high) or 1.0
