@@ -154,6 +154,11 @@ def _samples(results: Sequence[ResultRecord]) -> list[ResultRecord]:
     return [r for r in results if _state(r) == _state(results[0])] if results else []
 
 
+def launch_state(result: ResultRecord) -> tuple[object, ...]:
+    """What makes results one target's samples: the same kernel, grid, block and NVTX stack."""
+    return _state(result)
+
+
 def _state(result: ResultRecord) -> tuple[object, ...]:
     return (result.kernel, tuple(result.grid or ()), tuple(result.block or ()), tuple(result.nvtx))
 

@@ -27,7 +27,7 @@ from typing import Any
 from ncucampaign.escaping import markdown_inline
 from ncucampaign.execute.rundir.manifest import Manifest, MetricValue, ResultRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.gate.gate import EXACT_METRICS
+from ncucampaign.results.gate.gate import EXACT_METRICS, launch_state
 
 REFERENCE_VERSION = 1
 MAX_SAMPLES = 20
@@ -77,7 +77,11 @@ def reference_data(runs: Sequence[Manifest], previous: Mapping[str, Any] | None)
         records = [t for run in runs for t in run.targets if t.name == name]
         if not records or any(r.status != Status.OK for r in records):
             continue
-        results = [r for record in records for r in record.results][-MAX_SAMPLES:]
+        # The samples are compare's: results in one launch state, the newest run's first result's. A
+        # target whose launches alternate (a GEMM regex in a range that holds two GEMMs) pooled whole
+        # made a reference of two kernels that a fresh A/A run failed against (H200, 2026-12-02).
+        state = launch_state(records[-1].results[0]) if records[-1].results else None
+        results = [r for record in records for r in record.results if launch_state(r) == state][-MAX_SAMPLES:]
         if results:
             own: dict[str, Any] = kept[name] if isinstance(kept.get(name), dict) else {}
             targets[name] = {**_target(results), **{k: own[k] for k in ("gate", "xfail") if k in own}}

@@ -11,6 +11,12 @@ from ncucampaign.results.gate.history_series import Series
 from ncucampaign.results.metrics import DURATION
 
 WIDTH, HEIGHT, PAD = 360, 150, 28
+LEGEND = (
+    "Each chart: a target's duration, the median of each run's samples (the line; a point's tooltip says "
+    "its run, commit and samples) and their range (grey bars), oldest run left. A change is a red line "
+    "before the first run of its new segment; a new setting (GPU, ncu version, clock control) a dashed "
+    "one. Under the chart: the commits of the first and last runs and of each change."
+)
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:16px;max-width:1400px}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:16px}
@@ -28,6 +34,7 @@ def history_page(title: str, series: Sequence[Series], runs: Sequence[str]) -> s
             f"<title>{html_text(title)}</title><style>{STYLE}</style></head><body>",
             f"<h1>{html_text(title)}</h1>",
             f"<p>{len(runs)} runs, oldest first: {html_text(', '.join(runs))}</p>",
+            f"<p>{LEGEND}</p>",
             '<div class="charts">',
             *charts,
             "</div></body></html>",
@@ -70,8 +77,18 @@ def _svg(s: Series) -> str:
                      f'y2="{y(max(p.samples)):.1f}" stroke="#9ab"/>')  # fmt: skip
     path = " ".join(f"{x(i):.1f},{y(m):.1f}" for i, m in enumerate(medians))
     parts.append(f'<polyline points="{path}" fill="none" stroke="#036" stroke-width="1.5"/>')
+    for i, p in enumerate(s.points):
+        tip = f"{where(s, i)}: median {_us(p.median)}, {len(p.samples)} samples"
+        dot = f'<circle cx="{x(i):.1f}" cy="{y(p.median):.1f}" r="2.5" fill="#036">'
+        parts.append(f"{dot}<title>{html_text(tip)}</title></circle>")
     parts.append(f'<text x="2" y="12" font-size="10">{_us(high)}</text>')
-    parts.append(f'<text x="2" y="{HEIGHT - 4}" font-size="10">{_us(low)}</text>')
+    parts.append(f'<text x="2" y="{HEIGHT - PAD + 12}" font-size="10">{_us(low)}</text>')
+    labelled = sorted({0, len(s.points) - 1, *(c.at for c in s.changes)})
+    for i in labelled:  # the ends and the changes: every run's label would overlap on a long history
+        label = (s.points[i].commit or s.points[i].run)[:8]
+        parts.append(
+            f'<text x="{x(i):.1f}" y="{HEIGHT - 3}" font-size="9" text-anchor="middle">{html_text(label)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
