@@ -121,16 +121,31 @@ def logging_ncu(folder: Path) -> tuple[Path, Path]:
     return calls, wrapper
 
 
+# Commands that read and print and start no process of their own but report readers: run in the test's
+# process, a process start each cost 0.3-0.4 s of CPU (1,170 CLI processes were most of the suite's
+# CPU on 2 cores, issue 42). `run`, `ab`, `discover`, `doctor`, `collect` and the task entries start
+# processes and handle signals: they run as the user runs them. NCUCAMPAIGN_TEST_SUBPROCESS=1 runs
+# every command in a process of its own.
+IN_PROCESS = frozenset({"validate", "plan", "summarize", "compare", "reference", "history", "findings", "report"})
+
+
 def run_cli_here(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The CLI's `main` in this process (the inner loop's golden plans: a process start per plan cost
-    1.3-2.2 s of a 2-core machine): its exit code and what it printed, with `cwd` and exactly `env`."""
+    1.3-2.2 s of a 2-core machine): its exit code and what it printed, with `cwd` and exactly `env`.
+    What a process would start afresh is made afresh: the caches of what the installed ncu accepts."""
     from ncucampaign.cli import main
+    from ncucampaign.execute.attempt import ncu_checks
 
+    for cached in vars(ncu_checks).values():
+        if callable(getattr(cached, "cache_clear", None)):
+            cached.cache_clear()
     out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
     with mock.patch.dict(os.environ, env, clear=True), redirect_stdout(out), redirect_stderr(err):
         os.chdir(cwd)
         try:
             code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
         finally:
             os.chdir(here)
     return subprocess.CompletedProcess(["ncucampaign", *args], code, out.getvalue(), err.getvalue())
@@ -139,10 +154,13 @@ def run_cli_here(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Compl
 def run_cli(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
+    env = env if env is not None else fake_env()
+    if args and args[0] in IN_PROCESS and os.environ.get("NCUCAMPAIGN_TEST_SUBPROCESS") != "1":
+        return run_cli_here(*args, cwd=cwd, env=env)
     return subprocess.run(
         [sys.executable, "-m", "ncucampaign", *args],
         cwd=cwd,
-        env=env if env is not None else fake_env(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,

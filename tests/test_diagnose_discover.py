@@ -188,6 +188,7 @@ pytestmark_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reas
 ncu_report = pytest.importorskip("ncu_report", reason="discover reads reports")
 
 
+@pytest.mark.versions
 @pytest.mark.slow
 @pytestmark_linux
 def test_discover_lists_kernels_and_writes_targets(tmp_path: Path, write_campaign) -> None:

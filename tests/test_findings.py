@@ -76,6 +76,7 @@ def test_findings_are_grouped_and_ranked_by_estimated_speedup() -> None:
     assert [g.first.title for g in rank(findings, include_ok=True)][-1] == "Fine"
 
 
+@pytest.mark.versions
 def test_findings_of_a_run_name_their_targets_and_survive_a_damaged_report(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign(
         "- name: rms\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n"

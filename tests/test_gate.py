@@ -161,6 +161,7 @@ def test_samples_with_a_launch_count_of_several_results_is_refused(tmp_path: Pat
     assert bad.returncode == 2 and "--samples must be between 1 and 1000" in bad.stderr, bad.stderr
 
 
+@pytest.mark.versions
 @pytest.mark.slow
 def test_summarize_shows_a_targets_samples_median_and_spread(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: rms\n  kernel_name: rmsnorm_kernel\n  samples: 8\n"))
@@ -180,6 +181,7 @@ def test_summarize_shows_a_targets_samples_median_and_spread(tmp_path: Path) -> 
     assert zero.returncode == 0 and "samples; duration median 0" in zero.stdout, zero.stdout + zero.stderr
 
 
+@pytest.mark.versions
 @pytest.mark.slow
 def test_ab_on_a_campaign_without_a_name_compares_its_runs(tmp_path: Path) -> None:
     """Issue 35: the derived A.yaml and B.yaml named the campaign A and B, and after every pair ran ab

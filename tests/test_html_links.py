@@ -53,6 +53,7 @@ def test_a_manifest_edited_to_hold_a_script_link_gives_a_report_without_it(tmp_p
     assert f'href="./reports/a{REPORT}"' in page
 
 
+@pytest.mark.versions
 @pytest.mark.slow  # runs the CLI end to end
 def test_a_report_written_elsewhere_links_the_run_directory_itself_not_latest(tmp_path: Path) -> None:
     """Issue 40: `report runs/camp/latest -o elsewhere.html` linked through `latest` (which moves to the

@@ -132,6 +132,7 @@ SPREAD = """
 """
 
 
+@pytest.mark.versions
 @pytest.mark.slow
 def test_a_picked_union_splits_into_the_launches_runs_of_their_own_profile(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign(SPREAD, defaults="args: [--templated]")

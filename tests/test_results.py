@@ -64,6 +64,7 @@ def test_summarize_matches_ncus_own_csv_import(tmp_path: Path, name: str) -> Non
         assert mine["device"] == row["Device"][0]
 
 
+@pytest.mark.versions
 def test_summarize_text_shows_each_result(tmp_path: Path) -> None:
     done = run_cli("summarize", str(FIXTURES / "reports" / "rangefilter_multi.ncu-rep"), cwd=tmp_path)
     assert done.returncode == 0
@@ -136,6 +137,7 @@ def test_compare_pure() -> None:
     assert [c.target for c in comparison.regressions] == ["slower"]
 
 
+@pytest.mark.versions
 @linux_only
 def test_compare_cli_gates_on_regression(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: norm\n  kernel_name: rmsnorm_kernel\n")

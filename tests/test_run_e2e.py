@@ -26,6 +26,7 @@ pytestmark = [
 ]  # slow: runs the CLI end to end
 
 
+@pytest.mark.versions
 def test_successful_campaign_fills_the_run_directory(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign(
         """
@@ -95,6 +96,7 @@ def test_usage_errors_are_never_retried(tmp_path: Path, write_campaign, option: 
     assert len(record["attempts"]) == 1
 
 
+@pytest.mark.versions
 def test_application_failure_keeps_every_report(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign(
         """

@@ -130,6 +130,7 @@ def test_a_trace_is_reused_in_a_dirty_tree_until_what_the_command_runs_changes(t
     assert traced()  # other changes: traced again
 
 
+@pytest.mark.versions
 def test_plan_piped_into_bash_writes_the_reports_run_writes(tmp_path: Path) -> None:
     targets = (
         "- name: rms\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 3]\n"  # one shared run

@@ -57,6 +57,7 @@ def profiled_launch(run_dir: Path, name: str) -> list[tuple[str, ...]]:
     return [(row[3], *re.findall(r'"([^"]*)"', row[2])) for row in list(csv.reader(io.StringIO(listing)))[2:]]
 
 
+@pytest.mark.versions
 def test_targets_with_different_filters_are_split_out_of_one_run_and_verified(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign(TRACE_TARGETS)
     done = run(campaign)

@@ -133,6 +133,7 @@ def test_each_target_gets_the_share_of_the_kernels_its_results_profiled() -> Non
     assert shares == {"gemm": pytest.approx(0.6), "odd": None}
 
 
+@pytest.mark.versions
 @pytest.mark.slow
 def test_run_weigh_records_shares_and_a_second_run_reuses_the_cached_pass(tmp_path: Path, write_campaign) -> None:
     campaign = write_campaign("- name: norm\n  kernel_name: rmsnorm_kernel\n")

@@ -27,7 +27,11 @@ def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
         limits = read_limits(report)
     except OSError as exc:
         raise ReportUnreadable(f"{report}: {exc.strerror or exc}") from None
-    request = json.dumps({"op": op, "report": str(report), "ncu": ncu, "memory": limits.memory, **fields})
+    # The worker reads paths as this process would: from this process's directory, not the one it was
+    # started in (a kept worker outlives a chdir: the tests run commands in their own process).
+    request = json.dumps(
+        {"op": op, "report": str(report), "cwd": os.getcwd(), "ncu": ncu, "memory": limits.memory, **fields}
+    )
     answer = _workers().ask(request, limits.seconds, CAPTURE_LIMIT_BYTES)
     if not answer.fresh and (answer.code or '"memory": true' in (answer.line or "")):
         # A worker that had read other reports crashed or ran out of memory: this report may not be

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import resource
 import signal
 import sys
@@ -60,6 +61,11 @@ def main() -> int:
 
 def reply_to(request: dict[str, Any]) -> dict[str, Any]:
     bounded(request.get("memory"))
+    try:
+        if request.get("cwd"):
+            os.chdir(request["cwd"])  # relative paths are the caller's
+    except OSError as exc:
+        return {"error": "unreadable", "message": f"{request['report']}: {exc.strerror or exc}"}
     try:
         return {"ok": answer(request)}
     except NoReportReader as exc:
