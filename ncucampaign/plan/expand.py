@@ -254,7 +254,7 @@ def _invocation(
     app_argv = command_argv(command, app.shell, where) + tuple(options.args or ())
     env = {**app.env, **(options.env or {})}
     files = {  # config and renames files, relative to the campaign file as its other paths are
-        key: str(_working_directory(loaded.base_dir, value))
+        key: str(_working_directory(loaded.base_dir.absolute(), value))
         for key, value in (("config_file", options.config_file), ("rename_kernels", options.rename_kernels))
         if isinstance(value, str)
     }
@@ -268,7 +268,7 @@ def _invocation(
         options=options,
         app_argv=app_argv,
         env=tuple(sorted(env.items())),
-        cwd=_working_directory(loaded.base_dir, app.cwd),
+        cwd=_working_directory(loaded.base_dir.absolute(), app.cwd),
         timeout=options.timeout if options.timeout is not None else DEFAULT_TIMEOUT_S,
         retries=options.retries if options.retries is not None else DEFAULT_RETRIES,
         retry_delay=options.retry_delay if options.retry_delay is not None else DEFAULT_RETRY_DELAY_S,
@@ -277,6 +277,6 @@ def _invocation(
     )
 
 
-@functools.lru_cache(maxsize=64)  # one per campaign, asked once per target
-def _working_directory(base_dir: Path, cwd: str | None) -> Path:
+@functools.lru_cache(maxsize=64)  # one per campaign, asked once per target; keyed on absolute paths
+def _working_directory(base_dir: Path, cwd: str | None) -> Path:  # (a relative one met another cwd)
     return Path(os.path.normpath((base_dir / cwd if cwd else base_dir).absolute()))
