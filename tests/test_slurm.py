@@ -83,6 +83,7 @@ def by_name(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["name"]: t for t in data["targets"]}
 
 
+@pytest.mark.versions
 def test_ten_targets_run_once_each_on_its_own_gpu_with_provenance(tmp_path: Path) -> None:
     timeline = tmp_path / "timeline"
     started = time.monotonic()
@@ -200,6 +201,7 @@ def test_two_arrays_on_one_run_directory_do_not_corrupt_it(tmp_path: Path) -> No
     assert len(outputs) == 6 and all("claimed by another task already" in text for text in outputs)
 
 
+@pytest.mark.versions
 def test_a_shared_group_is_one_array_task_with_its_own_shared_run_names(tmp_path: Path) -> None:
     text = campaign_text(
         "- name: skip\n  kernel_name: rmsnorm_kernel\n  matrix: {launch_skip: [0, 1, 2, 3]}\n"
