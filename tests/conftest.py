@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -156,12 +157,15 @@ def run_cli_here(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Compl
         redirect_stderr(err),
     ):
         os.chdir(cwd)
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             code = main(list(args))
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code if isinstance(exc.code, int) else 2
         finally:
             os.chdir(here)
+            for sig, handler in handlers.items():  # a process would end here: later tests keep theirs
+                signal.signal(sig, handler)
     return subprocess.CompletedProcess(["ncucampaign", *args], code, out.getvalue(), err.getvalue())
 
 

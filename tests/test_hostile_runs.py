@@ -262,7 +262,12 @@ def test_5_keyboard_interrupt_anywhere_inside_main_is_exit_130(
         monkeypatch.setattr("ncucampaign.commands.run.start_run", interrupt)
     monkeypatch.setattr(sys, "argv", ["ncucampaign", "run", str(campaign), "--out", str(tmp_path / "runs")])
     monkeypatch.setenv("PATH", fake_env()["PATH"])
-    assert _entry.main() == 130
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # _entry.main replaces it
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        assert _entry.main() == 130
+    finally:  # main leaves SIGINT ignored, as a process about to exit: later tests in this worker need it
+        signal.signal(signal.SIGINT, handler)
     assert "interrupted" in capsys.readouterr().err
 
 
