@@ -134,8 +134,10 @@ IN_PROCESS = frozenset(
 
 def _needs_a_process(env: dict[str, str]) -> bool:
     """Variables only a new interpreter honours (PYTHONPATH shadowing a module, say)."""
-    return any(env.get(name) != os.environ.get(name) for name in {*env, *os.environ} if name.startswith("PYTHON")
-               and name != "PYTHONPATH") or env.get("PYTHONPATH") != fake_env().get("PYTHONPATH")  # fmt: skip
+    if env.get("PYTHONPATH") != fake_env().get("PYTHONPATH"):
+        return True
+    names = {name for name in {*env, *os.environ} if name.startswith("PYTHON") and name != "PYTHONPATH"}
+    return any(env.get(name) != os.environ.get(name) for name in names)
 
 
 def run_cli_here(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

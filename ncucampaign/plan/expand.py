@@ -5,7 +5,6 @@ options ncu needs implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, 
 from __future__ import annotations
 
 import difflib
-import functools
 import itertools
 import os
 import re
@@ -254,7 +253,7 @@ def _invocation(
     app_argv = command_argv(command, app.shell, where) + tuple(options.args or ())
     env = {**app.env, **(options.env or {})}
     files = {  # config and renames files, relative to the campaign file as its other paths are
-        key: str(_working_directory(loaded.base_dir.absolute(), value))
+        key: str(_working_directory(loaded.base_dir, value))
         for key, value in (("config_file", options.config_file), ("rename_kernels", options.rename_kernels))
         if isinstance(value, str)
     }
@@ -268,7 +267,7 @@ def _invocation(
         options=options,
         app_argv=app_argv,
         env=tuple(sorted(env.items())),
-        cwd=_working_directory(loaded.base_dir.absolute(), app.cwd),
+        cwd=_working_directory(loaded.base_dir, app.cwd),
         timeout=options.timeout if options.timeout is not None else DEFAULT_TIMEOUT_S,
         retries=options.retries if options.retries is not None else DEFAULT_RETRIES,
         retry_delay=options.retry_delay if options.retry_delay is not None else DEFAULT_RETRY_DELAY_S,
@@ -277,6 +276,7 @@ def _invocation(
     )
 
 
-@functools.lru_cache(maxsize=64)  # one per campaign, asked once per target; keyed on absolute paths
-def _working_directory(base_dir: Path, cwd: str | None) -> Path:  # (a relative one met another cwd)
+def _working_directory(base_dir: Path, cwd: str | None) -> Path:
+    # Not cached: a cache keyed on a relative folder gave a later call from another directory the
+    # first call's answer (one process running two campaigns, as the tests do).
     return Path(os.path.normpath((base_dir / cwd if cwd else base_dir).absolute()))

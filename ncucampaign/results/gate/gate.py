@@ -60,7 +60,7 @@ def target_verdicts(
     if not left or not right:
         return []
     found = []
-    changed = _state(left[0]) != _state(right[0])
+    changed = launch_state(left[0]) != launch_state(right[0])
     if changed:
         found.append(verdict("launch", exact_decision("launch", [_state_text(left[0])], [_state_text(right[0])])))
     if not unit_mismatch(left, right, DURATION):
@@ -118,7 +118,7 @@ def short_samples(record: TargetRecord, asked: int) -> str | None:
     if asked < 2 or not samples or len(samples) >= asked:
         return None
     first, others = record.results[0], len(record.results) - len(samples)
-    differ = [r for r in record.results if _state(r) != _state(first)]
+    differ = [r for r in record.results if launch_state(r) != launch_state(first)]
     pins = []
     if any(r.kernel != first.kernel for r in differ):
         pins.append(f"kernel_name: {first.kernel}")
@@ -151,15 +151,11 @@ def _duration(
 
 
 def _samples(results: Sequence[ResultRecord]) -> list[ResultRecord]:
-    return [r for r in results if _state(r) == _state(results[0])] if results else []
+    return [r for r in results if launch_state(r) == launch_state(results[0])] if results else []
 
 
 def launch_state(result: ResultRecord) -> tuple[object, ...]:
     """What makes results one target's samples: the same kernel, grid, block and NVTX stack."""
-    return _state(result)
-
-
-def _state(result: ResultRecord) -> tuple[object, ...]:
     return (result.kernel, tuple(result.grid or ()), tuple(result.block or ()), tuple(result.nvtx))
 
 

@@ -85,7 +85,8 @@ def _svg(s: Series) -> str:
     parts.append(f'<text x="2" y="{HEIGHT - PAD + 12}" font-size="10">{_us(low)}</text>')
     labelled = sorted({0, len(s.points) - 1, *(c.at for c in s.changes)})
     for i in labelled:  # the ends and the changes: every run's label would overlap on a long history
-        label = (s.points[i].commit or s.points[i].run)[:8]
+        commit = s.points[i].commit
+        label = commit[:8] if commit else s.points[i].run
         parts.append(
             f'<text x="{x(i):.1f}" y="{HEIGHT - 3}" font-size="9" text-anchor="middle">{html_text(label)}</text>'
         )
