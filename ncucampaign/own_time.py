@@ -1,11 +1,14 @@
-"""A run's own seconds, by phase (issue 41): the wall time each phase took, less the time its thread
-waited on ncu (or on the application, git, nvidia-smi). What ncucampaign itself costs a run, kept in
-the manifest as `own_seconds`.
+"""A run's own seconds, by phase (issue 41): the wall seconds the run spent on its own work, outside
+the time ncu profiled. What ncucampaign itself adds to a run, kept in the manifest as `own_seconds`.
 
-Phases nest: a phase's inner phases (a manifest write inside a split) count for the inner phase only.
-Each thread keeps its own stack; the totals add every thread's, so a split that runs while the GPU
-runs the next union counts in full although it delayed nothing. Time outside every phase (the
-interpreter exiting, the final table printed after the manifest) is not counted.
+Each thread keeps a stack of phases; its innermost one is what it does now (a wait, None, is
+nothing). A moment counts when some thread works and no ncu profiles: while ncu profiles (the
+trace, a union, a target's own run) the GPU sets the pace, and a split or a read that runs beside it
+delays nothing. A moment in which several threads work is shared among their phases equally, so the
+phases add up to the wall seconds the run's own work took (the sum over threads overstated it: four
+splits at once for 0.1 s were 0.4 s, issue 41). Waits on other programs (ncu --import, git,
+nvidia-smi) are theirs. Time outside every phase (the interpreter exiting, the final table printed
+after the manifest) is not counted.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 START_UP = "start-up"  # from the process's start to the command's first line: Python and the imports
 PLANNING = "planning"  # loading, validating, planning, provenance, opening the run, partitions
@@ -28,27 +30,44 @@ OTHER = "other"  # running targets: attempts, their logs and consoles, the progr
 PHASES = (START_UP, PLANNING, TRACE_LISTING, SPLITS, VERIFICATION, RECORDS, REPORTS, OTHER)
 
 
-@dataclass
-class _Open:
-    name: str | None
-    started: float
-    waited: float = 0.0  # on child processes, and in inner phases that ended
-
-
 class OwnClock:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._totals: dict[str, float] = {}
+        self._working: dict[int, str] = {}  # thread -> the phase it works in now
+        self._since = time.perf_counter()  # when the working threads last changed
+        self._profiling = 0  # ncu processes profiling now
         self._local = threading.local()
 
-    def _stack(self) -> list[_Open]:
-        stack: list[_Open] | None = getattr(self._local, "stack", None)
+    def _stack(self) -> list[str | None]:
+        stack: list[str | None] | None = getattr(self._local, "stack", None)
         if stack is None:
             stack = self._local.stack = []
         return stack
 
+    def _advance(self) -> None:
+        """Share the wall time since the last change among the phases working in it (under the lock)."""
+        now = time.perf_counter()
+        if self._working and not self._profiling:
+            share = (now - self._since) / len(self._working)
+            for name in self._working.values():
+                self._totals[name] = self._totals.get(name, 0.0) + share
+        self._since = now
+
+    def _now_in(self, stack: list[str | None]) -> None:
+        thread = threading.get_ident()
+        with self._lock:
+            self._advance()
+            top = stack[-1] if stack else None
+            if top is None:
+                self._working.pop(thread, None)
+            else:
+                self._working[thread] = top
+                self._totals.setdefault(top, 0.0)
+
     def reset(self) -> None:
         with self._lock:
+            self._advance()
             self._totals = {}
 
     def add(self, name: str, seconds: float) -> None:
@@ -57,38 +76,42 @@ class OwnClock:
 
     @contextlib.contextmanager
     def phase(self, name: str | None) -> Iterator[None]:
-        """Time in the block counts for `name`, less what inner phases and waits took; with None it
-        counts for nothing (a wait: see `waiting`)."""
+        """Time in the block counts for `name` while no inner phase or wait runs in this thread; with
+        None it counts for nothing (a wait: see `waiting`)."""
         stack = self._stack()
-        frame = _Open(name, time.perf_counter())
-        stack.append(frame)
+        stack.append(name)
+        self._now_in(stack)
         try:
             yield
         finally:
             stack.pop()
-            wall = time.perf_counter() - frame.started
-            if name is not None:
-                self.add(name, wall - frame.waited)
-            if stack:
-                stack[-1].waited += wall
+            self._now_in(stack)
 
     def waiting(self) -> contextlib.AbstractContextManager[None]:
         """Around a wait on a child process, or on threads that count their own phases: not this
         thread's own time (a phase inside it, in this thread, still counts for itself)."""
         return self.phase(None)
 
+    @contextlib.contextmanager
+    def profiling(self) -> Iterator[None]:
+        """Around ncu profiling: a wait for this thread, and no thread's own time while it lasts."""
+        with self.waiting():
+            with self._lock:
+                self._advance()
+                self._profiling += 1
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self._advance()
+                    self._profiling -= 1
+
     def totals(self) -> dict[str, float]:
-        """Seconds per phase so far, rounded to milliseconds; the calling thread's open phases count
-        up to now (the manifest is written from inside them)."""
-        now = time.perf_counter()
+        """Seconds per phase so far, open phases up to now (the manifest is written from inside
+        them), rounded to milliseconds."""
         with self._lock:
+            self._advance()
             totals = dict(self._totals)
-        inner = 0.0
-        for frame in reversed(self._stack()):
-            wall = now - frame.started
-            if frame.name is not None:
-                totals[frame.name] = totals.get(frame.name, 0.0) + max(0.0, wall - frame.waited - inner)
-            inner = wall
         return {name: round(totals[name], 3) for name in PHASES if name in totals}
 
 

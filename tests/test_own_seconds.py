@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,23 +75,46 @@ def test_open_phases_count_up_to_now_for_the_thread_that_asks(clock: tuple[OwnCl
     assert list(totals) == [p for p in PHASES if p in totals]  # in the phases' order
 
 
-def test_threads_keep_their_own_stacks_and_their_totals_add(clock: tuple[OwnClock, FakeTime]) -> None:
-    own, t = clock
+def _in_thread(own: OwnClock, name: str, while_inside: Callable[[], None]) -> None:
+    """Run `while_inside` while another thread is inside phase `name`."""
     entered, leave = threading.Event(), threading.Event()
 
-    def split() -> None:
-        with own.phase("splits"):
+    def work() -> None:
+        with own.phase(name):
             entered.set()
             leave.wait()
 
-    worker = threading.Thread(target=split)
+    worker = threading.Thread(target=work)
+    worker.start()
+    entered.wait()
+    while_inside()
+    leave.set()
+    worker.join()
+
+
+def test_a_moment_two_threads_work_in_counts_once_shared_between_their_phases(clock: tuple[OwnClock, FakeTime]) -> None:
+    """The phases add up to the wall seconds in which any thread worked (summing threads overstated it)."""
+    own, t = clock
+
+    def two_seconds() -> None:
+        t.now += 2.0
+
     with own.phase("other"):
-        worker.start()
-        entered.wait()
-        t.now += 2.0  # both threads are inside their phases for these 2 s
-        leave.set()
-        worker.join()
-    assert own.totals() == {"splits": 2.0, "other": 2.0}
+        _in_thread(own, "splits", two_seconds)
+        t.now += 1.0  # the worker has left: this thread alone
+    assert own.totals() == {"splits": 1.0, "other": 2.0}
+    assert sum(own.totals().values()) == 3.0
+
+
+def test_a_thread_working_while_the_others_wait_counts_in_full(clock: tuple[OwnClock, FakeTime]) -> None:
+    own, t = clock
+
+    def three_seconds() -> None:
+        t.now += 3.0
+
+    with own.phase("other"), own.waiting():  # the run's thread waits on ncu profiling the next union
+        _in_thread(own, "splits", three_seconds)
+    assert own.totals() == {"other": 0.0, "splits": 3.0}
 
 
 def test_since_process_start_is_known_on_linux() -> None:
@@ -146,3 +170,17 @@ def test_start_up_imports_only_the_command_that_runs() -> None:
     assert "ncucampaign.execute.backends.local" in loaded["run"] and "ncucampaign.commands.report" not in loaded["run"]
     assert commands_for(["--help"]) == COMMANDS and commands_for(["bogus"]) == COMMANDS
     assert commands_for(["plan", "--only", "run"]) == ("plan",)
+
+
+def test_work_beside_ncu_profiling_is_not_the_runs_own(clock: tuple[OwnClock, FakeTime]) -> None:
+    """While ncu profiles, the GPU sets the pace: a split in another thread delays nothing."""
+    own, t = clock
+
+    def profile_then_wait() -> None:
+        with own.profiling():  # this thread runs the next union
+            t.now += 5.0
+        t.now += 0.5  # the union is done, the split still works: now it delays the run
+
+    with own.phase("other"), own.waiting():
+        _in_thread(own, "splits", profile_then_wait)
+    assert own.totals() == {"other": 0.0, "splits": 0.5}

@@ -85,7 +85,7 @@ def run_in_group(
         on_start(proc.pid)
     tail = LogTail(log_path, offset, echo) if echo else None
     try:
-        with CLOCK.waiting():  # ncu's time, not the run's own
+        with CLOCK.profiling():  # ncu's time, not the run's own (nor what other threads do meanwhile)
             outcome = _supervise(proc, start, timeout, stop, grace, on_signal, watch)
     finally:
         if tail:
