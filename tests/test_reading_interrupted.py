@@ -31,6 +31,9 @@ class StoppedWhileReading:
     def __init__(self, stop: StopRequest) -> None:
         self.stop = stop
 
+    def warm(self) -> None:
+        pass
+
     def read(self, report: Path, wanted: tuple[str, ...], console: ConsoleSummary) -> None:
         self.stop.request(1)
         raise ReportUnreadable(f"{report}: corrupt or truncated report (the report reader crashed on it: signal 2)")

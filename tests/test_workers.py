@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ncucampaign.execute.process.workers import WorkerPool
-from tests.conftest import gone
+from ncucampaign.results.reading import isolated
+from tests.conftest import FIXTURES, ROOT, gone
 
 # A worker that answers each line with its pid, and misbehaves on request.
 WORKER = """
@@ -95,5 +96,41 @@ def test_requests_beyond_the_pools_workers_wait_for_one_and_reuse_it() -> None:
             answers = list(pool.map(lambda word: workers.ask(word, 30, 1000), [f"w{i}" for i in range(8)]))
         assert all(a.line is not None for a in answers)
         assert len({pid_of(a.line) for a in answers}) <= 2
+    finally:
+        workers.close()
+
+
+def test_warm_up_loads_the_reader_in_a_worker_that_the_first_read_then_uses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run warms the reader while its first ncu process runs (issue 41): the read that follows
+    finds a worker that has NVIDIA's reader loaded instead of starting one."""
+    pytest.importorskip("ncu_report")
+    workers = WorkerPool(["-m", "ncucampaign.results.reading.reader_worker"], {"PYTHONPATH": str(ROOT)})
+    monkeypatch.setattr(isolated, "_POOL", [workers])
+    try:
+        isolated.warm_up(None)
+        with workers._changed:  # the warm-ups answered: their workers are idle in the pool
+            assert workers._changed.wait_for(lambda: len(workers._idle) == workers.most, timeout=120)
+        warmed = [worker.proc.pid for worker in workers._all]
+        results = isolated.read_results(FIXTURES / "reports" / "count3.ncu-rep")
+        assert results and [worker.proc.pid for worker in workers._all] == warmed
+        assert len(warmed) == workers.most
+    finally:
+        workers.close()
+
+
+def test_places_reserved_for_new_workers_are_waited_for_and_given_back() -> None:
+    workers = pool()
+    try:
+        assert workers.reserve() == workers.most and workers.reserve() == 0
+        workers.release()  # one place given back unused: a request starts a worker in it
+        first = workers.ask("a", 30, 1000)
+        assert first.fresh and len(workers._all) == 1 and workers.reserve() == 0
+        with ThreadPoolExecutor(1) as asker:  # the first worker busy elsewhere: this request waits
+            workers._idle.clear()
+            asked = asker.submit(workers.ask, "b", 30, 1000)
+            started = workers.start_reserved("warm", 30, 1000)
+            answer = asked.result()
+        assert started.fresh and started.line is not None and started.line.endswith(" warm")
+        assert answer.line is not None and pid_of(answer.line) == pid_of(started.line)
     finally:
         workers.close()

@@ -26,6 +26,10 @@ class ReportReader(Protocol):
         """Every result; None when there is no reader; ReportUnreadable when the report is damaged."""
         ...
 
+    def warm(self) -> None:
+        """Get ready to read, beside the caller (it returns at once and never raises)."""
+        ...
+
 
 class Reporter(Protocol):
     """What a run tells the person watching it (commands/progress.py draws it)."""

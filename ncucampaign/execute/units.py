@@ -43,6 +43,8 @@ def execute_units(
     manifest = ctx.book.manifest
     try:
         ctx.reporter.started(ctx.run, plan, skipped)
+        if units:  # the reader gets ready while the first ncu process runs (issue 41)
+            ctx.reader.warm()
         with CLOCK.waiting():  # the units count their own phases, in whichever thread runs them
             executor.run(units, runner)
         manifest.state = "interrupted" if ctx.stop.level else "finished"

@@ -95,7 +95,9 @@ class WorkerPool:
         return self._ask(line, timeout, limit) if answer.line is None and answer.code == 0 else answer
 
     def _ask(self, line: str, timeout: float, limit: int) -> Answer:
-        worker = self._take()
+        return self._answer(self._take(), line, timeout, limit)
+
+    def _answer(self, worker: _Worker, line: str, timeout: float, limit: int) -> Answer:
         answer = Answer(None, None)
         try:
             answer = worker.ask(line, timeout, limit)
@@ -107,6 +109,24 @@ class WorkerPool:
             else:
                 self._drop(worker)
         return answer
+
+    def reserve(self) -> int:
+        """Take every free place for a new worker, for `start_reserved`; how many there were."""
+        with self._changed:
+            free = max(0, self.most - len(self._all) - self._starting)
+            self._starting += free
+            return free
+
+    def release(self) -> None:
+        """Give back a place `reserve` took, unused."""
+        with self._changed:
+            self._starting -= 1
+            self._changed.notify()
+
+    def start_reserved(self, line: str, timeout: float, limit: int) -> Answer:
+        """Start a worker in a place `reserve` took and ask it `line` first (to get it ready before
+        requests come); kept idle for them once it answered."""
+        return self._answer(self._started(), line, timeout, limit)
 
     def _take(self) -> _Worker:
         with CLOCK.waiting(), self._changed:  # waiting for a busy worker is not this thread's own time
@@ -121,6 +141,10 @@ class WorkerPool:
                     self._starting += 1  # its place is taken before it starts, outside the lock
                     break
                 self._changed.wait()
+        return self._started()
+
+    def _started(self) -> _Worker:
+        """A new worker in a place taken (`_starting`) before."""
         worker = None
         try:
             worker = _Worker([sys.executable, *self.argv], {**os.environ, **self.env_additions})

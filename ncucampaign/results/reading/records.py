@@ -15,7 +15,7 @@ from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES, probe
 from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
 from ncucampaign.plan.share.union import NO_CONFIG
-from ncucampaign.results.reading.isolated import read_results
+from ncucampaign.results.reading.isolated import read_results, warm_up
 
 
 def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummary, ncu: str) -> list[ResultRecord]:
@@ -78,6 +78,9 @@ class NcuReportReader:
             return result_records(report, wanted, console, self.ncu)
         except NoReportReader:
             return None
+
+    def warm(self) -> None:
+        warm_up(self.ncu)
 
 
 def _finding(fields: dict[str, Any]) -> FindingRecord:
