@@ -10,9 +10,12 @@ module before anything of ours runs, so it stays tiny.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from types import FrameType
+
+_NO_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"
 
 
 def main() -> int:
@@ -23,6 +26,13 @@ def main() -> int:
         interrupted.append(1)
 
     signal.signal(signal.SIGINT, note)
+    # pydantic looks for plugins of every installed distribution as it builds our models (all at
+    # import): on a GPU machine's Python, with torch and its kin, a scan of their metadata that a run
+    # pays at every start. No plugin has business with ncucampaign's own models, and the variable is
+    # gone again before anything starts a child (the application may use pydantic's plugins).
+    own_setting = _NO_PLUGINS not in os.environ
+    if own_setting:
+        os.environ[_NO_PLUGINS] = "__all__"
     try:
         from ncucampaign import cli
 
@@ -30,6 +40,8 @@ def main() -> int:
     except KeyboardInterrupt:  # one already on its way when the guard went up
         interrupted.append(1)
     finally:
+        if own_setting:
+            os.environ.pop(_NO_PLUGINS, None)
         # Python's own handler, also where SIGINT came in ignored (a background job of a script, or
         # `nohup`): a Ctrl-C or `kill -INT` stops the command at any moment with 130, as the run's own
         # handler does (issue 40: one during the probe before the run was lost, and the run finished).

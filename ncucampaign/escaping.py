@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import html
 import re
-from xml.sax.saxutils import escape as _xml_escape
-from xml.sax.saxutils import quoteattr
 
 from rich.markup import escape as escape_markup
 
@@ -51,9 +49,13 @@ def html_text(text: str) -> str:
 
 def xml_text(text: str) -> str:
     """For XML character data: printable (XML 1.0 allows no control characters), &, <, > escaped."""
-    return _xml_escape(printable(text))
+    from xml.sax.saxutils import escape  # here: it imports urllib.request, which start-up need not pay for
+
+    return escape(printable(text))
 
 
 def xml_attribute(text: str) -> str:
     """An XML attribute value with its quotes: printable, escaped."""
+    from xml.sax.saxutils import quoteattr
+
     return quoteattr(printable(text))
