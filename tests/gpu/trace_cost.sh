@@ -1,9 +1,12 @@
 #!/bin/bash
-# What the discovery trace costs beyond the application's start under ncu, by the metric it collects
-# (issue 41): per zoo workload, the application alone, under ncu with nothing profiled, the trace as
-# `plan` prints it (gpu__time_duration.sum), and the same trace collecting launch attributes only; each
-# trace's launches listed (`--page raw --csv`) and compared (count, symbols, grid, block, NVTX).
-#   bash tests/gpu/trace_cost.sh OUT [workload ...]
+# What the discovery trace costs beyond the application's start under ncu, by how it is taken (issue
+# 41): per zoo workload, the application alone, under ncu with nothing profiled, the trace as `plan`
+# prints it (gpu__time_duration.sum), and variants of it; each trace's launches listed (`--page raw
+# --csv`) and compared with the planned one's (count, symbols, grid, block, NVTX).
+#   [VARIANTS="grid grid+block"] [REPS=3] bash tests/gpu/trace_cost.sh OUT [workload ...]
+# Variants: grid (--metrics launch__grid_size), grid+block (launch__block_size,launch__grid_size),
+# app-replay (--replay-mode application), grid+app-replay, no-nvtx (without --nvtx: what the NVTX
+# stacks cost; its listing has none, so it differs).
 set -u
 out=${1:?OUT folder}; shift
 workloads=${*:-decode train_step}
@@ -21,9 +24,18 @@ for w in $workloads; do
   for rep in $(seq "${REPS:-3}"); do  # interleaved, so that a drift of the machine touches every variant
     (cd "$dir" && start=$(date +%s%N) && eval "$app" > "$out/$w-alone.log" 2>&1; echo "$w alone $(secs $start)") >> "$work/times"
     (cd "$dir" && start=$(date +%s%N) && eval "ncu --kernel-name nothing_matches_this --config-file off --rename-kernels off $app" > "$out/$w-nothing.log" 2>&1; echo "$w nothing $(secs $start)") >> "$work/times"
-    for metric in gpu__time_duration.sum launch__grid_size launch__block_size,launch__grid_size; do
-      tag=${metric%%,*}; report="$work/$w-$tag.ncu-rep"
-      cmd=$(echo "$ncu_cmd" | sed "s|--metrics gpu__time_duration.sum|--metrics $metric|; s| -o [^ ]*| -o $report|")
+    for tag in planned ${VARIANTS:-grid grid+block}; do
+      case $tag in
+        planned) change="" ;;
+        grid) change="s|--metrics gpu__time_duration.sum|--metrics launch__grid_size|" ;;
+        grid+block) change="s|--metrics gpu__time_duration.sum|--metrics launch__block_size,launch__grid_size|" ;;
+        app-replay) change="s|--nvtx |--nvtx --replay-mode application |" ;;
+        grid+app-replay) change="s|--metrics gpu__time_duration.sum|--metrics launch__grid_size|; s|--nvtx |--nvtx --replay-mode application |" ;;
+        no-nvtx) change="s|--nvtx ||" ;;
+        *) echo "trace_cost.sh: no variant $tag" >&2; exit 2 ;;
+      esac
+      report="$work/$w-$tag.ncu-rep"
+      cmd=$(echo "$ncu_cmd" | sed "$change; s| -o [^ ]*| -o $report|")
       (cd "$dir" && start=$(date +%s%N) && eval "$cmd" > "$out/$w-$tag.log" 2>&1; echo "$w $tag $(secs $start) $(grep -c '==PROF== Profiling' "$out/$w-$tag.log")") >> "$work/times"
     done
   done
@@ -48,9 +60,11 @@ work, w = Path(sys.argv[1]), sys.argv[2]
 def launches(tag):  # listed as a run lists its trace: symbols, grid, block, NVTX stack, in order
     argv = import_csv_argv("ncu", work / f"{w}-{tag}.ncu-rep")
     return [x.identity for x in parse_raw_csv(subprocess.run(argv, capture_output=True, text=True).stdout)]
-base = launches("gpu__time_duration.sum")
-for tag in ("launch__grid_size", "launch__block_size"):
-    other = launches(tag)
-    print(f"  {tag}: {len(other)} launches listed, {len(base)} with gpu__time_duration.sum; the same (symbol, grid, block, NVTX) in order: {other == base}")
+base = launches("planned")
+for report in sorted(work.glob(f"{w}-*.ncu-rep")):
+    tag = report.name[len(w) + 1 : -len(".ncu-rep")]
+    if tag != "planned":
+        other = launches(tag)
+        print(f"  {tag}: {len(other)} launches listed, {len(base)} as planned; the same (symbol, grid, block, NVTX) in order: {other == base}")
 PY
 done
