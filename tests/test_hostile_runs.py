@@ -659,3 +659,25 @@ def test_40_a_kill_while_the_machine_is_asked_leaves_no_run_directory(tmp_path: 
     assert made == [], made
     resumed = run_cli("run", str(campaign), "--out", "runs", "--resume", cwd=tmp_path)
     assert resumed.returncode == 2 and "no run of camp under" in resumed.stderr and "began" in resumed.stderr
+
+
+def test_the_application_gets_no_pydantic_setting_of_ours(tmp_path: Path) -> None:
+    """ncucampaign turns pydantic's plugin scan off while its own models are built (start-up); the
+    application, which may use pydantic's plugins, must not inherit that. A user's own setting stays."""
+    campaign = tmp_path / "camp.yaml"
+    seen = tmp_path / "seen"
+    app = f"import os, pathlib; pathlib.Path({str(seen)!r}).write_text(os.environ.get('PYDANTIC_DISABLE_PLUGINS', '<unset>'))"
+    campaign.write_text(
+        f"application: {{command: [{json.dumps(sys.executable)}, -c, {json.dumps(app)}]}}\n"
+        "defaults: {retries: 0}\ntargets: [{name: a, kernel_name: k}]\n"
+    )
+    for given, expected in ((None, "<unset>"), ("logfire", "logfire")):
+        env = fake_env()
+        env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+        if given is not None:
+            env["PYDANTIC_DISABLE_PLUGINS"] = given
+        done = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs", "--no-share"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert seen.read_text() == expected, done.stdout + done.stderr
