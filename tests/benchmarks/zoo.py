@@ -169,6 +169,8 @@ def bench_workload(name: str, work: Path, keep: Path | None, captured: Path | No
         for line in printed.splitlines():
             if line.startswith(("sharing:", "  alone:", "limit:")):
                 print(f"  [{mode}] {line}")
+        own = manifests[mode].get("own_seconds") or {}
+        print(f"  [{mode}] own_seconds {sum(own.values()):.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in own.items()))
         if captured is not None and mode == "trace first":
             capture(out, captured / name)
         if keep is not None:
