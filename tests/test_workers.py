@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import signal
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from ncucampaign.execute.process.workers import WorkerPool
 from ncucampaign.results.reading import isolated
-from tests.conftest import FIXTURES, ROOT, gone
+from tests.conftest import FIXTURES, ROOT, fake_env, gone, run_cli_here
 
 # A worker that answers each line with its pid, and misbehaves on request.
 WORKER = """
@@ -132,5 +133,24 @@ def test_places_reserved_for_new_workers_are_waited_for_and_given_back() -> None
             answer = asked.result()
         assert started.fresh and started.line is not None and started.line.endswith(" warm")
         assert answer.line is not None and pid_of(answer.line) == pid_of(started.line)
+    finally:
+        workers.close()
+
+
+@pytest.mark.slow  # a run whose one profiled kernel takes 4 s
+def test_a_run_that_lasts_gets_both_readers_ready_while_ncu_profiles(
+    tmp_path: Path, write_campaign, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One report is read, yet both reader workers started: the warm-up's, begun a second into the
+    run while its ncu process profiled (issue 41). A run over within the second warms nothing."""
+    pytest.importorskip("ncu_report")
+    workers = WorkerPool(["-m", "ncucampaign.results.reading.reader_worker"], {"PYTHONPATH": str(ROOT)})
+    monkeypatch.setattr(isolated, "_POOL", [workers])
+    campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")
+    try:
+        env = fake_env(FAKE_NCU_SECONDS_PER_KERNEL="4")
+        done = run_cli_here("run", str(campaign), "--out", "runs", cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert len(workers._all) == workers.most
     finally:
         workers.close()

@@ -6,6 +6,7 @@ execute/backends/batch/task.py for a Slurm array task). The executors call `run_
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,8 @@ from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share.groups import SharedGroup
 from ncucampaign.plan.units import Unit
 
+READER_WARM_AFTER_S = 1.0
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -43,10 +46,19 @@ def execute_units(
     manifest = ctx.book.manifest
     try:
         ctx.reporter.started(ctx.run, plan, skipped)
-        if units:  # the reader gets ready while the first ncu process runs (issue 41)
-            ctx.reader.warm()
-        with CLOCK.waiting():  # the units count their own phases, in whichever thread runs them
-            executor.run(units, runner)
+        # The reader gets ready while the first ncu process runs (issue 41), once the run has lasted
+        # READER_WARM_AFTER_S: a run over sooner (a fake ncu, nothing to profile) reads too little to
+        # pay for starting readers it may not need; on a GPU an application's start under ncu alone
+        # takes 1-15 s (docs/ncu-behaviour.md).
+        warm = threading.Timer(READER_WARM_AFTER_S, ctx.reader.warm)
+        warm.daemon = True
+        if units:
+            warm.start()
+        try:
+            with CLOCK.waiting():  # the units count their own phases, in whichever thread runs them
+                executor.run(units, runner)
+        finally:
+            warm.cancel()
         manifest.state = "interrupted" if ctx.stop.level else "finished"
     except BaseException as exc:
         ctx.stop.request(1)  # the other lanes stop too (not announced: no one pressed Ctrl-C)
