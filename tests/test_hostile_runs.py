@@ -669,7 +669,7 @@ def test_the_application_gets_no_pydantic_setting_of_ours(tmp_path: Path) -> Non
     app = f"import os, pathlib; pathlib.Path({str(seen)!r}).write_text(os.environ.get('PYDANTIC_DISABLE_PLUGINS', '<unset>'))"
     campaign.write_text(
         f"application: {{command: [{json.dumps(sys.executable)}, -c, {json.dumps(app)}]}}\n"
-        "defaults: {retries: 0}\ntargets: [{name: a, kernel_name: k}]\n"
+        "targets: [{name: a, kernel_name: k}]\n"
     )
     for given, expected in ((None, "<unset>"), ("logfire", "logfire")):
         env = fake_env()
@@ -677,7 +677,7 @@ def test_the_application_gets_no_pydantic_setting_of_ours(tmp_path: Path) -> Non
         if given is not None:
             env["PYDANTIC_DISABLE_PLUGINS"] = given
         done = subprocess.run(
-            [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs", "--no-share"],
+            [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", "runs"],
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert seen.read_text() == expected, done.stdout + done.stderr
