@@ -190,7 +190,9 @@ def test_5_sigint_during_start_up_is_no_traceback(tmp_path: Path) -> None:
     still starting, before any ncucampaign code runs, shows Python's own traceback: nothing in the
     package can run that early; that window is now the import of two tiny modules.)"""
     campaign = tmp_path / "camp.yaml"
-    campaign.write_text('application: {command: ["true"]}\ntargets: [{name: a}]\n')
+    # An application that outlasts the longest delay: with `true` the whole run could end (exit 1, its
+    # target no_kernels) before a late signal came, once start-up got faster (issue 41).
+    campaign.write_text('application: {command: ["sleep", "30"]}\ntargets: [{name: a}]\n')
     driver = (
         "import sys; from ncucampaign._entry import main; print('ready', flush=True); "
         f"sys.argv = ['ncucampaign', 'run', {str(campaign)!r}, '--out', 'runs']; sys.exit(main())"
