@@ -1,0 +1,53 @@
+#!/bin/bash
+# Could Nsight Systems take the discovery trace for less than ncu does (issue 41, must-show 2)? Per
+# zoo workload, interleaved REPS times after a warm-up: the application alone, under ncu with nothing
+# profiled, the trace as `plan` prints it (ncu), and `nsys profile -t cuda,nvtx` of the same command
+# with its import and sqlite export; then tests/gpu/nsys_trace.py compares the launches of both.
+#   [NSYS=...] [NSYS_LIBS=dir] [REPS=2] bash tests/gpu/nsys_trace.sh OUT [workload ...]
+# NSYS: by default the nsys that ships inside Nsight Compute, whose QdstrmImporter turns what it
+# collects into a report; NSYS_LIBS: a folder with libraries that importer lacks (libdw.so.1 on the
+# H200 machine).
+set -u
+out=${1:?OUT folder}; shift
+workloads=${*:-decode train_step}
+nsys=${NSYS:-$(ls /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | tail -1)}
+importer=$(ls "$(dirname "$(dirname "$nsys")")"/linux-desktop-glibc_*-x64/QdstrmImporter 2>/dev/null | tail -1)
+command -v ncu > /dev/null || { echo "nsys_trace.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
+[ -x "$nsys" ] || { echo "nsys_trace.sh: no nsys (set NSYS)" >&2; exit 2; }
+mkdir -p "$out"; work=$(mktemp -d)
+echo "nsys: $nsys ($("$nsys" --version 2>&1 | head -1)); importer: ${importer:-none}"
+secs() { python3 -c "import sys; print(f'{(int(sys.argv[2]) - int(sys.argv[1])) / 1e9:.1f}')" "$1" "$(date +%s%N)"; }
+for w in $workloads; do
+  campaign=tests/gpu/zoo/$w/campaign.yaml
+  trace=$(python3 -m ncucampaign plan "$campaign" 2>/dev/null | sed -n 's/^#   the discovery trace ([^)]*): //p' | head -1)
+  [ -n "$trace" ] || { echo "$w: no trace in plan's output"; continue; }
+  dir=${trace#cd }; dir=${dir%% && *}; ncu_cmd=${trace#* && }
+  app=$(echo "$ncu_cmd" | sed 's/.* -f -o [^ ]* //')
+  union=$(echo "$ncu_cmd" | sed -n "s/.*--kernel-name 'regex:\([^']*\)'.*/\1/p")
+  echo "== $w: in $dir, the application: $app"
+  (cd "$dir" && eval "$app" > "$out/$w-warm.log" 2>&1)
+  for rep in $(seq "${REPS:-2}"); do  # interleaved, so that a drift of the machine touches every way
+    (cd "$dir" && start=$(date +%s%N) && eval "$app" > "$out/$w-alone.log" 2>&1; echo "$w alone $(secs $start)") >> "$work/times"
+    (cd "$dir" && start=$(date +%s%N) && eval "ncu --kernel-name nothing_matches_this --config-file off --rename-kernels off $app" > "$out/$w-nothing.log" 2>&1; echo "$w ncu-nothing-profiled $(secs $start)") >> "$work/times"
+    cmd=$(echo "$ncu_cmd" | sed "s| -o [^ ]*| -o $work/$w-ncu|")
+    (cd "$dir" && start=$(date +%s%N) && eval "$cmd" > "$out/$w-ncu.log" 2>&1; echo "$w ncu-trace $(secs $start)") >> "$work/times"
+    (cd "$dir" && start=$(date +%s%N) \
+      && eval "'$nsys' profile -t cuda,nvtx -s none --cpuctxsw=none -f true -o '$work/$w' $app" > "$out/$w-nsys.log" 2>&1 \
+      && (cd "$work" && LD_LIBRARY_PATH=${NSYS_LIBS:-} "$importer" -f -i "$work/$w.qdstrm") > "$out/$w-import.log" 2>&1 \
+      && "$nsys" export -t sqlite -f true -o "$work/$w.sqlite" "$work/$w.nsys-rep" > "$out/$w-export.log" 2>&1
+      echo "$w nsys-trace+import+export $(secs $start) rc=$?") >> "$work/times"
+  done
+  python3 - "$work/times" "$w" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1]) if line.split()[0] == sys.argv[2]]
+seconds = {}
+for row in rows:
+    seconds.setdefault(row[1], []).append(float(row[2]))
+nothing = statistics.median(seconds["ncu-nothing-profiled"])
+for what, values in seconds.items():
+    beyond = "" if what in ("alone", "ncu-nothing-profiled") else f", {statistics.median(values) - nothing:+.1f} s beyond ncu with nothing profiled"
+    print(f"{what:28s} median {statistics.median(values):5.1f} s of {', '.join(f'{v:.1f}' for v in values)}{beyond}")
+print("  exits:", " ".join(r[3] for r in rows if len(r) > 3))
+PY
+  python3 tests/gpu/nsys_trace.py "$work/$w-ncu.ncu-rep" "$work/$w.sqlite" "$union"
+done
