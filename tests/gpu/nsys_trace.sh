@@ -28,7 +28,7 @@ for w in $workloads; do
   (cd "$dir" && eval "$app" > "$out/$w-warm.log" 2>&1)
   for rep in $(seq "${REPS:-2}"); do  # interleaved, so that a drift of the machine touches every way
     (cd "$dir" && start=$(date +%s%N) && eval "$app" > "$out/$w-alone.log" 2>&1; echo "$w alone $(secs $start)") >> "$work/times"
-    (cd "$dir" && start=$(date +%s%N) && eval "ncu --kernel-name nothing_matches_this --config-file off --rename-kernels off $app" > "$out/$w-nothing.log" 2>&1; echo "$w ncu-nothing-profiled $(secs $start)") >> "$work/times"
+    (cd "$dir" && start=$(date +%s%N) && eval "ncu --kernel-name nothing_matches_this --config-file off --rename-kernels off $app" > "$out/$w-nothing.log" 2>&1; echo "$w nothing $(secs $start)") >> "$work/times"
     cmd=$(echo "$ncu_cmd" | sed "s| -o [^ ]*| -o $work/$w-ncu|")
     (cd "$dir" && start=$(date +%s%N) && eval "$cmd" > "$out/$w-ncu.log" 2>&1; echo "$w ncu-trace $(secs $start)") >> "$work/times"
     (cd "$dir" && start=$(date +%s%N) \
@@ -37,17 +37,6 @@ for w in $workloads; do
       && "$nsys" export -t sqlite -f true -o "$work/$w.sqlite" "$work/$w.nsys-rep" > "$out/$w-export.log" 2>&1
       echo "$w nsys-trace+import+export $(secs $start) rc=$?") >> "$work/times"
   done
-  python3 - "$work/times" "$w" <<'PY'
-import statistics, sys
-rows = [line.split() for line in open(sys.argv[1]) if line.split()[0] == sys.argv[2]]
-seconds = {}
-for row in rows:
-    seconds.setdefault(row[1], []).append(float(row[2]))
-nothing = statistics.median(seconds["ncu-nothing-profiled"])
-for what, values in seconds.items():
-    beyond = "" if what in ("alone", "ncu-nothing-profiled") else f", {statistics.median(values) - nothing:+.1f} s beyond ncu with nothing profiled"
-    print(f"{what:28s} median {statistics.median(values):5.1f} s of {', '.join(f'{v:.1f}' for v in values)}{beyond}")
-print("  exits:", " ".join(r[3] for r in rows if len(r) > 3))
-PY
+  python3 tests/gpu/medians.py "$work/times" "$w"
   python3 tests/gpu/nsys_trace.py "$work/$w-ncu.ncu-rep" "$work/$w.sqlite" "$union"
 done

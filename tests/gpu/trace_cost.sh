@@ -36,21 +36,10 @@ for w in $workloads; do
       esac
       report="$work/$w-$tag.ncu-rep"
       cmd=$(echo "$ncu_cmd" | sed "$change; s| -o [^ ]*| -o $report|")
-      (cd "$dir" && start=$(date +%s%N) && eval "$cmd" > "$out/$w-$tag.log" 2>&1; echo "$w $tag $(secs $start) $(grep -c '==PROF== Profiling' "$out/$w-$tag.log")") >> "$work/times"
+      (cd "$dir" && start=$(date +%s%N) && eval "$cmd" > "$out/$w-$tag.log" 2>&1; echo "$w $tag $(secs $start) $(grep -c '==PROF== Profiling' "$out/$w-$tag.log") launches") >> "$work/times"
     done
   done
-  python3 - "$work/times" "$w" <<'PY'
-import statistics, sys
-rows = [line.split() for line in open(sys.argv[1]) if line.split()[0] == sys.argv[2]]
-seconds = {}
-for row in rows:
-    seconds.setdefault(row[1], []).append(float(row[2]))
-nothing = statistics.median(seconds["nothing"])
-for what, values in seconds.items():
-    beyond = "" if what in ("alone", "nothing") else f", {statistics.median(values) - nothing:+.1f} s beyond nothing profiled"
-    launches = next((r[3] for r in rows if r[1] == what and len(r) > 3), "")
-    print(f"{what:24s} median {statistics.median(values):5.1f} s of {', '.join(f'{v:.1f}' for v in values)}{beyond}" + (f"; {launches} launches" if launches else ""))
-PY
+  python3 tests/gpu/medians.py "$work/times" "$w"
   python3 - "$work" "$w" <<'PY'
 import subprocess, sys
 from pathlib import Path
