@@ -16,14 +16,9 @@ command -v ncu > /dev/null || { echo "nsys_trace.sh: no ncu on PATH (run it on a
 [ -x "$nsys" ] || { echo "nsys_trace.sh: no nsys (set NSYS)" >&2; exit 2; }
 mkdir -p "$out"; work=$(mktemp -d)
 echo "nsys: $nsys ($("$nsys" --version 2>&1 | head -1)); importer: ${importer:-none}"
-secs() { python3 -c "import sys; print(f'{(int(sys.argv[2]) - int(sys.argv[1])) / 1e9:.1f}')" "$1" "$(date +%s%N)"; }
+. tests/gpu/zoo_trace.bash
 for w in $workloads; do
-  campaign=tests/gpu/zoo/$w/campaign.yaml
-  trace=$(python3 -m ncucampaign plan "$campaign" 2>/dev/null | sed -n 's/^#   the discovery trace ([^)]*): //p' | head -1)
-  [ -n "$trace" ] || { echo "$w: no trace in plan's output"; continue; }
-  dir=${trace#cd }; dir=${dir%% && *}; ncu_cmd=${trace#* && }
-  app=$(echo "$ncu_cmd" | sed 's/.* -f -o [^ ]* //')
-  union=$(echo "$ncu_cmd" | sed -n "s/.*--kernel-name 'regex:\([^']*\)'.*/\1/p")
+  zoo_trace "$w" || continue
   echo "== $w: in $dir, the application: $app"
   (cd "$dir" && eval "$app" > "$out/$w-warm.log" 2>&1)
   for rep in $(seq "${REPS:-2}"); do  # interleaved, so that a drift of the machine touches every way

@@ -12,13 +12,9 @@ out=${1:?OUT folder}; shift
 workloads=${*:-decode train_step}
 command -v ncu > /dev/null || { echo "trace_cost.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
 mkdir -p "$out"; work=$(mktemp -d)
-secs() { python3 -c "import sys; print(f'{(int(sys.argv[2]) - int(sys.argv[1])) / 1e9:.1f}')" "$1" "$(date +%s%N)"; }
+. tests/gpu/zoo_trace.bash
 for w in $workloads; do
-  campaign=tests/gpu/zoo/$w/campaign.yaml
-  trace=$(python3 -m ncucampaign plan "$campaign" 2>/dev/null | sed -n 's/^#   the discovery trace ([^)]*): //p' | head -1)
-  [ -n "$trace" ] || { echo "$w: no trace in plan's output"; continue; }
-  dir=${trace#cd }; dir=${dir%% && *}; ncu_cmd=${trace#* && }
-  app=$(echo "$ncu_cmd" | sed 's/.* -f -o [^ ]* //')
+  zoo_trace "$w" || continue
   echo "== $w: in $dir, the application: $app"
   (cd "$dir" && eval "$app" > "$out/$w-warm.log" 2>&1)  # a first run fills what the workload caches
   for rep in $(seq "${REPS:-3}"); do  # interleaved, so that a drift of the machine touches every variant
