@@ -5,7 +5,8 @@
 Compares, in order, the launches the ncu trace profiled with the kernels `nsys profile -t cuda,nvtx`
 recorded whose function name the trace's union regex matches: the symbol (mangled name), grid,
 block and NVTX push/pop stack (the ranges open on the launching thread when the launch was called).
-Prints the counts and whether every launch is the same; exits 1 when not. Needs `ncu_report`.
+Prints the counts and whether every launch is the same; exits 1 when not. Needs `ncu_report`; NVTX
+ranges of the default domain only (the zoo's).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 import re
 import sqlite3
 import sys
+from pathlib import Path
 
-import ncu_report  # type: ignore[import-not-found]
+from ncucampaign.results.reading.reader import read_results
 
-Launch = tuple[str, tuple[int, ...], tuple[int, ...], tuple[str, ...]]
+Launch = tuple[str, tuple[int, ...], tuple[int, ...], tuple[str, ...]]  # symbol, grid, block, NVTX paths
 
 
 def from_nsys(path: str, union: str) -> tuple[int, list[Launch]]:
@@ -35,25 +37,14 @@ def from_nsys(path: str, union: str) -> tuple[int, list[Launch]]:
     for name, symbol, gx, gy, gz, bx, by, bz, called, thread in rows:
         if matches.search(name):
             open_ranges = sorted((s, text) for s, e, text, t in ranges if t == thread and s <= called <= (e or 1 << 62))
-            launches.append((symbol, (gx, gy, gz), (bx, by, bz), tuple(text for _, text in open_ranges)))
+            stack = "/".join(text for _, text in open_ranges)  # as the reader writes the default domain's
+            launches.append((symbol, (gx, gy, gz), (bx, by, bz), (stack,) if stack else ()))
     return len(rows), launches
 
 
 def from_ncu(path: str) -> list[Launch]:
-    report = ncu_report.load_report(path)
-    launches = []
-    for r in range(report.num_ranges()):
-        profiled = report.range_by_idx(r)
-        for a in range(profiled.num_actions()):
-            action = profiled.action_by_idx(a)
-            grid = tuple(int(action.metric_by_name(f"launch__grid_dim_{d}").as_uint64()) for d in "xyz")
-            block = tuple(int(action.metric_by_name(f"launch__block_dim_{d}").as_uint64()) for d in "xyz")
-            state, stack = action.nvtx_state(), ()
-            if state is not None:
-                for domain in state.domains():
-                    stack += tuple(state.domain_by_id(domain).push_pop_ranges())
-            launches.append((action.name(ncu_report.IAction.NameBase_MANGLED), grid, block, stack))
-    return launches
+    """The trace's launches as the run reads reports (results/reading/reader.py)."""
+    return [(r.mangled, r.grid or (), r.block or (), r.nvtx) for r in read_results(Path(path))]
 
 
 def main(trace: str, export: str, union: str) -> int:
