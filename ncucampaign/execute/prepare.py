@@ -13,7 +13,7 @@ from ncucampaign import __version__
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
 from ncucampaign.execute.context import ReportReader
 from ncucampaign.execute.doctor import before_run, run_checks
-from ncucampaign.execute.process.short import probing_pool
+from ncucampaign.execute.process.short import answered, probing_pool
 from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.collector import collector_paused
@@ -113,7 +113,7 @@ def provenance(plan: Plan, loaded: LoadedCampaign, settings: RunSettings) -> Pro
     with probing_pool(3) as pool:  # each asks another program; together they cost the slowest
         asked_ncu, asked_gpus = pool.submit(ncu_info, settings.ncu_path), pool.submit(gpu_info)
         asked_git = pool.submit(git_info, cwd)
-        return Provenance(asked_ncu.result(), asked_gpus.result(), asked_git.result())
+        return Provenance(answered(asked_ncu), answered(asked_gpus), answered(asked_git))
 
 
 def new_manifest(

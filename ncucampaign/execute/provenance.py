@@ -15,7 +15,7 @@ from typing import Any
 
 from ncucampaign.errors import printable
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
-from ncucampaign.execute.process.short import Probed, probe, probed, probing_pool
+from ncucampaign.execute.process.short import Probed, answered, probe, probed, probing_pool
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
 from ncucampaign.plan.share.union import NO_CONFIG
@@ -104,7 +104,7 @@ def installed_ncu(ncu_path: str) -> InstalledNcu | None:
         listed = ("--list-sections", "--list-sets")  # without a config file's [List] section
         with probing_pool(len(flags)) as pool:
             asked = [pool.submit(probe, [ncu_path, flag, *(NO_CONFIG if flag in listed else ())], 60) for flag in flags]
-            sections, sets, version, help_text = [answer.result() for answer in asked]
+            sections, sets, version, help_text = [answered(answer) for answer in asked]
         if sections is None or sets is None:
             return None
         options = parse_help_options(help_text or "")

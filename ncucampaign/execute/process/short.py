@@ -12,9 +12,10 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.own_time import CLOCK
@@ -26,6 +27,7 @@ CAPTURE_LIMIT_BYTES = 1 << 30  # ncu --import of a long trace lists megabytes; a
 PROBE_TIMEOUT_S = 15.0  # asking ncu all four questions at once costs about 2 s (provenance.installed_ncu)
 PROBE_LIMIT_BYTES = 16 << 20  # ncu --help is about 40 KB, nvidia-smi a line per GPU: far more is not an answer
 EXITED_GRACE_S = 0.5  # what a probe left holding its output may still be flushing what it printed
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def probe(
 
 @contextlib.contextmanager
 def probing_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
-    """Threads for probes asked at once; wait for their answers inside the block. A Ctrl-C (or any
+    """Threads for probes asked at once; wait for their answers inside the block (`answered`). A Ctrl-C (or any
     failure) while they run stops every probe they started, so that the command ends at once."""
     pool = ThreadPoolExecutor(workers)
     try:
@@ -188,6 +190,16 @@ def probing_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         _LIVE.resume()
+
+
+def answered(future: Future[T]) -> T:
+    """The answer of what was asked in a probing_pool, waited for in slices of STOP_POLL_S: the kernel
+    may hand a Ctrl-C to any thread, and one handed to a probe's thread wakes no untimed wait of the
+    main thread, which then lasted as long as the probes (CI, 2026-12-03); between slices Python
+    raises it in the main thread."""
+    while not future.done():
+        wait([future], timeout=STOP_POLL_S)
+    return future.result()
 
 
 def run_captured(

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.attempt.classify import parse_console
 from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.imports import ImportFailed, importer_of, list_launches
@@ -224,8 +225,8 @@ class _SharedRun:
         refused: list[Refused] = []
         pending, self.pending = self.pending, []
         for members, name, future in pending:
-            with CLOCK.waiting():  # the splits count their own phases
-                splits = future.result()
+            with CLOCK.waiting():  # the splits count their own phases; a Ctrl-C is taken between slices
+                splits = answered(future)
             if isinstance(splits, str):
                 self._alone(members, splits, name)
                 continue
