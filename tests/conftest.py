@@ -79,6 +79,7 @@ def fake_env(**extra: str) -> dict[str, str]:
     env["FAKE_NCU_REPORTS"] = str(FIXTURES / "reports")
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("NCUCAMPAIGN_NCU", None)
+    env.pop("NCUCAMPAIGN_NSYS", None)  # the trace is ncu's unless a test hands it the fake nsys
     env.update(extra)
     return env
 

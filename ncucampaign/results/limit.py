@@ -17,7 +17,7 @@ import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.argv import flag_values
 from ncucampaign.plan.share.cost import collection_s, trace_start_s
@@ -49,15 +49,20 @@ def own_run_starts(manifest: Manifest) -> list[float]:
     ]
 
 
+def _by_nsys(run: SharedRunRecord) -> bool:
+    return run.trace is not None and run.trace.tracer == "nsys"
+
+
 def _shared_starts(manifest: Manifest, kind: str) -> Iterator[float]:
     for run in manifest.shared_runs:
         if run.status == Status.OK and run.report is not None and run.kind == kind:
             launches = run.report.results or 0
-            yield (
-                trace_start_s(run.seconds, launches)
-                if kind == "trace"
-                else run.seconds - launches * launch_price(run.argv)
-            )
+            if kind == "trace" and _by_nsys(run):
+                yield run.seconds  # Nsight Systems replays nothing: its seconds are a start under a tracer
+            elif kind == "trace":
+                yield trace_start_s(run.seconds, launches)
+            else:
+                yield run.seconds - launches * launch_price(run.argv)
 
 
 def measured_start(manifest: Manifest) -> Start | None:
@@ -69,7 +74,9 @@ def measured_start(manifest: Manifest) -> Start | None:
     traces = [s for s in _shared_starts(manifest, "trace") if s >= MEASURED_FLOOR_S]
     if traces:
         what = "the discovery trace" if len(traces) == 1 else f"the median of {len(traces)} discovery traces"
-        return Start(statistics.median(traces), f"{what}, less its traced launches")
+        nsys = all(_by_nsys(run) for run in manifest.shared_runs if run.kind == "trace")
+        how = "by Nsight Systems, which replays nothing" if nsys else "less its traced launches"
+        return Start(statistics.median(traces), f"{what}, {how}")
     unions = [s for s in _shared_starts(manifest, "union") if s >= MEASURED_FLOOR_S]
     if unions:
         what = "a shared run" if len(unions) == 1 else f"the median of {len(unions)} shared runs"

@@ -33,7 +33,8 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         return []
     parts = []
     for trace in traces:
-        parts.append(f"trace {trace.seconds:.1f} s ({trace.status.value})")
+        by = " by Nsight Systems" if trace.trace is not None and trace.trace.tracer == "nsys" else ""
+        parts.append(f"trace{by} {trace.seconds:.1f} s ({trace.status.value})")
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")
     for union in unions:

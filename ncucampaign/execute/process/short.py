@@ -208,6 +208,7 @@ def run_captured(
     stop: StopRequest | None = None,
     env_additions: Mapping[str, str] | None = None,
     limit: int = CAPTURE_LIMIT_BYTES,
+    cwd: Path | None = None,
 ) -> tuple[int | None, str]:
     """A short CPU-only command (ncu --import): (exit code, stdout and stderr together, decoded
     leniently); code None when it could not start, ran past `timeout`, printed past `limit` bytes or
@@ -216,5 +217,5 @@ def run_captured(
     if stop is not None and stop.level:
         return None, "not started: the run is stopping"
     env = {**os.environ, **env_additions} if env_additions else None
-    done = _bounded(argv, timeout, limit, env=env, merged=True, stop=stop)
+    done = _bounded(argv, timeout, limit, cwd=cwd, env=env, merged=True, stop=stop)
     return (done.code, done.text) if done.why is None else (None, f"{done.text}\n({done.why})".lstrip())

@@ -212,9 +212,7 @@ class TargetRecord(Record):
     log: str
     obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
     slurm: TaskPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
-    gpu_time_share: float | None = Field(
-        None, description="share (0-1) of the application's timed GPU time held by its results' kernels (gpu_time)"
-    )
+    gpu_time_share: float | None = Field(None, description="share (0-1) of the app's timed GPU time its kernels hold")
 
 
 class TraceInfo(Record):
@@ -223,6 +221,7 @@ class TraceInfo(Record):
     launches: int = Field(description="its --launch-count: it holds at most this many launches")
     reused: bool = Field(description="True: taken from the cache, not run now")
     seconds: float | None = Field(None, description="how long the trace took when it ran (it calibrates costs)")
+    tracer: Literal["ncu", "nsys"] = Field("ncu", description="ncu's own trace, or Nsight Systems' (no replay)")
 
 
 class SharedRunRecord(TargetRecord):

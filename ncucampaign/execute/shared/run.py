@@ -29,6 +29,7 @@ from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated,
 from ncucampaign.plan.share.group_plan import compose_group
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.nsys_select import selected
 from ncucampaign.plan.share.partition import KeptPartition, Placed, held_still, partition, selected_ids
 from ncucampaign.plan.share.union import (
     TRACE_LAUNCHES,
@@ -112,7 +113,8 @@ class _SharedRun:
         placed = placed_members(self.members, found)
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
-        self.costs = calibrated(found.info.seconds, len(found.every), functions, runs)
+        traced = len(found.every) if found.info.tracer == "ncu" else 0  # nsys replays nothing
+        self.costs = calibrated(found.info.seconds, traced, functions, runs)
         with CLOCK.phase(PLANNING):
             groups = held_still(partition(placed, self.costs), self.cache.kept_partition(found.info.key), self.costs)
         earlier = len(self.unions)
@@ -171,6 +173,8 @@ class _SharedRun:
         if all(p.kernels is not None for p in placed) and not any(m.options.nvtx_exclude for m in members):
             ids = selected_ids(placed)
             return [launch for launch in found.every if launch.id in ids]
+        if found.traced is not None:  # an Nsight Systems trace: its filters applied here, as ncu would
+            return [found.every[i] for i in selected(found.traced, union.options)]
         argv = import_csv_argv(self.ctx.ncu_path, found.report, filter_words(union.options))
         return list_launches(argv, importer_of(self.ctx))
 

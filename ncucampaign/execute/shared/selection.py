@@ -19,8 +19,9 @@ from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.group_plan import MemberTrace
 from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.nsys_select import TracedLaunch, as_launch, selected, trace_holds
 from ncucampaign.plan.share.partition import Placed
-from ncucampaign.plan.share.union import FUNCTIONS, SYMBOLS, filter_words, import_csv_argv
+from ncucampaign.plan.share.union import FUNCTIONS, SYMBOLS, filter_words, import_csv_argv, trace_options
 from ncucampaign.plan.share.windows import member_wanted
 from ncucampaign.spec.model import TargetOptions
 
@@ -60,6 +61,7 @@ class TraceSelections:
     never: list[Short]  # the application ended first: their launches do not exist
     functions: dict[int, str] = field(default_factory=dict)  # trace ID -> function name ({}: unknown)
     parts: dict[str, FilterParts] = field(default_factory=dict)  # per member, its filters apart
+    traced: tuple[TracedLaunch, ...] | None = None  # `every` as Nsight Systems traced it (None: ncu did)
 
     @property
     def names(self) -> dict[str, str]:
@@ -82,27 +84,13 @@ def trace_selections(
 ) -> TraceSelections | str:
     """The group's trace up to `launches` launches and what it says of each member; or why there is
     none. A cached trace that cannot be listed is dropped and traced again, once."""
-    for _ in range(2):
-        trace = trace_for(ctx, cache, members, gpus, lane, launches)
-        if isinstance(trace, str):
-            return trace
-        report, info = trace
-        kept = cache.listings(info.key, report)
-        listed = list_trace(ctx, report, members, kept)
-        if kept and (isinstance(listed, str) or disagreement(listed) is not None):
-            cache.forget_listings(info.key)  # what was kept does not hold: list it all again
-            kept = {}
-            listed = list_trace(ctx, report, members)
-        if not (isinstance(listed, str) and info.reused):
-            break
-        cache.forget(info.key)  # a damaged cache entry
-    if isinstance(listed, str):
-        return listed
+    found = _listed_trace(ctx, cache, members, gpus, lane, launches)
+    if isinstance(found, str):
+        return found
+    listed, traced, report, info = found
     problem = disagreement(listed)
     if problem is not None:
         return f"the discovery trace's listings disagree ({problem}): nothing is decided on them"
-    if any(words not in kept for words in listed):
-        cache.keep_listings(info.key, report, {**kept, **listed})
     every = listed[()]
     selections = {m.name: _selection(m, listed[tuple(filter_words(m.options))]) for m in members}
     missed = [s for s in selections.values() if isinstance(s, Short)]
@@ -116,7 +104,69 @@ def trace_selections(
         never=missed if ended else [],
         functions={launch.id: launch.symbol for launch in listed.get(_FUNCTIONS, [])},  # listed by function
         parts=_filter_parts(members, listed, frozenset(launch.id for launch in every)),
+        traced=tuple(traced) if traced is not None else None,
     )
+
+
+def _traced_every(launches: list[TracedLaunch], members: Sequence[Invocation], limit: int) -> list[TracedLaunch]:
+    """What the trace's own filters select of every launch Nsight Systems recorded, the first `limit`
+    (as ncu's trace of the same members holds them)."""
+    return trace_holds(launches, trace_options(members, limit))
+
+
+def nsys_listings(traced: Sequence[TracedLaunch], members: Sequence[Invocation]) -> Listings:
+    """The listings list_trace takes from ncu, taken from an Nsight Systems trace's launches (`traced`:
+    those the trace's filters select, in order: their IDs)."""
+    listed: Listings = {
+        (): [as_launch(i, launch) for i, launch in enumerate(traced)],
+        _FUNCTIONS: [as_launch(i, launch, by_function=True) for i, launch in enumerate(traced)],
+    }
+    for m in members:
+        kernels, nvtx = _part_words(m)
+        for words, options in (
+            (tuple(filter_words(m.options)), m.options),
+            (kernels, _only(m, "kernel_name", "kernel_name_base")),
+            (nvtx, _only(m, "nvtx_include", "nvtx_exclude")),
+        ):
+            if words not in listed:
+                listed[words] = [as_launch(i, traced[i]) for i in selected(traced, options)]
+    return listed
+
+
+def _listed_trace(
+    ctx: RunContext,
+    cache: TraceCache,
+    members: Sequence[Invocation],
+    gpus: tuple[str, ...] | None,
+    lane: str | None,
+    launches: int,
+) -> tuple[Listings, list[TracedLaunch] | None, Path, TraceInfo] | str:
+    """The trace and its listings (with what Nsight Systems traced, when it did); a cached ncu trace
+    that cannot be listed is dropped and traced again, once."""
+    why = "the discovery trace cannot be listed"
+    for _ in range(2):
+        trace = trace_for(ctx, cache, members, gpus, lane, launches)
+        if isinstance(trace, str):
+            return trace
+        if trace.nsys is not None:  # applied here, as ncu applies them on import (plan/share/nsys_select.py)
+            traced = _traced_every(trace.nsys, members, launches)
+            return nsys_listings(traced, members), traced, trace.report, trace.info
+        report, info = trace.report, trace.info
+        kept = cache.listings(info.key, report)
+        listed = list_trace(ctx, report, members, kept)
+        if kept and (isinstance(listed, str) or disagreement(listed) is not None):
+            cache.forget_listings(info.key)  # what was kept does not hold: list it all again
+            kept = {}
+            listed = list_trace(ctx, report, members)
+        if not isinstance(listed, str):
+            if disagreement(listed) is None and any(words not in kept for words in listed):
+                cache.keep_listings(info.key, report, {**kept, **listed})
+            return listed, None, report, info
+        if not info.reused:
+            return listed
+        cache.forget(info.key)  # a damaged cache entry
+        why = listed
+    return why
 
 
 # The key of the listing of every launch by function name (the others are keyed by their filters).

@@ -4,8 +4,10 @@ the usual attempts, so timeouts, interruption and crash cleanup apply to it too)
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
@@ -13,12 +15,15 @@ from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import Manifest, TraceInfo
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
 from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.shared.nsys_export import read_launches
+from ncucampaign.execute.shared.nsys_trace import find_nsys, nsys_trace
 from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key
 from ncucampaign.execute.shared.workload import exported_environment, workload_digest
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
+from ncucampaign.plan.share.nsys_select import TracedLaunch, why_not_nsys
 from ncucampaign.plan.share.union import trace_invocation
 
 
@@ -36,6 +41,16 @@ def key_of(
     return trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
 
 
+@dataclass(frozen=True)
+class Traced:
+    """A discovery trace: ncu's report, or the launches Nsight Systems recorded (`nsys`) and the file
+    that keeps them."""
+
+    report: Path
+    info: TraceInfo
+    nsys: list[TracedLaunch] | None = None
+
+
 def trace_for(
     ctx: RunContext,
     cache: TraceCache,
@@ -43,9 +58,9 @@ def trace_for(
     gpus: tuple[str, ...] | None,
     lane: str | None,
     launches: int,
-) -> tuple[Path, TraceInfo] | str:
-    """The trace report (its first `launches` matching launches) and how it was obtained, or why
-    there is none."""
+) -> Traced | str:
+    """The trace (its first `launches` matching launches) and how it was obtained, or why there is
+    none: ncu's trace when one is cached, else one by Nsight Systems where it can stand in, else ncu's."""
     trace = trace_invocation(members, launches)
     key = key_of(trace, ctx.book.manifest, gpus, cache.runs_root)
     with cache.key_lock(key):
@@ -53,9 +68,17 @@ def trace_for(
         if found is not None:
             path, reused = found
             seconds = cache.seconds(key)
-            return path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused, seconds=seconds)
+            return Traced(
+                path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused, seconds=seconds)
+            )
+        by_nsys = _by_nsys(ctx, cache, trace, key, members, gpus, launches)
+        if isinstance(by_nsys, Traced):
+            return by_nsys
+        if ctx.stop.level:  # stopped during the trace by Nsight Systems: no other trace starts
+            return f"the discovery trace by Nsight Systems was {by_nsys}"
         trace = dataclasses.replace(trace, name=f"{TRACE_PREFIX}{key.short}", target=f"trace-{key.short}")
         record = new_shared_record(ctx, trace, members, "trace", gpus, kind="trace")
+        ctx.store.append_log(trace.name, f"# ncucampaign: traced by ncu, not by Nsight Systems: {by_nsys}\n")
         run_attempts(ctx, trace, record.argv, record, lane, read_results=False)
         if record.status != Status.OK or record.report is None:
             return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"
@@ -64,4 +87,49 @@ def trace_for(
         info = TraceInfo(
             report=record.report.path, key=key.digest, launches=launches, reused=False, seconds=record.seconds
         )
-        return report, info
+        return Traced(report, info)
+
+
+def _by_nsys(
+    ctx: RunContext,
+    cache: TraceCache,
+    trace: Invocation,
+    key: TraceKey,
+    members: Sequence[Invocation],
+    gpus: tuple[str, ...] | None,
+    launches: int,
+) -> Traced | str:
+    """The trace by Nsight Systems (cached, or run now), or why not (execute/shared/nsys_trace.py)."""
+    if ctx.stop.level:
+        return "the run is stopping"
+    # The trace's filters select its launches; each member's own select its listings (selection.py).
+    why = next(
+        filter(None, (why_not_nsys(o, dict(trace.env)) for o in (trace.options, *(m.options for m in members)))), None
+    )
+    tools = find_nsys(ctx.ncu_path, os.environ) if why is None else why
+    if isinstance(tools, str):
+        return tools
+    digest = hashlib.sha256(f"{key.digest} nsys {tools.identity}".encode()).hexdigest()
+    nsys_key = TraceKey(digest, key.reusable)
+    found = cache.find(nsys_key)
+    if found is not None:
+        path, reused = found
+        kept = read_launches(path)
+        if kept is not None:
+            info = TraceInfo(
+                report=str(path), key=digest, launches=launches, reused=reused, seconds=cache.seconds(nsys_key),
+                tracer="nsys",
+            )  # fmt: skip
+            return Traced(path, info, kept)
+        cache.forget(digest)  # damaged: trace again
+    traced = nsys_trace(ctx, trace, members, gpus, tools, f"{TRACE_PREFIX}{nsys_key.short}")
+    if isinstance(traced, str):
+        return traced
+    traced_launches, kept_file, record = traced
+    cache.remember(nsys_key, kept_file, record.seconds)
+    info = TraceInfo(
+        report=ctx.run.relative(kept_file), key=digest, launches=launches, reused=False, seconds=record.seconds,
+        tracer="nsys",
+    )  # fmt: skip
+    ctx.book.commit(lambda: setattr(record, "trace", info))
+    return Traced(kept_file, info, traced_launches)

@@ -31,6 +31,8 @@ KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
 # What ncu listed of a trace is kept up to this size: a bound on a damaged file, far above what
 # listings take (each launch is a few integers a listing, its strings kept once: listings.encode).
 MAX_LISTINGS_FILE = 32 << 20
+NSYS_SUFFIX = ".nsys-launches.json"  # an Nsight Systems trace's launches (execute/shared/nsys_export.py)
+_SUFFIXES = (*REPORT_SUFFIXES, NSYS_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class TraceCache:
         self._this_run[key.digest] = report
         if seconds is not None:
             self._seconds[key.digest] = seconds
-        cached = self._path(key, report.suffix)
+        cached = self._path(key, NSYS_SUFFIX if report.name.endswith(NSYS_SUFFIX) else report.suffix)
         if not key.reusable or cached is None:
             return report
         try:
@@ -213,7 +215,7 @@ class TraceCache:
     def forget(self, digest: str) -> None:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""
         self.forget_listings(digest)
-        for suffix in REPORT_SUFFIXES:
+        for suffix in _SUFFIXES:
             if self.folder is not None:
                 with contextlib.suppress(OSError):
                     (self.folder / f"{digest}{suffix}").unlink()
@@ -223,6 +225,6 @@ class TraceCache:
         if self.folder is None:
             return None
         if suffix is None:
-            found = [self.folder / f"{key.digest}{s}" for s in REPORT_SUFFIXES]
+            found = [self.folder / f"{key.digest}{s}" for s in _SUFFIXES]
             return next((path for path in found if path.is_file()), found[0])
         return self.folder / f"{key.digest}{suffix}"

@@ -1,0 +1,154 @@
+"""Reading the launches of an Nsight Systems trace from its SQLite export (`nsys export -t sqlite`),
+and keeping them as JSON in the trace cache.
+
+The export's tables are NVIDIA's (Nsight Systems 2025.3.1, the one inside Nsight Compute 2025.3.1):
+CUPTI_ACTIVITY_KIND_KERNEL (a launch: names as StringIds, grid, block, correlationId, globalPid),
+CUPTI_ACTIVITY_KIND_RUNTIME (the API call of that correlationId: when, on which thread) and
+NVTX_EVENTS (eventType 59: a push/pop range on a thread). Launches are ordered as the application
+called them (correlationId), the order ncu numbers them in; docs/ncu-behaviour.md, "A trace by Nsight
+Systems instead", compares both traces launch by launch. What this reading cannot order as ncu does
+is refused with the reason, and the run traces with ncu: launches of several processes. CUDA graphs
+are traced node by node (`--cuda-graph-trace=node`, nsys_trace.py); a launch inside a range of a named
+NVTX domain is marked, since ncu lists those ranges in a form not compared here (nsys_select.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from ncucampaign.execute.cache_files import read_cache_text
+from ncucampaign.plan.share.nsys_select import TracedLaunch
+
+MAX_LAUNCHES_FILE = 64 << 20  # a bound on a damaged cache file, far above a trace's JSON
+_PUSH_POP = 59  # NVTX_EVENTS.eventType of a push/pop range (NvtxPushPopRange)
+
+
+class ExportRefused(Exception):
+    """The export cannot stand in for ncu's trace (why)."""
+
+
+def read_export(path: Path) -> list[TracedLaunch]:
+    """Every kernel launch the export holds, in call order; ExportRefused with the reason when it
+    cannot be read, or cannot be ordered as ncu orders launches."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise ExportRefused(f"the Nsight Systems export cannot be opened: {exc}") from exc
+    try:
+        return _launches(db)
+    except sqlite3.Error as exc:
+        raise ExportRefused(f"the Nsight Systems export cannot be read: {exc}") from exc
+    finally:
+        db.close()
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in db.execute(f"pragma table_info({table})")}
+
+
+def _launches(db: sqlite3.Connection) -> list[TracedLaunch]:
+    kernel = _columns(db, "CUPTI_ACTIVITY_KIND_KERNEL")
+    if not kernel:
+        return []  # no kernel ran: nsys writes no such table
+    if len(db.execute("select distinct globalPid from CUPTI_ACTIVITY_KIND_KERNEL").fetchall()) > 1:
+        raise ExportRefused("several processes launched kernels, and ncu's order across them is its own")
+    calls = [t for t in ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER") if _columns(db, t)]
+    if not calls:
+        raise ExportRefused("it holds no CUDA API calls (traced without -t cuda?)")
+    either = " union all ".join(f"select correlationId, start, globalTid from {t}" for t in calls)
+    api = f"select correlationId, min(start) start, min(globalTid) globalTid from ({either}) group by correlationId"
+    rows = db.execute(
+        "select coalesce(m.value, s.value), s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ,"
+        " a.start, a.globalTid from CUPTI_ACTIVITY_KIND_KERNEL k"
+        " join StringIds s on s.id = k.shortName left join StringIds m on m.id = k.mangledName"
+        f" left join ({api}) a on a.correlationId = k.correlationId"
+        " order by k.correlationId, k.start"  # the nodes of one graph launch share its call: as they ran
+    ).fetchall()
+    if any(row[8] is None for row in rows):
+        raise ExportRefused("a launch has no API call to place it on a thread")
+    ranges = _ranges(db)
+    stacks = _stacks(ranges, [(row[8], row[9]) for row in rows])
+    return [
+        TracedLaunch(
+            symbol=str(symbol),
+            function=str(function),
+            grid=(int(gx), int(gy), int(gz)),
+            block=(int(bx), int(by), int(bz)),
+            nvtx=stack,
+            other_domains=other_domains,
+        )
+        for (symbol, function, gx, gy, gz, bx, by, bz, _, _), (stack, other_domains) in zip(rows, stacks, strict=True)
+    ]
+
+
+Range = tuple[int, int | None, str, bool]  # start, end (None while open), name, of a named domain
+
+
+def _ranges(db: sqlite3.Connection) -> dict[int, list[Range]]:
+    """Push/pop ranges per thread, by start."""
+    columns = _columns(db, "NVTX_EVENTS")
+    if not columns:
+        return {}
+    text = "coalesce(e.text, t.value)" if "textId" in columns else "e.text"
+    join = " left join StringIds t on t.id = e.textId" if "textId" in columns else ""
+    named = "coalesce(e.domainId, 0) != 0" if "domainId" in columns else "0"
+    rows = db.execute(
+        f"select e.start, e.end, {text}, e.globalTid, {named} from NVTX_EVENTS e{join}"
+        f" where e.eventType = {_PUSH_POP} order by e.start"
+    ).fetchall()
+    threads: dict[int, list[Range]] = {}
+    for start, end, name, thread, domain in rows:
+        if name is None:
+            raise ExportRefused("it holds an NVTX range without a name")
+        threads.setdefault(thread, []).append((start, end, str(name), bool(domain)))
+    return threads
+
+
+def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> list[tuple[tuple[str, ...], bool]]:
+    """The default domain's ranges open on each call's thread when it was made, bottom first, and
+    whether a named domain's range was open too: one sweep per thread."""
+    stacks: list[tuple[tuple[str, ...], bool]] = [((), False)] * len(calls)
+    by_thread: dict[int, list[tuple[int, int]]] = {}
+    for index, (when, thread) in enumerate(calls):
+        by_thread.setdefault(thread, []).append((when, index))
+    for thread, wanted in by_thread.items():
+        pushed, open_ranges, next_range = ranges.get(thread, []), [], 0
+        for when, index in sorted(wanted):
+            while next_range < len(pushed) and pushed[next_range][0] <= when:
+                open_ranges.append(pushed[next_range])
+                next_range += 1
+            open_ranges = [r for r in open_ranges if r[1] is None or r[1] >= when]
+            names = tuple(name for _, _, name, named in open_ranges if not named)
+            stacks[index] = (names, any(named for *_, named in open_ranges))
+    return stacks
+
+
+def write_launches(path: Path, launches: list[TracedLaunch]) -> None:
+    rows = [[x.symbol, x.function, list(x.grid), list(x.block), list(x.nvtx), x.other_domains] for x in launches]
+    path.write_text(json.dumps({"launches": rows}))
+
+
+def read_launches(path: Path) -> list[TracedLaunch] | None:
+    """What write_launches kept; None when the file is missing or damaged."""
+    text = read_cache_text(path, MAX_LAUNCHES_FILE)
+    try:
+        rows = json.loads(text)["launches"] if text is not None else None
+        return (
+            [
+                TracedLaunch(str(s), str(f), _three(g), _three(b), tuple(str(n) for n in nvtx), other is True)
+                for s, f, g, b, nvtx, other in rows
+            ]
+            if isinstance(rows, list)
+            else None
+        )
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+
+
+def _three(values: object) -> tuple[int, int, int]:
+    if not isinstance(values, list) or len(values) != 3:
+        raise ValueError("not three dimensions")
+    x, y, z = (int(v) for v in values)
+    return x, y, z

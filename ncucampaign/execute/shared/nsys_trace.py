@@ -1,0 +1,235 @@
+"""The discovery trace by Nsight Systems: `nsys profile -t cuda,nvtx` of the application, its import
+and its SQLite export, read into launches (execute/shared/nsys_export.py). It costs about an
+application start where ncu's trace costs a start and ~10 ms a launch (docs/ncu-behaviour.md, "A trace
+by Nsight Systems instead"). Whatever keeps it from standing in for ncu's trace (no nsys, an importer
+that cannot load, a failed step, an export that cannot be ordered as ncu orders launches) is handed
+back as the reason, and the caller traces with ncu.
+
+Which nsys: $NCUCAMPAIGN_NSYS (a path, or `off`), else the one Nsight Compute ships beside ncu
+(bundled_nsys), whose QdstrmImporter
+(<ncu folder>/host/linux-desktop-glibc_*-x64/) turns what it collects into a report;
+$NCUCAMPAIGN_NSYS_LIBRARY_PATH: a folder with libraries that importer lacks (libdw.so.1 on the H200
+machine).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.process.groups import RUN_MARKER, run_in_group
+from ncucampaign.execute.process.short import run_captured
+from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.store import sha256_of
+from ncucampaign.execute.shared.nsys_export import ExportRefused, read_export, write_launches
+from ncucampaign.execute.shared.records import new_shared_record
+from ncucampaign.execute.shared.traces import NSYS_SUFFIX
+from ncucampaign.plan.argv import shell_command
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.nsys_select import TracedLaunch, trace_holds, why_not_used
+
+NSYS_ENV = "NCUCAMPAIGN_NSYS"
+NSYS_LIBRARIES_ENV = "NCUCAMPAIGN_NSYS_LIBRARY_PATH"
+STEP_TIMEOUT_S = 300.0  # the import and the export: CPU work on what one application run recorded
+CHECK_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class NsysTools:
+    nsys: Path
+    importer: Path | None  # Nsight Compute's bundled nsys leaves a .qdstrm for it; None: nsys imports itself
+    libraries: str | None  # LD_LIBRARY_PATH for the importer
+
+    @property
+    def identity(self) -> str:
+        """What the trace cache keys an nsys trace by, beside ncu's own key."""
+        return str(self.nsys)
+
+
+def find_nsys(ncu_path: str, environ: Mapping[str, str]) -> NsysTools | str:
+    """The nsys to trace with, or why there is none."""
+    chosen = environ.get(NSYS_ENV, "").strip()
+    if chosen.lower() == "off":
+        return f"{NSYS_ENV}=off"
+    if chosen:
+        candidates = [Path(chosen)]
+    else:
+        found = shutil.which(ncu_path)
+        if found is None:
+            return "ncu's folder is unknown"
+        candidates = bundled_nsys(Path(os.path.realpath(found)).parent)
+    nsys = next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+    if nsys is None:
+        where = ", ".join(str(c) for c in candidates[:3])
+        return f"no Nsight Systems at {where}" + ("" if chosen else f" (set {NSYS_ENV} to use one)")
+    importers = sorted(nsys.parent.parent.glob("linux-desktop-glibc_*-x64/QdstrmImporter"))
+    return NsysTools(nsys, importers[-1] if importers else None, environ.get(NSYS_LIBRARIES_ENV) or None)
+
+
+def bundled_nsys(ncu_folder: Path, installs: Path = Path("/opt/nvidia/nsight-compute")) -> list[Path]:
+    """Where the nsys that ships with Nsight Compute is, for an ncu in `ncu_folder`: in Nsight
+    Compute's own folder (/opt/nvidia/nsight-compute/2025.3.1/ncu); for a CUDA toolkit's bin/ncu,
+    a script that starts the newest Nsight Compute it finds, in <toolkit>/nsight-compute-<version>/
+    or in `installs` (the H200 machine's /usr/local/cuda-13.0/bin/ncu starts
+    /opt/nvidia/nsight-compute/2025.3.1/ncu); the newest version first."""
+    inside = Path("host") / "target-linux-x64" / "nsys"
+    toolkit = sorted(ncu_folder.parent.glob("nsight-compute-*"), reverse=True)
+    installed = sorted(installs.glob("*"), reverse=True) if installs.is_dir() else []
+    return [ncu_folder / inside, *(folder / inside for folder in (*toolkit, *installed))]
+
+
+def importer_problem(tools: NsysTools) -> str | None:
+    """Why the importer cannot run here (None: it starts): checked before each trace, in milliseconds,
+    so that a machine without its libraries pays no application run under nsys for nothing."""
+    if tools.importer is None:
+        return None
+    code, output = run_captured([str(tools.importer), "--help"], CHECK_TIMEOUT_S, None, _libraries(tools))
+    if code is None or code == 127 or "error while loading shared libraries" in output:
+        lines = [line for line in output.splitlines() if line.strip()]
+        return f"its importer {tools.importer.name} cannot run: {(lines[-1:] or ['no output'])[0][:200]}"
+    return None
+
+
+def _libraries(tools: NsysTools) -> dict[str, str]:
+    if not tools.libraries:
+        return {}
+    earlier = os.environ.get("LD_LIBRARY_PATH")
+    return {"LD_LIBRARY_PATH": tools.libraries + (f":{earlier}" if earlier else "")}
+
+
+def profile_argv(nsys: Path, out_base: Path, app_argv: Sequence[str]) -> list[str]:
+    """CUDA API and NVTX only: no CPU sampling, no context switches; a CUDA graph's kernels one by
+    one, as ncu profiles them (by default nsys records a graph launch whole: on the zoo's `compiled`
+    its 16 graphed kernels were missing; docs/ncu-behaviour.md)."""
+    return [str(nsys), "profile", "-t", "cuda,nvtx", "-s", "none", "--cpuctxsw=none", "--cuda-graph-trace=node",
+            "-f", "true", "-o", str(out_base), *app_argv]  # fmt: skip
+
+
+def nsys_trace(
+    ctx: RunContext, trace: Invocation, members: Sequence[Invocation], gpus: tuple[str, ...] | None,
+    tools: NsysTools, name: str,
+) -> tuple[list[TracedLaunch], Path, SharedRunRecord] | str:  # fmt: skip
+    """Trace `trace`'s application under nsys as the shared run `name` (recorded in the manifest):
+    (its launches, where they were kept, its record), or why not."""
+    problem = importer_problem(tools)
+    if problem is not None:
+        return problem
+    named = dataclasses.replace(trace, name=name, target=name.rsplit("/", 1)[-1])
+    record = new_shared_record(ctx, named, members, "trace", gpus, kind="trace")
+    work = Path(tempfile.mkdtemp(prefix=".nsys-", dir=ctx.run.reports))
+    try:
+        return _traced(ctx, named, tools, record, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _traced(
+    ctx: RunContext, trace: Invocation, tools: NsysTools, record: SharedRunRecord, work: Path
+) -> tuple[list[TracedLaunch], Path, SharedRunRecord] | str:
+    argv = profile_argv(tools.nsys, work / "trace", trace.app_argv)
+    attempt = AttemptRecord(number=1, started_at=now_iso(), status=Status.RUNNING)
+
+    def started() -> None:
+        record.argv, record.status = argv, Status.RUNNING
+        record.shell_command = shell_command(argv, trace.env, trace.cwd)
+        record.attempts.append(attempt)
+
+    ctx.book.commit(started)
+    ctx.reporter.attempt_started(trace, 1, 1, None)
+    ctx.store.append_log(trace.name, f"# ncucampaign: the discovery trace by Nsight Systems, {now_iso()}\n")
+    ctx.store.append_log(trace.name, f"# {shell_command(argv, trace.env, trace.cwd)}\n")
+    outcome = run_in_group(
+        argv,
+        log_path=ctx.run.log(trace.name),
+        cwd=trace.cwd,
+        env_additions={**dict(trace.env), RUN_MARKER: str(ctx.run.root)},
+        timeout=trace.timeout,
+        stop=ctx.stop,
+        grace=trace.stop_grace,
+        on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid)),
+    )
+    why = _why_not_profiled(outcome.exit_code, outcome.timed_out, outcome.interrupted, trace.timeout)
+    launches, why = _read(ctx, trace, tools, work) if why is None else ([], why)
+    kept = ctx.run.inside("reports", trace.name + NSYS_SUFFIX)
+    try:
+        if why is None:
+            write_launches(kept, launches)
+    except OSError as exc:  # a full or read-only disk: the run goes on with ncu's trace
+        why = f"its launches cannot be kept in {kept.name}: {exc.strerror or exc}"
+    status = Status.INTERRUPTED if outcome.interrupted else Status.OK if why is None else Status.PROFILER_ERROR
+    message = f"{len(launches)} launches traced by Nsight Systems" if why is None else f"not used: {why}"
+    ctx.store.append_log(trace.name, f"# ncucampaign: {message}\n")
+    report = _report_info(ctx, kept, len(launches)) if why is None else None
+
+    def finished() -> None:
+        attempt.ended_at, attempt.seconds = now_iso(), round(outcome.seconds, 3)
+        attempt.exit_code, attempt.status, attempt.message = outcome.exit_code, status, message
+        record.status, record.message, record.seconds = status, message, round(outcome.seconds, 3)
+        record.report, attempt.report = report, report.path if report is not None else None
+
+    ctx.book.commit(finished)
+    ctx.reporter.attempt_finished(trace, attempt, None)
+    return (launches, kept, record) if why is None else why
+
+
+def _read(ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path) -> tuple[list[TracedLaunch], str | None]:
+    """The launches nsys recorded, imported and exported, and why they cannot stand in for ncu's trace."""
+    found = _imported_and_exported(ctx, trace.name, tools, work)
+    if isinstance(found, str):
+        return [], found
+    try:
+        launches = read_export(found)
+    except ExportRefused as exc:
+        return [], str(exc)
+    return launches, why_not_used(trace_holds(launches, trace.options))
+
+
+def _report_info(ctx: RunContext, kept: Path, launches: int) -> ReportInfo:
+    size, digest = kept.stat().st_size, sha256_of(kept)
+    return ReportInfo(path=ctx.run.relative(kept), bytes=size, sha256=digest, results=launches, results_from="report")
+
+
+def _why_not_profiled(code: int | None, timed_out: bool, interrupted: bool, timeout: float | None) -> str | None:
+    if interrupted:
+        return "interrupted"
+    if timed_out:
+        return f"nsys profile ran past the timeout ({timeout:g} s)"
+    if code != 0:
+        return f"nsys profile exited with {code} (the application's code, or nsys's own failure: see its log)"
+    return None
+
+
+def _imported_and_exported(ctx: RunContext, log: str, tools: NsysTools, work: Path) -> Path | str:
+    """The trace's SQLite export, or why there is none (each step's output goes to the trace's log)."""
+    report = work / "trace.nsys-rep"
+    if not report.is_file():
+        collected = work / "trace.qdstrm"
+        if tools.importer is None or not collected.is_file():
+            return "nsys profile wrote no report"
+        why = _step(ctx, log, [str(tools.importer), "-f", "-i", str(collected)], _libraries(tools))
+        if why is not None or not report.is_file():
+            return why or f"{tools.importer.name} wrote no report"
+    export = work / "trace.sqlite"
+    why = _step(ctx, log, [str(tools.nsys), "export", "-t", "sqlite", "-f", "true", "-o", str(export), str(report)])
+    if why is not None or not export.is_file():
+        return why or "nsys export wrote no SQLite file"
+    return export
+
+
+def _step(ctx: RunContext, log: str, argv: list[str], env: Mapping[str, str] | None = None) -> str | None:
+    """One short step in the work folder (the importer writes beside where it runs)."""
+    marked = {**(env or {}), RUN_MARKER: str(ctx.run.root)}
+    code, output = run_captured(argv, STEP_TIMEOUT_S, ctx.stop, marked, cwd=Path(argv[-1]).parent)
+    ctx.store.append_log(log, f"# {' '.join(argv)}\n{output.rstrip()}\n")
+    if code == 0:
+        return None
+    lines = [line for line in output.splitlines() if line.strip()]
+    return f"{Path(argv[0]).name} {argv[1] if len(argv) > 1 else ''} failed ({code}): {(lines[-1:] or [''])[0][:200]}"

@@ -1,0 +1,169 @@
+"""Selecting launches in an Nsight Systems trace as ncu's filters select them in its own trace. Pure.
+
+An `nsys profile -t cuda,nvtx` trace lists every launch of the application with its symbol, grid,
+block and the NVTX push/pop ranges open on the launching thread, for less than ncu's discovery trace
+costs (docs/ncu-behaviour.md, "A trace by Nsight Systems instead"). ncu applies a member's filters
+when it imports its own trace; here they are applied to the nsys trace's launches, for the filters
+whose meaning is documented and simple enough to apply exactly (reference.md, section 3): kernel names
+exact or `regex:` against the function name or the symbol, and push/pop NVTX expressions of the
+default domain made of names, `/`, `*`, `+`, `[` and `]`. Anything else keeps the ncu trace
+(`why_not_nsys`). A selection that still differs from ncu's costs efficiency, never a result: every
+split is verified against the union run's own report (execute/shared/split.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_grammar import split_regex
+
+DEFAULT_DOMAIN = "<default domain>"  # how ncu lists a range pushed without a domain
+_SEP = "\x1f"  # between the names of a stack when it is matched as one string
+# Options of a trace that this selection can stand in for when they are unset (or at these values).
+_UNSET_OPTIONS = (
+    "kernel_id",
+    "launch_skip_before_match",
+    "call_stack_type",
+    "python_include",
+    "python_exclude",
+    "native_include",
+    "native_exclude",
+    "range_filter",
+)
+
+
+@dataclass(frozen=True)
+class TracedLaunch:
+    """One kernel launch as Nsight Systems recorded it, in the order the application called it."""
+
+    symbol: str  # mangled name (the name itself when not C++), as ncu's --print-kernel-base mangled
+    function: str  # the function name, as ncu's --print-kernel-base function
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    nvtx: tuple[str, ...]  # push/pop ranges of the default domain open at the call, bottom first
+    other_domains: bool = False  # a range of a named domain (NCCL's, say) was open at the call too
+
+
+def why_not_nsys(options: TargetOptions, env: Mapping[str, str]) -> str | None:
+    """Why the filters of a trace with `options` cannot be applied to an nsys trace (None: they can).
+    `env`: the trace's environment (a --gpus view names its devices)."""
+    if options.kernel_name_base not in (None, "function", "mangled"):
+        return f"--kernel-name-base {options.kernel_name_base} is matched only by ncu"
+    for key in _UNSET_OPTIONS:
+        if getattr(options, key):
+            return f"{key} is applied only by ncu"
+    if options.target_processes not in (None, "all"):
+        return f"--target-processes {options.target_processes} is applied only by ncu"
+    if options.nvtx_push_pop_scope not in (None, "thread"):
+        return f"--nvtx-push-pop-scope {options.nvtx_push_pop_scope} is applied only by ncu"
+    visible = [d for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    if options.devices is not None and tuple(options.devices) != tuple(range(len(visible))):
+        return "--devices is applied only by ncu"
+    for expression in (*(options.nvtx_include or ()), *(options.nvtx_exclude or ())):
+        if _stack_pattern(expression) is None:
+            return f"the NVTX expression {expression!r} is matched only by ncu"
+    return None
+
+
+def selected(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[int]:
+    """The positions in `launches` of those the kernel and NVTX filters of `options` select."""
+    kernel = _kernel_test(options)
+    includes = [_compiled(e) for e in options.nvtx_include or ()]
+    excludes = [_compiled(e) for e in options.nvtx_exclude or ()]
+    picked = []
+    for position, launch in enumerate(launches):
+        stack = "".join(name + _SEP for name in launch.nvtx)
+        if kernel is not None and not kernel(launch):
+            continue
+        if includes and not any(p.search(stack) for p in includes):
+            continue
+        if any(p.search(stack) for p in excludes):
+            continue
+        picked.append(position)
+    return picked
+
+
+def trace_holds(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[TracedLaunch]:
+    """What ncu's trace with `options` (the trace's filters and its launch count) would hold."""
+    return [launches[position] for position in selected(launches, options)][: options.launch_count or None]
+
+
+def why_not_used(held: Sequence[TracedLaunch]) -> str | None:
+    """Why the launches a trace holds cannot stand in for ncu's (None: they can)."""
+    inside = next((x for x in held if x.other_domains), None)
+    if inside is not None:
+        return (
+            f"a launch it holds ({inside.function}) ran inside an NVTX range of a named domain, which ncu"
+            " lists in a form not compared with Nsight Systems'"
+        )
+    return None
+
+
+def as_launch(position: int, launch: TracedLaunch, by_function: bool = False) -> Launch:
+    """The launch as ncu lists it in `--page raw --csv` (by symbol, or with `by_function` by function
+    name), numbered `position`."""
+    return Launch(
+        id=position,
+        symbol=launch.function if by_function else launch.symbol,
+        grid=_dims(launch.grid),
+        block=_dims(launch.block),
+        nvtx=tuple(f"{DEFAULT_DOMAIN}:{name}" for name in launch.nvtx),
+    )
+
+
+def _dims(xyz: tuple[int, int, int]) -> str:
+    return f"({xyz[0]}, {xyz[1]}, {xyz[2]})"
+
+
+def _kernel_test(options: TargetOptions) -> Callable[[TracedLaunch], bool] | None:
+    name = options.kernel_name
+    if name is None:
+        return None
+    is_regex, body = split_regex(name)
+    mangled = options.kernel_name_base == "mangled"
+
+    def named(launch: TracedLaunch) -> str:
+        return launch.symbol if mangled else launch.function
+
+    if is_regex:
+        pattern = re.compile(body)
+        return lambda launch: pattern.search(named(launch)) is not None
+    return lambda launch: named(launch) == body
+
+
+def _compiled(expression: str) -> re.Pattern[str]:
+    pattern = _stack_pattern(expression)
+    assert pattern is not None, "why_not_nsys refuses what cannot be matched"
+    return re.compile(pattern)
+
+
+def _stack_pattern(expression: str) -> str | None:
+    """A regex over a stack written as NAME<sep> from the bottom up, for a push/pop expression of the
+    default domain; None for what only ncu matches (a start/end expression, a domain, `regex:`, escapes)."""
+    if expression.startswith("regex:") or any(mark in expression for mark in "@\\,"):
+        return None
+    bottom, top = expression.startswith("["), expression.endswith("]")
+    body = expression.removeprefix("[").removesuffix("]")
+    if "/" not in body and not (bottom or top):
+        return None  # a start/end range
+    parts = body.split("/")
+    if parts and parts[-1] == "":
+        parts.pop()  # 'A/': the trailing delimiter marks a push/pop range
+    if not parts or any(not part or "[" in part or "]" in part for part in parts):
+        return None
+    if parts[0] in ("*", "+") or parts[-1] in ("*", "+"):
+        return None
+    regex = []
+    for part in parts:
+        if part == "*":
+            regex.append(f"(?:[^{_SEP}]*{_SEP})*")
+        elif part == "+":
+            regex.append(f"[^{_SEP}]*{_SEP}")
+        else:
+            regex.append(re.escape(part) + _SEP)
+    start = "^" if bottom else f"(?:^|(?<={_SEP}))"
+    return start + "".join(regex) + ("$" if top else "")

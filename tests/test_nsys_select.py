@@ -1,0 +1,248 @@
+"""Selecting launches of an Nsight Systems trace as ncu's filters do (plan/share/nsys_select.py), and
+reading them from its SQLite export (execute/shared/nsys_export.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ncucampaign.execute.shared.nsys_export import ExportRefused, read_export, read_launches, write_launches
+from ncucampaign.plan.share.launches import parse_raw_csv
+from ncucampaign.plan.share.nsys_select import (
+    TracedLaunch,
+    as_launch,
+    selected,
+    trace_holds,
+    why_not_nsys,
+    why_not_used,
+)
+from ncucampaign.spec.model import TargetOptions
+from tests.conftest import FIXTURES
+
+STACKS = [("decode_step", "layer", "attention"), ("decode_step", "layer", "mlp"), ("prefill",), ()]
+LAUNCHES = [TracedLaunch(f"_Z3k{i}v", f"k{i}", (1, 1, 1), (32, 1, 1), stack) for i, stack in enumerate(STACKS)]
+
+
+def options(**values: Any) -> TargetOptions:
+    return TargetOptions.model_construct(**values)
+
+
+@pytest.mark.parametrize(
+    ("expression", "picked"),
+    [
+        ("decode_step/", [0, 1]),
+        ("layer/", [0, 1]),  # anywhere in the stack
+        ("[layer/", []),  # '[': at the bottom
+        ("[decode_step/", [0, 1]),
+        ("mlp]", [1]),  # ']': on top
+        ("layer]", []),
+        ("decode_step/*/attention/", [0]),  # '*': zero or more ranges between
+        ("decode_step/*/attention", [0]),
+        ("layer/*/attention/", [0]),
+        ("decode_step/+/mlp", [1]),  # '+': exactly one between
+        ("layer/+/mlp", []),
+        ("layer/mlp/", [1]),
+        ("decode_step/mlp/", []),  # named one after the other: directly nested
+        ("prefill/", [2]),
+    ],
+)
+def test_push_pop_expressions_select_as_ncu_documents_them(expression: str, picked: list[int]) -> None:
+    o = options(nvtx=True, nvtx_include=(expression,))
+    assert why_not_nsys(o, {}) is None
+    assert selected(LAUNCHES, o) == picked
+
+
+def test_includes_are_ored_and_an_exclude_removes_from_them() -> None:
+    assert selected(LAUNCHES, options(nvtx_include=("prefill/", "attention]"))) == [0, 2]
+    assert selected(LAUNCHES, options(nvtx_include=("decode_step/",), nvtx_exclude=("mlp]",))) == [0]
+    assert selected(LAUNCHES, options(nvtx_exclude=("decode_step/",))) == [2, 3]
+
+
+def test_kernel_names_match_the_function_name_or_with_base_mangled_the_symbol() -> None:
+    assert selected(LAUNCHES, options(kernel_name="k1")) == [1]
+    assert selected(LAUNCHES, options(kernel_name="k")) == []  # exact: the whole function name
+    assert selected(LAUNCHES, options(kernel_name="regex:k[23]")) == [2, 3]  # a search
+    assert selected(LAUNCHES, options(kernel_name="regex:^_Z", kernel_name_base="mangled")) == [0, 1, 2, 3]
+    assert selected(LAUNCHES, options(kernel_name="regex:^_Z")) == []
+    both = options(kernel_name="regex:k[01]", nvtx_include=("mlp]",))
+    assert selected(LAUNCHES, both) == [1]
+
+
+@pytest.mark.parametrize(
+    ("values", "env", "why"),
+    [
+        ({"nvtx_include": ("regex:.*decode.*/",)}, {}, "matched only by ncu"),
+        ({"nvtx_include": ("Domain@range/",)}, {}, "matched only by ncu"),
+        ({"nvtx_include": ("a_start_end_range",)}, {}, "matched only by ncu"),
+        ({"nvtx_exclude": (r"A\[i\]/",)}, {}, "matched only by ncu"),
+        ({"kernel_name_base": "demangled"}, {}, "--kernel-name-base demangled"),
+        ({"python_include": ("app.py@step",)}, {}, "python_include"),
+        ({"call_stack_type": ("python",)}, {}, "call_stack_type"),
+        ({"target_processes": "application-only"}, {}, "--target-processes"),
+        ({"nvtx_push_pop_scope": "process"}, {}, "--nvtx-push-pop-scope"),
+        ({"devices": (1,)}, {}, "--devices"),
+        ({"devices": (0,)}, {"CUDA_VISIBLE_DEVICES": "3"}, None),  # --gpus: every device of its view
+        ({"devices": (0, 1)}, {"CUDA_VISIBLE_DEVICES": "2,3"}, None),
+        ({"kernel_name": "regex:x", "nvtx_include": ("a/*/b]",), "target_processes": "all"}, {}, None),
+    ],
+)
+def test_what_only_ncu_can_select_keeps_the_ncu_trace(
+    values: dict[str, Any], env: dict[str, str], why: str | None
+) -> None:
+    found = why_not_nsys(options(**values), env)
+    assert found == why if why is None else why in (found or "")
+
+
+def test_a_traced_launch_reads_as_ncu_lists_it() -> None:
+    """The identity compared when a split is verified: symbol, grid, block and NVTX stack as ncu's raw
+    CSV page has them (a real listing from the H200)."""
+    listed = parse_raw_csv((FIXTURES / "csv" / "nvtx_rangefilter_raw.csv").read_text())[0]
+    grid = tuple(int(x) for x in listed.grid.strip("()").split(","))
+    block = tuple(int(x) for x in listed.block.strip("()").split(","))
+    stack = tuple(entry.split(":", 1)[1] for entry in listed.nvtx)
+    traced = TracedLaunch(listed.symbol, "f", grid, block, stack)  # type: ignore[arg-type]
+    assert as_launch(listed.id, traced) == listed
+    assert as_launch(0, traced, by_function=True).symbol == "f"
+
+
+# --- the export ----------------------------------------------------------------------------------------
+
+SCHEMA = (
+    "create table StringIds (id integer primary key, value text);"
+    "create table CUPTI_ACTIVITY_KIND_KERNEL (start int, end int, correlationId int, globalPid int, gridX int,"
+    " gridY int, gridZ int, blockX int, blockY int, blockZ int, shortName int, mangledName int, graphNodeId int);"
+    "create table CUPTI_ACTIVITY_KIND_RUNTIME (start int, end int, correlationId int, globalTid int);"
+    "create table NVTX_EVENTS (start int, end int, eventType int, text text, globalTid int, domainId int,"
+    " textId int);"
+)
+PID, THREAD, OTHER = 7 << 24, (7 << 24) + 7, (7 << 24) + 8
+
+
+def export(tmp_path: Path, kernels: list[tuple], ranges: list[tuple], strings: dict[int, str] | None = None) -> Path:
+    """kernels: (correlationId, called at, thread, function, symbol or None, graph node, pid);
+    ranges: (start, end, text, thread, domain, textId)."""
+    path = tmp_path / "trace.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA)
+    names = dict(strings or {})
+    for correlation, called, thread, function, symbol, node, pid in kernels:
+        ids = []
+        for name in (function, symbol):
+            if name is not None and name not in names.values():
+                names[len(names) + 100] = name
+            ids.append(next((k for k, v in names.items() if v == name), None))
+        db.execute(
+            "insert into CUPTI_ACTIVITY_KIND_KERNEL values (?, ?, ?, ?, 4, 1, 1, 128, 1, 1, ?, ?, ?)",
+            (called + 5, called + 9, correlation, pid, ids[0], ids[1], node),
+        )
+        db.execute(
+            "insert into CUPTI_ACTIVITY_KIND_RUNTIME values (?, ?, ?, ?)", (called, called + 1, correlation, thread)
+        )
+    for start, end, text, thread, domain, text_id in ranges:
+        db.execute("insert into NVTX_EVENTS values (?, ?, 59, ?, ?, ?, ?)", (start, end, text, thread, domain, text_id))
+    db.executemany("insert into StringIds values (?, ?)", names.items())
+    db.commit()
+    db.close()
+    return path
+
+
+def test_launches_come_in_call_order_with_the_ranges_open_on_their_thread(tmp_path: Path) -> None:
+    path = export(
+        tmp_path,
+        kernels=[
+            (3, 50, THREAD, "late", "_Z4latev", None, PID),
+            (1, 10, THREAD, "first", None, None, PID),  # not C++: its symbol is its name
+            (2, 30, OTHER, "other", None, 0, PID),
+        ],
+        ranges=[
+            (5, 60, "step", THREAD, 0, None),
+            (20, None, None, THREAD, None, 1),  # still open at the end; its name by StringIds
+            (25, 40, "elsewhere", OTHER, 0, None),
+            (5, 8, "closed before", THREAD, 0, None),
+        ],
+        strings={1: "layer"},
+    )
+    launches = read_export(path)
+    assert [(x.function, x.symbol, x.nvtx) for x in launches] == [
+        ("first", "first", ("step",)),
+        ("other", "other", ("elsewhere",)),
+        ("late", "_Z4latev", ("step", "layer")),
+    ]
+    assert launches[0].grid == (4, 1, 1) and launches[0].block == (128, 1, 1)
+    kept = tmp_path / "kept.json"
+    write_launches(kept, launches)
+    assert read_launches(kept) == launches
+
+
+@pytest.mark.parametrize(
+    ("kernels", "ranges", "why"),
+    [
+        ([(1, 10, THREAD, "k", None, None, PID), (2, 20, THREAD, "k", None, None, PID + (1 << 24))], [], "processes"),
+        ([(1, 10, THREAD, "k", None, None, PID)], [(5, 20, None, THREAD, 0, None)], "without a name"),
+    ],
+)
+def test_what_cannot_be_ordered_or_named_as_ncu_does_is_refused(
+    tmp_path: Path, kernels: list[tuple], ranges: list[tuple], why: str
+) -> None:
+    with pytest.raises(ExportRefused, match=why):
+        read_export(export(tmp_path, kernels, ranges))
+
+
+def test_the_nodes_of_a_graph_launch_come_as_they_ran_and_a_named_domains_range_is_marked(tmp_path: Path) -> None:
+    path = export(
+        tmp_path,
+        kernels=[
+            (5, 50, THREAD, "node_b", None, 2, PID),  # one graph launch (correlation 5): two nodes
+            (5, 50, THREAD, "node_a", None, 1, PID),
+            (4, 40, THREAD, "before", None, None, PID),
+        ],
+        ranges=[(30, 60, "graphed", THREAD, 0, None), (45, 55, "ncclAllReduce", THREAD, 3, None)],
+    )
+    with sqlite3.connect(path) as db:  # node_a ran first on the GPU
+        db.execute("update CUPTI_ACTIVITY_KIND_KERNEL set start = 70 where correlationId = 5 and graphNodeId = 2")
+    launches = read_export(path)
+    assert [(x.function, x.nvtx, x.other_domains) for x in launches] == [
+        ("before", ("graphed",), False),
+        ("node_a", ("graphed",), True),
+        ("node_b", ("graphed",), True),
+    ]
+    assert why_not_used(launches[:1]) is None
+    assert "node_a) ran inside an NVTX range of a named domain" in (why_not_used(launches) or "")
+    assert trace_holds(launches, options(kernel_name="before", launch_count=5)) == launches[:1]
+    assert trace_holds(launches, options(kernel_name="regex:node", launch_count=1)) == launches[1:2]
+    kept = tmp_path / "kept.json"
+    write_launches(kept, launches)
+    assert read_launches(kept) == launches
+
+
+def test_a_launch_without_its_api_call_is_refused(tmp_path: Path) -> None:
+    path = export(tmp_path, [(1, 10, THREAD, "k", None, None, PID)], [])
+    with sqlite3.connect(path) as db:
+        db.execute("delete from CUPTI_ACTIVITY_KIND_RUNTIME")
+    with pytest.raises(ExportRefused, match="no API call"):
+        read_export(path)
+
+
+def test_an_export_without_kernels_holds_no_launch_and_a_damaged_one_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    assert read_export(empty) == []
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 300)
+    with pytest.raises(ExportRefused, match="cannot be"):
+        read_export(damaged)
+    with pytest.raises(ExportRefused, match="cannot be"):
+        read_export(tmp_path / "missing" / "x.sqlite")
+
+
+@pytest.mark.parametrize(
+    "text", ["", "{", '{"launches": [["s", "f", [1, 1], [1, 1, 1], []]]}', '{"launches": 3}', "[]"]
+)
+def test_kept_launches_that_are_damaged_read_as_none(tmp_path: Path, text: str) -> None:
+    kept = tmp_path / "kept.json"
+    kept.write_text(text)
+    assert read_launches(kept) is None
+    assert read_launches(tmp_path / "missing.json") is None
