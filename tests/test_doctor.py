@@ -20,6 +20,7 @@ from ncucampaign.execute.doctor import (
     volume_outcome,
 )
 from tests.conftest import FAKE_NCU_DIR, fake_env, gone, load_manifest, logging_ncu, run_cli
+from tests.test_nsys_trace import NSYS
 
 PERMISSION = (
     "==PROF== Connected to process 12 (/usr/bin/python3)\n==ERROR== ERR_NVGPUCTRPERM - The user does not have "
@@ -37,9 +38,9 @@ def doctor(tmp_path: Path, *args: str, **env: str) -> tuple[int, dict]:
 
 @pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop
 def test_every_check_passes_on_the_fake_machine(tmp_path: Path) -> None:
-    code, checks = doctor(tmp_path)
+    code, checks = doctor(tmp_path, NCUCAMPAIGN_NSYS=str(NSYS))
     assert code == 0
-    assert list(checks) == ["ncu", "report reader", "GPUs", "counters", "config files", "disk"]
+    assert list(checks) == ["ncu", "report reader", "GPUs", "counters", "trace", "config files", "disk"]
     assert {c["state"] for c in checks.values()} == {"ok"}, checks
     assert "version 2025.3.1.0" in checks["ncu"]["detail"]
     assert checks["counters"]["detail"].startswith("one kernel profiled in ")
@@ -50,8 +51,22 @@ def test_every_check_passes_on_the_fake_machine(tmp_path: Path) -> None:
 def test_text_output_ends_with_the_verdict_and_gives_each_fix(tmp_path: Path) -> None:
     done = run_cli("doctor", cwd=tmp_path, env=fake_env(FAKE_NCU_COUNTERS="denied"))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "doctor: 1 of 6 checks fail: counters"
+    assert done.stdout.strip().splitlines()[-1] == "doctor: 1 of 7 checks fail: counters"
     assert "ERR_NVGPUCTRPERM" in done.stdout and "NVreg_RestrictProfilingToAdminUsers=0" in done.stdout
+
+
+@pytest.mark.slow  # a process of its own for the importer: not in the inner loop
+def test_the_trace_check_says_which_tool_traces_and_why_not_nsys(tmp_path: Path) -> None:
+    code, checks = doctor(tmp_path, NCUCAMPAIGN_NSYS=str(NSYS), FAKE_NSYS_IMPORTER="broken")
+    trace = checks["trace"]
+    assert code == 0 and trace["state"] == "warn" and "libdw.so.1" in trace["detail"], trace
+    assert trace["detail"].startswith("by ncu: ") and "NCUCAMPAIGN_NSYS_LIBRARY_PATH" in trace["fix"]
+    _, checks = doctor(tmp_path)  # the fake ncu has no Nsight Systems beside it
+    assert checks["trace"]["state"] == "warn" and "no Nsight Systems at" in checks["trace"]["detail"]
+    _, checks = doctor(tmp_path, NCUCAMPAIGN_NSYS="off")
+    assert checks["trace"] == {**checks["trace"], "state": "ok", "detail": "by ncu: NCUCAMPAIGN_NSYS=off"}
+    _, checks = doctor(tmp_path, NCUCAMPAIGN_NSYS=str(NSYS))
+    assert checks["trace"]["state"] == "ok" and checks["trace"]["detail"] == f"by Nsight Systems: {NSYS}"
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from ncucampaign.execute.attempt.refusals import machine_refusal
 from ncucampaign.execute.doctor_check import Check
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.provenance import asked_gpus, asked_version
+from ncucampaign.execute.shared.nsys_trace import NSYS_ENV, NSYS_LIBRARIES_ENV, find_nsys, importer_problem
 from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.plan.share.union import NO_CONFIG
 
@@ -221,11 +222,27 @@ def machine_checks(ncu_path: str | None, runs_root: Path, cwd: Path, environ: Ma
         checks.append(Check("counters", "skip", "needs ncu and a GPU"))
     else:
         checks.append(counters_probe(ncu_path))
+    if ncu_path is not None:
+        checks.append(trace_check(ncu_path, environ))
     checks.append(stray_files(ncu_config_folders(cwd, environ)))
     checks.append(disk_check(runs_root))
     if environ.get("KUBERNETES_SERVICE_HOST"):
         checks.append(volume_check(runs_root))
     return checks
+
+
+def trace_check(ncu_path: str, environ: Mapping[str, str]) -> Check:
+    """Which tool takes a shared run's discovery trace (docs/shared-runs.md): Nsight Systems, about an
+    application start, where it runs; else ncu, a start and ~10 ms a launch (a warning: it works)."""
+    tools = find_nsys(ncu_path, environ)
+    if isinstance(tools, str):
+        chosen = environ.get(NSYS_ENV, "").strip().lower() == "off"
+        return Check("trace", "ok" if chosen else "warn", f"by ncu: {tools}", "" if chosen else f"set {NSYS_ENV}")
+    problem = importer_problem(tools)
+    if problem is not None:
+        fix = f"set {NSYS_LIBRARIES_ENV} to a folder holding the library it lacks"
+        return Check("trace", "warn", f"by ncu: the Nsight Systems at {tools.nsys}: {problem}", fix)
+    return Check("trace", "ok", f"by Nsight Systems: {tools.nsys}")
 
 
 def run_checks(runs_root: Path) -> list[Check]:
