@@ -19,6 +19,7 @@ import sqlite3
 from pathlib import Path
 
 from ncucampaign.execute.cache_files import read_cache_text
+from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.nsys_select import TracedLaunch
 
 MAX_LAUNCHES_FILE = 64 << 20  # a bound on a damaged cache file, far above a trace's JSON
@@ -126,8 +127,9 @@ def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> lis
 
 
 def write_launches(path: Path, launches: list[TracedLaunch]) -> None:
+    """Whole or not at all; never through a link planted where it goes (store.write_text_atomic)."""
     rows = [[x.symbol, x.function, list(x.grid), list(x.block), list(x.nvtx), x.other_domains] for x in launches]
-    path.write_text(json.dumps({"launches": rows}))
+    write_text_atomic(path, json.dumps({"launches": rows}))
 
 
 def read_launches(path: Path) -> list[TracedLaunch] | None:

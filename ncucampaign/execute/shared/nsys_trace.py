@@ -123,8 +123,11 @@ def nsys_trace(
     if problem is not None:
         return problem
     named = dataclasses.replace(trace, name=name, target=name.rsplit("/", 1)[-1])
+    try:
+        work = Path(tempfile.mkdtemp(prefix=".nsys-", dir=ctx.run.reports))
+    except OSError as exc:  # a full or read-only disk: the run goes on with ncu's trace
+        return f"no work folder for it in {ctx.run.reports}: {exc.strerror or exc}"
     record = new_shared_record(ctx, named, members, "trace", gpus, kind="trace")
-    work = Path(tempfile.mkdtemp(prefix=".nsys-", dir=ctx.run.reports))
     try:
         return _traced(ctx, named, tools, record, work)
     finally:
