@@ -123,7 +123,7 @@ def test_the_trace_by_nsight_systems_gives_the_union_and_splits_that_ncus_trace_
         ({"FAKE_NSYS_FAIL": "export"}, "nsys export failed (1): fake nsys: export failed", True),
         ({"FAKE_NSYS_FAIL": "profile"}, "nsys profile exited with 1", True),
         ({"FAKE_NSYS_PROCESSES": "2"}, "several processes launched kernels", True),
-        ({"FAKE_NSYS_DOMAIN": "NCCL"}, "ran inside an NVTX range of a named domain", True),
+        ({"FAKE_NSYS_DOMAIN": "NCCL"}, "NVTX ranges of a named domain", True),
     ],
 )
 def test_whatever_keeps_nsys_from_standing_in_leaves_the_run_to_ncus_trace(

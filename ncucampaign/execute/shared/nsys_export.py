@@ -7,9 +7,8 @@ CUPTI_ACTIVITY_KIND_RUNTIME (the API call of that correlationId: when, on which 
 NVTX_EVENTS (eventType 59: a push/pop range on a thread). Launches are ordered as the application
 called them (correlationId), the order ncu numbers them in; docs/ncu-behaviour.md, "A trace by Nsight
 Systems instead", compares both traces launch by launch. What this reading cannot order as ncu does
-is refused with the reason, and the run traces with ncu: launches of several processes. CUDA graphs
-are traced node by node (`--cuda-graph-trace=node`, nsys_trace.py); a launch inside a range of a named
-NVTX domain is marked, since ncu lists those ranges in a form not compared here (nsys_select.py).
+is refused with the reason, and the run traces with ncu: launches of several processes, ranges of a
+named NVTX domain. CUDA graphs are traced node by node (`--cuda-graph-trace=node`, nsys_trace.py).
 """
 
 from __future__ import annotations
@@ -78,39 +77,45 @@ def _launches(db: sqlite3.Connection) -> list[TracedLaunch]:
             grid=(int(gx), int(gy), int(gz)),
             block=(int(bx), int(by), int(bz)),
             nvtx=stack,
-            other_domains=other_domains,
         )
-        for (symbol, function, gx, gy, gz, bx, by, bz, _, _), (stack, other_domains) in zip(rows, stacks, strict=True)
+        for (symbol, function, gx, gy, gz, bx, by, bz, _, _), stack in zip(rows, stacks, strict=True)
     ]
 
 
-Range = tuple[int, int | None, str, bool]  # start, end (None while open), name, of a named domain
+Range = tuple[int, int | None, str]  # start, end (None while open), name
 
 
 def _ranges(db: sqlite3.Connection) -> dict[int, list[Range]]:
-    """Push/pop ranges per thread, by start."""
+    """Push/pop ranges per thread, by start. A range of a named domain refuses the export: ncu and nsys
+    place them differently (on the zoo's `multirank` ncu listed NCCL's ncclCommInitRankConfig as open
+    at every launch, nsys at none; docs/ncu-behaviour.md)."""
     columns = _columns(db, "NVTX_EVENTS")
     if not columns:
         return {}
+    if (
+        "domainId" in columns
+        and db.execute(
+            f"select 1 from NVTX_EVENTS where eventType = {_PUSH_POP} and coalesce(domainId, 0) != 0 limit 1"
+        ).fetchone()
+    ):
+        raise ExportRefused("it holds NVTX ranges of a named domain (NCCL's, say), which ncu places its own way")
     text = "coalesce(e.text, t.value)" if "textId" in columns else "e.text"
     join = " left join StringIds t on t.id = e.textId" if "textId" in columns else ""
-    named = "coalesce(e.domainId, 0) != 0" if "domainId" in columns else "0"
     rows = db.execute(
-        f"select e.start, e.end, {text}, e.globalTid, {named} from NVTX_EVENTS e{join}"
+        f"select e.start, e.end, {text}, e.globalTid from NVTX_EVENTS e{join}"
         f" where e.eventType = {_PUSH_POP} order by e.start"
     ).fetchall()
     threads: dict[int, list[Range]] = {}
-    for start, end, name, thread, domain in rows:
+    for start, end, name, thread in rows:
         if name is None:
             raise ExportRefused("it holds an NVTX range without a name")
-        threads.setdefault(thread, []).append((start, end, str(name), bool(domain)))
+        threads.setdefault(thread, []).append((start, end, str(name)))
     return threads
 
 
-def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> list[tuple[tuple[str, ...], bool]]:
-    """The default domain's ranges open on each call's thread when it was made, bottom first, and
-    whether a named domain's range was open too: one sweep per thread."""
-    stacks: list[tuple[tuple[str, ...], bool]] = [((), False)] * len(calls)
+def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> list[tuple[str, ...]]:
+    """The ranges open on each call's thread when it was made, bottom first: one sweep per thread."""
+    stacks: list[tuple[str, ...]] = [()] * len(calls)
     by_thread: dict[int, list[tuple[int, int]]] = {}
     for index, (when, thread) in enumerate(calls):
         by_thread.setdefault(thread, []).append((when, index))
@@ -121,14 +126,13 @@ def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> lis
                 open_ranges.append(pushed[next_range])
                 next_range += 1
             open_ranges = [r for r in open_ranges if r[1] is None or r[1] >= when]
-            names = tuple(name for _, _, name, named in open_ranges if not named)
-            stacks[index] = (names, any(named for *_, named in open_ranges))
+            stacks[index] = tuple(name for _, _, name in open_ranges)
     return stacks
 
 
 def write_launches(path: Path, launches: list[TracedLaunch]) -> None:
     """Whole or not at all; never through a link planted where it goes (store.write_text_atomic)."""
-    rows = [[x.symbol, x.function, list(x.grid), list(x.block), list(x.nvtx), x.other_domains] for x in launches]
+    rows = [[x.symbol, x.function, list(x.grid), list(x.block), list(x.nvtx)] for x in launches]
     write_text_atomic(path, json.dumps({"launches": rows}))
 
 
@@ -139,8 +143,8 @@ def read_launches(path: Path) -> list[TracedLaunch] | None:
         rows = json.loads(text)["launches"] if text is not None else None
         return (
             [
-                TracedLaunch(str(s), str(f), _three(g), _three(b), tuple(str(n) for n in nvtx), other is True)
-                for s, f, g, b, nvtx, other in rows
+                TracedLaunch(str(s), str(f), _three(g), _three(b), tuple(str(n) for n in nvtx))
+                for s, f, g, b, nvtx in rows
             ]
             if isinstance(rows, list)
             else None

@@ -34,7 +34,7 @@ from ncucampaign.execute.shared.records import new_shared_record
 from ncucampaign.execute.shared.traces import NSYS_SUFFIX
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.nsys_select import TracedLaunch, trace_holds, why_not_used
+from ncucampaign.plan.share.nsys_select import TracedLaunch
 
 NSYS_ENV = "NCUCAMPAIGN_NSYS"
 NSYS_LIBRARIES_ENV = "NCUCAMPAIGN_NSYS_LIBRARY_PATH"
@@ -189,10 +189,9 @@ def _read(ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path) -> t
     if isinstance(found, str):
         return [], found
     try:
-        launches = read_export(found)
+        return read_export(found), None
     except ExportRefused as exc:
         return [], str(exc)
-    return launches, why_not_used(trace_holds(launches, trace.options))
 
 
 def _report_info(ctx: RunContext, kept: Path, launches: int) -> ReportInfo:

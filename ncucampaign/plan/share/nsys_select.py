@@ -45,7 +45,6 @@ class TracedLaunch:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     nvtx: tuple[str, ...]  # push/pop ranges of the default domain open at the call, bottom first
-    other_domains: bool = False  # a range of a named domain (NCCL's, say) was open at the call too
 
 
 def why_not_nsys(options: TargetOptions, env: Mapping[str, str]) -> str | None:
@@ -90,17 +89,6 @@ def selected(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[i
 def trace_holds(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[TracedLaunch]:
     """What ncu's trace with `options` (the trace's filters and its launch count) would hold."""
     return [launches[position] for position in selected(launches, options)][: options.launch_count or None]
-
-
-def why_not_used(held: Sequence[TracedLaunch]) -> str | None:
-    """Why the launches a trace holds cannot stand in for ncu's (None: they can)."""
-    inside = next((x for x in held if x.other_domains), None)
-    if inside is not None:
-        return (
-            f"a launch it holds ({inside.function}) ran inside an NVTX range of a named domain, which ncu"
-            " lists in a form not compared with Nsight Systems'"
-        )
-    return None
 
 
 def as_launch(position: int, launch: TracedLaunch, by_function: bool = False) -> Launch:
