@@ -16,6 +16,7 @@ from ncucampaign.plan.share.nsys_select import (
     as_launch,
     selected,
     trace_holds,
+    why_not_launcher,
     why_not_nsys,
 )
 from ncucampaign.spec.model import TargetOptions
@@ -93,6 +94,25 @@ def test_what_only_ncu_can_select_keeps_the_ncu_trace(
 ) -> None:
     found = why_not_nsys(options(**values), env)
     assert found == why if why is None else why in (found or "")
+
+
+@pytest.mark.parametrize(
+    ("argv", "launcher"),
+    [
+        (
+            ["python3", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", "w.py"],
+            "torch.distributed.run",
+        ),
+        (["/usr/bin/torchrun", "w.py"], "torchrun"),
+        (["python3", "train.py", "--nproc-per-node", "2"], "--nproc-per-node"),
+        (["python3", "decode.py", "--steps", "4"], None),
+    ],
+)
+def test_an_application_a_multi_process_launcher_starts_keeps_the_ncu_trace(
+    argv: list[str], launcher: str | None
+) -> None:
+    why = why_not_launcher(argv)
+    assert why == (f"a multi-process launcher ({launcher}) starts the application" if launcher else None)
 
 
 def test_a_traced_launch_reads_as_ncu_lists_it() -> None:

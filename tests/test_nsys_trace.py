@@ -148,16 +148,24 @@ def test_whatever_keeps_nsys_from_standing_in_leaves_the_run_to_ncus_trace(
 
 
 @slow
-def test_a_filter_only_ncu_applies_keeps_ncus_trace(tmp_path: Path, write_campaign) -> None:
-    campaign = write_campaign(
-        TRACE_TARGETS + '- name: by_regex\n  nvtx_include: "regex:^ml.*]"\n  kernel_name: rmsnorm_kernel\n'
-    )
+@pytest.mark.parametrize(
+    ("extra", "defaults", "why"),
+    [
+        ('- name: by_regex\n  nvtx_include: "regex:^ml.*]"\n  kernel_name: rmsnorm_kernel\n', "",
+         "the NVTX expression 'regex:^ml.*]' is matched only by ncu"),
+        ("", "args: [--nproc-per-node, '1']", "a multi-process launcher (--nproc-per-node) starts the application"),
+    ],
+)  # fmt: skip
+def test_what_only_ncu_can_trace_keeps_ncus_trace_and_runs_no_nsys(
+    tmp_path: Path, write_campaign, extra: str, defaults: str, why: str
+) -> None:
+    campaign = write_campaign(TRACE_TARGETS + extra, defaults=defaults)
     calls = tmp_path / "nsys-calls.log"
     done = run(campaign, **with_nsys(calls))
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir, manifest = load_manifest(tmp_path / "runs")
     assert not calls.exists() and set(obtained(manifest).values()) == {"shared"}
-    assert "not by Nsight Systems: the NVTX expression 'regex:^ml.*]' is matched only by ncu" in trace_log(run_dir)
+    assert f"# ncucampaign: traced by ncu, not by Nsight Systems: {why}\n" in trace_log(run_dir)
 
 
 @slow

@@ -23,7 +23,7 @@ from ncucampaign.execute.shared.workload import exported_environment, workload_d
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
-from ncucampaign.plan.share.nsys_select import TracedLaunch, why_not_nsys
+from ncucampaign.plan.share.nsys_select import TracedLaunch, why_not_launcher, why_not_nsys
 from ncucampaign.plan.share.union import trace_invocation
 
 
@@ -103,9 +103,8 @@ def _by_nsys(
     if ctx.stop.level:
         return "the run is stopping"
     # The trace's filters select its launches; each member's own select its listings (selection.py).
-    why = next(
-        filter(None, (why_not_nsys(o, dict(trace.env)) for o in (trace.options, *(m.options for m in members)))), None
-    )
+    reasons = (why_not_nsys(o, dict(trace.env)) for o in (trace.options, *(m.options for m in members)))
+    why = why_not_launcher(trace.app_argv) or next(filter(None, reasons), None)
     tools = find_nsys(ctx.ncu_path, os.environ) if why is None else why
     if isinstance(tools, str):
         return tools

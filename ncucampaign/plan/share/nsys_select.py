@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ncucampaign.plan.collectives import launcher_of
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_grammar import split_regex
@@ -45,6 +46,14 @@ class TracedLaunch:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     nvtx: tuple[str, ...]  # push/pop ranges of the default domain open at the call, bottom first
+
+
+def why_not_launcher(app_argv: Sequence[str]) -> str | None:
+    """Why an application started by a multi-process launcher is traced by ncu: its ranks' launches
+    come from several processes, and NCCL's NVTX ranges are placed otherwise by nsys (on the zoo's
+    `multirank`, one rank under torchrun, an nsys trace was refused after it ran: a start for nothing)."""
+    launcher = launcher_of(app_argv)
+    return f"a multi-process launcher ({launcher}) starts the application" if launcher else None
 
 
 def why_not_nsys(options: TargetOptions, env: Mapping[str, str]) -> str | None:
