@@ -21,7 +21,7 @@ from ncucampaign.commands.common import load_plan
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
 from ncucampaign.execute.shared.listings import decode, stamp_of
 from ncucampaign.execute.shared.nsys_export import read_launches
-from ncucampaign.execute.shared.selection import _traced_every, nsys_listings
+from ncucampaign.execute.shared.selection import nsys_listings, traced_every
 from ncucampaign.plan.share.union import TRACE_LAUNCHES
 
 
@@ -55,7 +55,7 @@ def main(campaign_file: str, ncu_runs: str, nsys_runs: str) -> int:
         launches = read_launches(nsys_dir / other["report"]["path"])
         assert launches is not None, "the nsys trace's launches cannot be read"
         members = [invocations[name] for name in trace["members"]]
-        ours = nsys_listings(_traced_every(launches, members, TRACE_LAUNCHES), members)
+        ours = nsys_listings(traced_every(launches, members, TRACE_LAUNCHES), members)
         for words, theirs in listed.items():
             compared += 1
             mine = ours.get(words)

@@ -108,7 +108,7 @@ def trace_selections(
     )
 
 
-def _traced_every(launches: list[TracedLaunch], members: Sequence[Invocation], limit: int) -> list[TracedLaunch]:
+def traced_every(launches: list[TracedLaunch], members: Sequence[Invocation], limit: int) -> list[TracedLaunch]:
     """What the trace's own filters select of every launch Nsight Systems recorded, the first `limit`
     (as ncu's trace of the same members holds them)."""
     return trace_holds(launches, trace_options(members, limit))
@@ -149,7 +149,7 @@ def _listed_trace(
         if isinstance(trace, str):
             return trace
         if trace.nsys is not None:  # applied here, as ncu applies them on import (plan/share/nsys_select.py)
-            traced = _traced_every(trace.nsys, members, launches)
+            traced = traced_every(trace.nsys, members, launches)
             return nsys_listings(traced, members), traced, trace.report, trace.info
         report, info = trace.report, trace.info
         kept = cache.listings(info.key, report)
