@@ -33,7 +33,8 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         return []
     parts = []
     for trace in traces:
-        by = " by Nsight Systems" if trace.trace is not None and trace.trace.tracer == "nsys" else ""
+        nsys = (trace.trace is not None and trace.trace.tracer == "nsys") or trace.argv[1:2] == ["profile"]
+        by = " by Nsight Systems" if nsys else ""  # (one that could not stand in has no trace info)
         parts.append(f"trace{by} {trace.seconds:.1f} s ({trace.status.value})")
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")
