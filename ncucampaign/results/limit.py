@@ -49,15 +49,17 @@ def own_run_starts(manifest: Manifest) -> list[float]:
     ]
 
 
-def _by_nsys(run: SharedRunRecord) -> bool:
-    return run.trace is not None and run.trace.tracer == "nsys"
+def traced_by_nsys(run: SharedRunRecord) -> bool:
+    """A discovery trace Nsight Systems took: its trace info says so, or (one that could not stand in
+    for ncu's, which has none) its command is `nsys profile`."""
+    return (run.trace is not None and run.trace.tracer == "nsys") or run.argv[1:2] == ["profile"]
 
 
 def _shared_starts(manifest: Manifest, kind: str) -> Iterator[float]:
     for run in manifest.shared_runs:
         if run.status == Status.OK and run.report is not None and run.kind == kind:
             launches = run.report.results or 0
-            if kind == "trace" and _by_nsys(run):
+            if kind == "trace" and traced_by_nsys(run):
                 yield run.seconds  # Nsight Systems replays nothing: its seconds are a start under a tracer
             elif kind == "trace":
                 yield trace_start_s(run.seconds, launches)
@@ -74,7 +76,7 @@ def measured_start(manifest: Manifest) -> Start | None:
     traces = [s for s in _shared_starts(manifest, "trace") if s >= MEASURED_FLOOR_S]
     if traces:
         what = "the discovery trace" if len(traces) == 1 else f"the median of {len(traces)} discovery traces"
-        nsys = all(_by_nsys(run) for run in manifest.shared_runs if run.kind == "trace")
+        nsys = all(traced_by_nsys(r) for r in manifest.shared_runs if r.kind == "trace" and r.status == Status.OK)
         how = "by Nsight Systems, which replays nothing" if nsys else "less its traced launches"
         return Start(statistics.median(traces), f"{what}, {how}")
     unions = [s for s in _shared_starts(manifest, "union") if s >= MEASURED_FLOOR_S]

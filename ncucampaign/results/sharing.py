@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.plan.argv import flag_values
+from ncucampaign.results.limit import traced_by_nsys
 
 
 def how_obtained(record: TargetRecord) -> str:
@@ -33,8 +34,7 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         return []
     parts = []
     for trace in traces:
-        nsys = (trace.trace is not None and trace.trace.tracer == "nsys") or trace.argv[1:2] == ["profile"]
-        by = " by Nsight Systems" if nsys else ""  # (one that could not stand in has no trace info)
+        by = " by Nsight Systems" if traced_by_nsys(trace) else ""
         parts.append(f"trace{by} {trace.seconds:.1f} s ({trace.status.value})")
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")

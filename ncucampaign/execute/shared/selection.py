@@ -121,16 +121,22 @@ def nsys_listings(traced: Sequence[TracedLaunch], members: Sequence[Invocation])
         (): [as_launch(i, launch) for i, launch in enumerate(traced)],
         _FUNCTIONS: [as_launch(i, launch, by_function=True) for i, launch in enumerate(traced)],
     }
+    for words, options in member_listings(members).items():
+        if words not in listed:
+            listed[words] = [as_launch(i, traced[i]) for i in selected(traced, options)]
+    return listed
+
+
+def member_listings(members: Sequence[Invocation]) -> dict[tuple[str, ...], TargetOptions]:
+    """The listings of a trace that its members need, each distinct filter once (as ncu words), with
+    options holding just those filters: each member's filters, and its kernel and NVTX filters apart."""
+    wanted: dict[tuple[str, ...], TargetOptions] = {}
     for m in members:
         kernels, nvtx = _part_words(m)
-        for words, options in (
-            (tuple(filter_words(m.options)), m.options),
-            (kernels, _only(m, "kernel_name", "kernel_name_base")),
-            (nvtx, _only(m, "nvtx_include", "nvtx_exclude")),
-        ):
-            if words not in listed:
-                listed[words] = [as_launch(i, traced[i]) for i in selected(traced, options)]
-    return listed
+        wanted.setdefault(tuple(filter_words(m.options)), m.options)
+        wanted.setdefault(kernels, _only(m, "kernel_name", "kernel_name_base"))
+        wanted.setdefault(nvtx, _only(m, "nvtx_include", "nvtx_exclude"))
+    return wanted
 
 
 def _listed_trace(
@@ -183,10 +189,7 @@ def list_trace(
     picked windows). `kept`: listings of this trace kept by an earlier run, not listed again. A
     string: the trace cannot be listed."""
     kept = kept or {}
-    wanted = [(), _FUNCTIONS]
-    for m in members:
-        wanted += [tuple(filter_words(m.options)), *_part_words(m)]
-    needed = list(dict.fromkeys(wanted))
+    needed = list(dict.fromkeys([(), _FUNCTIONS, *member_listings(members)]))
     distinct = [words for words in needed if words not in kept]
     ncu, importer = ctx.ncu_path, importer_of(ctx)
 
