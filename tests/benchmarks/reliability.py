@@ -11,6 +11,9 @@ end within 30 s of the flood, exit codes, and processes left alive.
 storms (issue 40): 10 SIGINTs at random moments from 0 to 3 s after the command starts, with SIGINT
 inherited as ignored (a background job of a script, `nohup`) and as Python's default, half each;
 counted: exit codes (a run that exits 0 lost its Ctrl-C).
+aimed kills: kill -9 within 0.4 s of the run directory's appearing, where the discovery trace runs;
+counted as kills are, and where the kill landed. --nsys: every run takes its discovery trace by the
+fake Nsight Systems (tests/fake_nsys), not by the fake ncu.
 early kills (issue 40): kill -9 at a random moment from 0.05 to 2 s, the probes and the run's set-up
 included; counted: runs --resume finished (exit 0, every target ok) and runs that left nothing started.
 The hostile suite's generated inputs are counted by pytest itself:
@@ -44,11 +47,20 @@ TARGETS = TRACE_TARGETS + (
 MARKER = "NCUCAMPAIGN_RUN_DIR="
 
 
+NSYS = ROOT / "tests" / "fake_nsys" / "host" / "target-linux-x64" / "nsys"
+TRACER = {"name": "ncu"}  # --nsys: the discovery trace by the fake Nsight Systems
+
+
+def run_env() -> dict[str, str]:
+    extra = {"NCUCAMPAIGN_NSYS": str(NSYS)} if TRACER["name"] == "nsys" else {}
+    return fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05", **extra)
+
+
 def cli(campaign: Path, out: Path, *extra: str, sigint_ignored: bool = False) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out), *extra],
         cwd=campaign.parent,
-        env=fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05"),
+        env=run_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -104,7 +116,7 @@ def kills(work: Path, count: int, rng: random.Random) -> None:
         resumed = subprocess.run(
             [sys.executable, "-m", "ncucampaign", "run", "--resume", str(latest(out))],
             cwd=work,
-            env=fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05"),
+            env=run_env(),
             capture_output=True,
             text=True,
         )
@@ -116,6 +128,54 @@ def kills(work: Path, count: int, rng: random.Random) -> None:
         wrong += sum(1 for name, launch in got.items() if launch != expected.get(name))
         alive += left_alive(latest(out))
     print(f"kill -9 at a random moment, then run --resume: {count} times")
+    for outcome, times in outcomes.most_common():
+        print(f"  {times:3d}  {outcome}")
+    print(f"  targets whose report holds another launch than --no-share's: {wrong} of {compared}")
+    print(f"  processes of the run left alive after the resume: {alive}")
+
+
+def aimed_kills(work: Path, count: int, rng: random.Random) -> None:
+    """kill -9 within 0.4 s of the run directory's appearing, where the discovery trace runs (with
+    --nsys, the fake Nsight Systems' profile, import and export), then run --resume."""
+    campaign = work / "aimed" / "camp.yaml"
+    campaign.parent.mkdir()
+    campaign.write_text(campaign_text(TARGETS))
+    assert cli(campaign, work / "aimed" / "reference", "--no-share").wait() == 0
+    expected = launches(latest(work / "aimed" / "reference"))
+    outcomes: Counter[str] = Counter()
+    at_kill: Counter[str] = Counter()
+    wrong = alive = compared = 0
+    for number in range(count):
+        out = work / "aimed" / f"kill-{number}"
+        runner = cli(campaign, out)
+        while not (out / "camp" / "latest").exists() and runner.poll() is None:
+            time.sleep(0.005)  # the moment the run directory appears is what the kill is aimed from
+        time.sleep(rng.uniform(0.0, 0.4))
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        if not (out / "camp" / "latest").exists():
+            outcomes["killed before the run directory existed"] += 1
+            continue
+        shared = json.loads((latest(out) / "manifest.json").read_text())["shared_runs"]
+        at_kill[
+            "the trace running"
+            if any(r["status"] == "running" and r["kind"] == "trace" for r in shared)
+            else "elsewhere"
+        ] += 1
+        resumed = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "run", "--resume", str(latest(out))],
+            cwd=work,
+            env=run_env(),
+            capture_output=True,
+            text=True,
+        )
+        statuses = {t["status"] for t in json.loads((latest(out) / "manifest.json").read_text())["targets"]}
+        outcomes[f"resume exit {resumed.returncode}, statuses {sorted(statuses)}"] += 1
+        got = launches(latest(out))
+        compared += len(got)
+        wrong += sum(1 for name, launch in got.items() if launch != expected.get(name))
+        alive += left_alive(latest(out))
+    print(f"kill -9 within 0.4 s of the run directory, then run --resume: {count} times ({dict(at_kill)})")
     for outcome, times in outcomes.most_common():
         print(f"  {times:3d}  {outcome}")
     print(f"  targets whose report holds another launch than --no-share's: {wrong} of {compared}")
@@ -200,7 +260,7 @@ def early_kills(work: Path, count: int, rng: random.Random) -> None:
         resumed = subprocess.run(
             [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out), "--resume"],
             cwd=campaign.parent,
-            env=fake_env(FAKE_NCU_SECONDS_PER_KERNEL="0.05"),
+            env=run_env(),
             capture_output=True,
             text=True,
         )
@@ -224,13 +284,18 @@ def main() -> int:
     parser.add_argument("--floods", type=int, default=10)
     parser.add_argument("--storms", type=int, default=0)
     parser.add_argument("--early-kills", type=int, default=0)
+    parser.add_argument("--aimed-kills", type=int, default=0)
     parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--nsys", action="store_true", help="the discovery trace by the fake Nsight Systems")
     args = parser.parse_args()
+    TRACER["name"] = "nsys" if args.nsys else "ncu"
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="ncuc-reliability-") as folder:
         os.chdir(folder)
         if args.kills:
             kills(Path(folder), args.kills, rng)
+        if args.aimed_kills:
+            aimed_kills(Path(folder), args.aimed_kills, rng)
         if args.floods:
             floods(Path(folder), args.floods, rng)
         if args.storms:
