@@ -99,6 +99,29 @@ def test_4_a_full_disk_is_exit_3_and_resume_finishes(tmp_path: Path, write_campa
     assert manifest["state"] == "finished" and {t["status"] for t in manifest["targets"]} == {"ok"}
 
 
+def test_4_a_disk_that_fills_during_the_nsys_trace_is_exit_3_and_resume_finishes(
+    tmp_path: Path, write_campaign, small_disk: Path
+) -> None:
+    """The trace by Nsight Systems writes its collection, report and SQLite export in the run's
+    reports folder: a disk that fills there is the same exit 3 as anywhere else, never a trace that
+    silently stands in for nothing."""
+    subprocess.run(["mount", "-o", "remount,size=60k", str(small_disk)], check=True)  # full within the export
+    campaign = write_campaign(TRACE_TARGETS)
+    nsys = {"NCUCAMPAIGN_NSYS": str(ROOT / "tests" / "fake_nsys" / "host" / "target-linux-x64" / "nsys")}
+    done = run_cli("run", str(campaign), "--out", str(small_disk), cwd=tmp_path, env=fake_env(**nsys))
+    no_crash(done)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "No space left on device" in done.stderr and str(small_disk) in done.stderr
+    _, manifest = load_manifest(small_disk)
+    assert manifest["shared_runs"][0]["argv"][1] == "profile"  # the nsys trace was under way
+    assert "ok" not in {t["status"] for t in manifest["targets"]}
+    subprocess.run(["mount", "-o", "remount,size=8m", str(small_disk)], check=True)
+    resumed = run_cli("run", str(campaign), "--out", str(small_disk), "--resume", cwd=tmp_path, env=fake_env(**nsys))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _, manifest = load_manifest(small_disk)
+    assert manifest["state"] == "finished" and {t["status"] for t in manifest["targets"]} == {"ok"}
+
+
 def test_4_the_next_start_says_the_last_run_ended_with_the_disk_full(
     tmp_path: Path, write_campaign, small_disk: Path
 ) -> None:
