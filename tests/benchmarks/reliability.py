@@ -186,7 +186,7 @@ def floods(work: Path, count: int, rng: random.Random) -> None:
     campaign = work / "flood.yaml"
     campaign.write_text(campaign_text(TARGETS))
     codes: Counter[int] = Counter()
-    hung = alive = sent_total = 0
+    hung = alive = sent_total = before = 0
     for number in range(count):
         out = work / f"flood-{number}"
         runner = cli(campaign, out)
@@ -196,20 +196,28 @@ def floods(work: Path, count: int, rng: random.Random) -> None:
             runner.send_signal(signal.SIGINT)
             sent += 1
         sent_total += sent
+        if not sent:  # it ended before its flood began (a fast run): nothing to count
+            runner.communicate()
+            before += 1
+            continue
         try:
             _, err = runner.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             hung += 1
             runner.kill()
             _, err = runner.communicate()
-        created = (out / "camp" / "latest").exists()
+        created = (out / "flood" / "latest").exists()  # the campaign is named by its file
         codes[runner.returncode] += 1
         if runner.returncode != 130:
             last = (err.strip().splitlines() or ["(nothing on stderr)"])[-1]
-            print(f"  exit {runner.returncode}, run directory {'created' if created else 'not created'}: {last}")
+            state = json.loads((out / "flood" / "latest" / "manifest.json").read_text())["state"] if created else "-"
+            print(
+                f"  exit {runner.returncode}, run directory {'created' if created else 'not created'} ({state}): {last}"
+            )
         if created:
-            alive += left_alive(latest(out))
-    print(f"SIGINT floods: {count} runs, {sent_total:,} signals; exit codes {dict(codes)}")
+            alive += left_alive((out / "flood" / "latest").resolve())
+    print(f"SIGINT floods: {count} runs, {sent_total:,} signals; exit codes {dict(codes)}", end="")
+    print(f"; {before} ended before their flood began" if before else "")
     print(f"  runs not ended 30 s after their flood: {hung}; processes of the runs left alive: {alive}")
 
 
