@@ -3,6 +3,7 @@ reading them from its SQLite export (execute/shared/nsys_export.py)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -254,8 +255,34 @@ def test_an_export_without_kernels_holds_no_launch_and_a_damaged_one_is_refused(
         read_export(tmp_path / "missing" / "x.sqlite")
 
 
+def test_kept_launches_write_each_name_and_stack_once(tmp_path: Path) -> None:
+    """A trace runs to the application's end: 400,000 launches with every name written out took 57 MB,
+    past the bound a kept file is read under, and every later run traced again."""
+    one = TracedLaunch("_Z3onev", "one", (1, 1, 1), (32, 1, 1), ("step",))
+    two = TracedLaunch("_Z3twov", "two", (2, 1, 1), (64, 1, 1), ("step", "layer"))
+    launches = [one, two] * 500
+    kept = tmp_path / "kept.json"
+    write_launches(kept, launches)
+    written = json.loads(kept.read_text())
+    assert written["names"] == [["_Z3onev", "one"], ["_Z3twov", "two"]] and len(written["stacks"]) == 2
+    assert read_launches(kept) == launches
+
+
 @pytest.mark.parametrize(
-    "text", ["", "{", '{"launches": [["s", "f", [1, 1], [1, 1, 1], []]]}', '{"launches": 3}', "[]"]
+    "text",
+    [
+        "",
+        "{",
+        "[]",
+        '{"launches": [["s", "f", [1, 1, 1], [1, 1, 1], []]]}',  # format 1: every name in full
+        '{"format": 2, "names": [["s", "f"]], "stacks": [[]], "launches": [[1, 1, 1, 1, 1, 1, 1, 0]]}',
+        '{"format": 2, "names": [["s", "f"]], "stacks": [[]], "launches": [[-1, 1, 1, 1, 1, 1, 1, 0]]}',
+        '{"format": 2, "names": [["s", "f"]], "stacks": [[]], "launches": [[0, 1, 1, 1, 1, 1, 0]]}',
+        '{"format": 2, "names": [["s"]], "stacks": [[]], "launches": [[0, 1, 1, 1, 1, 1, 1, 0]]}',
+        '{"format": 2, "names": [["s", "f"]], "launches": [[0, 1, 1, 1, 1, 1, 1, 0]]}',
+        '{"format": 2, "names": [["s", "f"]], "stacks": [[]], "launches": [[0.5, 1, 1, 1, 1, 1, 1, 0]]}',
+        '{"format": 2, "names": [["s", "f"]], "stacks": 3, "launches": [[0, "x", 1, 1, 1, 1, 1, 0]]}',
+    ],
 )
 def test_kept_launches_that_are_damaged_read_as_none(tmp_path: Path, text: str) -> None:
     kept = tmp_path / "kept.json"

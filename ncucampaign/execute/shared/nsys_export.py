@@ -21,7 +21,8 @@ from ncucampaign.execute.cache_files import read_cache_text
 from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.nsys_select import TracedLaunch
 
-MAX_LAUNCHES_FILE = 64 << 20  # a bound on a damaged cache file, far above a trace's JSON
+MAX_LAUNCHES_FILE = 64 << 20  # a bound on a damaged cache file: about 2,000,000 launches kept
+KEPT_FORMAT = 2  # format 1 wrote every launch's names in full; its files read as missing (traced again)
 _PUSH_POP = 59  # NVTX_EVENTS.eventType of a push/pop range (NvtxPushPopRange)
 
 
@@ -70,13 +71,17 @@ def _launches(db: sqlite3.Connection) -> list[TracedLaunch]:
         raise ExportRefused("a launch has no API call to place it on a thread")
     ranges = _ranges(db)
     stacks = _stacks(ranges, [(row[8], row[9]) for row in rows])
+    # One copy of each name and stack: a trace holds few of each, many times (400,000 launches of 50
+    # functions took 693 MB to read and keep with a copy per launch, 313 MB with one).
+    names: dict[str, str] = {}
+    same: dict[tuple[str, ...], tuple[str, ...]] = {}
     return [
         TracedLaunch(
-            symbol=str(symbol),
-            function=str(function),
+            symbol=names.setdefault(str(symbol), str(symbol)),
+            function=names.setdefault(str(function), str(function)),
             grid=(int(gx), int(gy), int(gz)),
             block=(int(bx), int(by), int(bz)),
-            nvtx=stack,
+            nvtx=same.setdefault(stack, stack),
         )
         for (symbol, function, gx, gy, gz, bx, by, bz, _, _), stack in zip(rows, stacks, strict=True)
     ]
@@ -131,30 +136,41 @@ def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> lis
 
 
 def write_launches(path: Path, launches: list[TracedLaunch]) -> None:
-    """Whole or not at all; never through a link planted where it goes (store.write_text_atomic)."""
-    rows = [[x.symbol, x.function, list(x.grid), list(x.block), list(x.nvtx)] for x in launches]
-    write_text_atomic(path, json.dumps({"launches": rows}))
+    """Whole or not at all; never through a link planted where it goes (store.write_text_atomic).
+    Names and NVTX stacks are written once each and launches refer to them by number: a trace runs
+    to the application's end, and with every name written out 400,000 launches of 50 functions took
+    57 MB, past MAX_LAUNCHES_FILE, so that every later run would have traced again."""
+    names: dict[tuple[str, str], int] = {}
+    stacks: dict[tuple[str, ...], int] = {}
+    rows = [
+        [
+            names.setdefault((x.symbol, x.function), len(names)),
+            *x.grid,
+            *x.block,
+            stacks.setdefault(x.nvtx, len(stacks)),
+        ]
+        for x in launches
+    ]
+    kept = {"format": KEPT_FORMAT, "names": list(names), "stacks": list(stacks), "launches": rows}
+    write_text_atomic(path, json.dumps(kept, separators=(",", ":")))
 
 
 def read_launches(path: Path) -> list[TracedLaunch] | None:
-    """What write_launches kept; None when the file is missing or damaged."""
+    """What write_launches kept; None when the file is missing, damaged or of another format."""
     text = read_cache_text(path, MAX_LAUNCHES_FILE)
     try:
-        rows = json.loads(text)["launches"] if text is not None else None
-        return (
-            [
-                TracedLaunch(str(s), str(f), _three(g), _three(b), tuple(str(n) for n in nvtx))
-                for s, f, g, b, nvtx in rows
-            ]
-            if isinstance(rows, list)
-            else None
-        )
-    except (ValueError, TypeError, KeyError, RecursionError):
+        kept = json.loads(text) if text is not None else None
+        if not isinstance(kept, dict) or kept.get("format") != KEPT_FORMAT:
+            return None
+        names = [(str(symbol), str(function)) for symbol, function in kept["names"]]
+        stacks = [tuple(str(name) for name in stack) for stack in kept["stacks"]]
+        launches = []
+        for name, gx, gy, gz, bx, by, bz, stack in kept["launches"]:
+            if name < 0 or stack < 0:
+                raise ValueError("a negative index")
+            grid, block = (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz))
+            symbol, function = names[name]
+            launches.append(TracedLaunch(symbol, function, grid, block, stacks[stack]))
+        return launches
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError):
         return None
-
-
-def _three(values: object) -> tuple[int, int, int]:
-    if not isinstance(values, list) or len(values) != 3:
-        raise ValueError("not three dimensions")
-    x, y, z = (int(v) for v in values)
-    return x, y, z
