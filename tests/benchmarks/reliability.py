@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,6 +91,41 @@ def launches(run_dir: Path) -> dict[str, list[tuple[str, ...]]]:
     return {t["name"]: profiled_launch(run_dir, t["name"]) for t in manifest["targets"] if t["status"] == "ok"}
 
 
+@dataclass
+class Tally:
+    """What resuming killed runs gave: outcomes, launches other than --no-share's, processes left."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    wrong: int = 0
+    compared: int = 0
+    alive: int = 0
+
+    def resume(self, work: Path, out: Path, expected: dict[str, list[tuple[str, ...]]]) -> None:
+        if not (out / "camp" / "latest").exists():
+            self.outcomes["killed before the run directory existed"] += 1
+            return
+        resumed = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "run", "--resume", str(latest(out))],
+            cwd=work,
+            env=run_env(),
+            capture_output=True,
+            text=True,
+        )
+        statuses = {t["status"] for t in json.loads((latest(out) / "manifest.json").read_text())["targets"]}
+        self.outcomes[f"resume exit {resumed.returncode}, statuses {sorted(statuses)}"] += 1
+        got = launches(latest(out))
+        self.compared += len(got)
+        self.wrong += sum(1 for name, launch in got.items() if launch != expected.get(name))
+        self.alive += left_alive(latest(out))
+
+    def show(self, title: str) -> None:
+        print(title)
+        for outcome, times in self.outcomes.most_common():
+            print(f"  {times:3d}  {outcome}")
+        print(f"  targets whose report holds another launch than --no-share's: {self.wrong} of {self.compared}")
+        print(f"  processes of the run left alive after the resume: {self.alive}")
+
+
 def kills(work: Path, count: int, rng: random.Random) -> None:
     campaign = work / "camp.yaml"
     campaign.write_text(campaign_text(TARGETS))
@@ -102,36 +138,15 @@ def kills(work: Path, count: int, rng: random.Random) -> None:
     assert cli(campaign, work / "timing").wait() == 0
     shared_s = time.monotonic() - started
     print(f"one shared run: {shared_s:.1f} s; kills land at random within it")
-    outcomes: Counter[str] = Counter()
-    wrong = alive = compared = 0
+    tally = Tally()
     for number in range(count):
         out = work / f"kill-{number}"
         runner = cli(campaign, out)
         time.sleep(rng.uniform(1.0, shared_s))  # a random moment of the run: the point of the exercise
         runner.send_signal(signal.SIGKILL)
         runner.wait()
-        if not (out / "camp" / "latest").exists():
-            outcomes["killed before the run directory existed"] += 1
-            continue
-        resumed = subprocess.run(
-            [sys.executable, "-m", "ncucampaign", "run", "--resume", str(latest(out))],
-            cwd=work,
-            env=run_env(),
-            capture_output=True,
-            text=True,
-        )
-        manifest = json.loads((latest(out) / "manifest.json").read_text())
-        statuses = {t["status"] for t in manifest["targets"]}
-        outcomes[f"resume exit {resumed.returncode}, statuses {sorted(statuses)}"] += 1
-        got = launches(latest(out))
-        compared += len(got)
-        wrong += sum(1 for name, launch in got.items() if launch != expected.get(name))
-        alive += left_alive(latest(out))
-    print(f"kill -9 at a random moment, then run --resume: {count} times")
-    for outcome, times in outcomes.most_common():
-        print(f"  {times:3d}  {outcome}")
-    print(f"  targets whose report holds another launch than --no-share's: {wrong} of {compared}")
-    print(f"  processes of the run left alive after the resume: {alive}")
+        tally.resume(work, out, expected)
+    tally.show(f"kill -9 at a random moment, then run --resume: {count} times")
 
 
 def aimed_kills(work: Path, count: int, rng: random.Random) -> None:
@@ -142,9 +157,7 @@ def aimed_kills(work: Path, count: int, rng: random.Random) -> None:
     campaign.write_text(campaign_text(TARGETS))
     assert cli(campaign, work / "aimed" / "reference", "--no-share").wait() == 0
     expected = launches(latest(work / "aimed" / "reference"))
-    outcomes: Counter[str] = Counter()
-    at_kill: Counter[str] = Counter()
-    wrong = alive = compared = 0
+    tally, at_kill = Tally(), Counter[str]()
     for number in range(count):
         out = work / "aimed" / f"kill-{number}"
         runner = cli(campaign, out)
@@ -153,33 +166,12 @@ def aimed_kills(work: Path, count: int, rng: random.Random) -> None:
         time.sleep(rng.uniform(0.0, 0.4))
         runner.send_signal(signal.SIGKILL)
         runner.wait()
-        if not (out / "camp" / "latest").exists():
-            outcomes["killed before the run directory existed"] += 1
-            continue
-        shared = json.loads((latest(out) / "manifest.json").read_text())["shared_runs"]
-        at_kill[
-            "the trace running"
-            if any(r["status"] == "running" and r["kind"] == "trace" for r in shared)
-            else "elsewhere"
-        ] += 1
-        resumed = subprocess.run(
-            [sys.executable, "-m", "ncucampaign", "run", "--resume", str(latest(out))],
-            cwd=work,
-            env=run_env(),
-            capture_output=True,
-            text=True,
-        )
-        statuses = {t["status"] for t in json.loads((latest(out) / "manifest.json").read_text())["targets"]}
-        outcomes[f"resume exit {resumed.returncode}, statuses {sorted(statuses)}"] += 1
-        got = launches(latest(out))
-        compared += len(got)
-        wrong += sum(1 for name, launch in got.items() if launch != expected.get(name))
-        alive += left_alive(latest(out))
-    print(f"kill -9 within 0.4 s of the run directory, then run --resume: {count} times ({dict(at_kill)})")
-    for outcome, times in outcomes.most_common():
-        print(f"  {times:3d}  {outcome}")
-    print(f"  targets whose report holds another launch than --no-share's: {wrong} of {compared}")
-    print(f"  processes of the run left alive after the resume: {alive}")
+        if (out / "camp" / "latest").exists():
+            shared = json.loads((latest(out) / "manifest.json").read_text())["shared_runs"]
+            trace = any(r["status"] == "running" and r["kind"] == "trace" for r in shared)
+            at_kill["the trace running" if trace else "elsewhere"] += 1
+        tally.resume(work, out, expected)
+    tally.show(f"kill -9 within 0.4 s of the run directory, then run --resume: {count} times ({dict(at_kill)})")
 
 
 def floods(work: Path, count: int, rng: random.Random) -> None:
