@@ -115,10 +115,11 @@ def profile_argv(nsys: Path, out_base: Path, app_argv: Sequence[str]) -> list[st
 
 def nsys_trace(
     ctx: RunContext, trace: Invocation, members: Sequence[Invocation], gpus: tuple[str, ...] | None,
-    tools: NsysTools, name: str,
+    tools: NsysTools, name: str, note: str | None = None,
 ) -> tuple[list[TracedLaunch], Path, SharedRunRecord] | str:  # fmt: skip
     """Trace `trace`'s application under nsys as the shared run `name` (recorded in the manifest):
-    (its launches, where they were kept, its record), or why not."""
+    (its launches, where they were kept, its record), or why not. `note`: why it is traced again,
+    for its log."""
     problem = importer_problem(tools)
     if problem is not None:
         return problem
@@ -128,6 +129,8 @@ def nsys_trace(
     except OSError as exc:  # a full or read-only disk: the run goes on with ncu's trace
         return f"no work folder for it in {ctx.run.reports}: {exc.strerror or exc}"
     record = new_shared_record(ctx, named, members, "trace", gpus, kind="trace")
+    if note is not None:
+        ctx.store.append_log(named.name, f"# ncucampaign: {note}: traced again\n")
     try:
         return _traced(ctx, named, tools, record, work)
     finally:

@@ -120,8 +120,11 @@ def _by_nsys(
                 tracer="nsys",
             )  # fmt: skip
             return Traced(path, info, kept)
-        cache.forget(digest)  # damaged: trace again
-    traced = nsys_trace(ctx, trace, members, gpus, tools, f"{TRACE_PREFIX}{nsys_key.short}")
+        cache.forget(digest)  # damaged: trace again, and say why the cached one was not taken
+        note = f"the cached trace {path} cannot be read (damaged, or kept by another version of ncucampaign)"
+    else:
+        note = None
+    traced = nsys_trace(ctx, trace, members, gpus, tools, f"{TRACE_PREFIX}{nsys_key.short}", note)
     if isinstance(traced, str):
         return traced
     traced_launches, kept_file, record = traced
