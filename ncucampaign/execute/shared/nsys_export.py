@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 from ncucampaign.execute.cache_files import read_cache_text
@@ -71,17 +72,15 @@ def _launches(db: sqlite3.Connection) -> list[TracedLaunch]:
         raise ExportRefused("a launch has no API call to place it on a thread")
     ranges = _ranges(db)
     stacks = _stacks(ranges, [(row[8], row[9]) for row in rows])
-    # One copy of each name and stack: a trace holds few of each, many times (400,000 launches of 50
-    # functions took 693 MB to read and keep with a copy per launch, 313 MB with one).
-    names: dict[str, str] = {}
-    same: dict[tuple[str, ...], tuple[str, ...]] = {}
+    # One copy of each name (interned) and stack (_stacks): a trace holds few of each, many times
+    # (400,000 launches of 50 functions took 693 MB to read and keep with a copy per launch, 313 MB).
     return [
         TracedLaunch(
-            symbol=names.setdefault(str(symbol), str(symbol)),
-            function=names.setdefault(str(function), str(function)),
+            symbol=sys.intern(str(symbol)),
+            function=sys.intern(str(function)),
             grid=(int(gx), int(gy), int(gz)),
             block=(int(bx), int(by), int(bz)),
-            nvtx=same.setdefault(stack, stack),
+            nvtx=stack,
         )
         for (symbol, function, gx, gy, gz, bx, by, bz, _, _), stack in zip(rows, stacks, strict=True)
     ]
@@ -121,6 +120,7 @@ def _ranges(db: sqlite3.Connection) -> dict[int, list[Range]]:
 def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> list[tuple[str, ...]]:
     """The ranges open on each call's thread when it was made, bottom first: one sweep per thread."""
     stacks: list[tuple[str, ...]] = [()] * len(calls)
+    same: dict[tuple[str, ...], tuple[str, ...]] = {}  # one copy of each distinct stack
     by_thread: dict[int, list[tuple[int, int]]] = {}
     for index, (when, thread) in enumerate(calls):
         by_thread.setdefault(thread, []).append((when, index))
@@ -131,7 +131,8 @@ def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> lis
                 open_ranges.append(pushed[next_range])
                 next_range += 1
             open_ranges = [r for r in open_ranges if r[1] is None or r[1] >= when]
-            stacks[index] = tuple(name for _, _, name in open_ranges)
+            stack = tuple(name for _, _, name in open_ranges)
+            stacks[index] = same.setdefault(stack, stack)
     return stacks
 
 

@@ -110,7 +110,7 @@ def _by_nsys(
         return tools
     digest = hashlib.sha256(f"{key.digest} nsys {tools.identity}".encode()).hexdigest()
     nsys_key = TraceKey(digest, key.reusable)
-    found = cache.find(nsys_key)
+    found, note = cache.find(nsys_key), None
     if found is not None:
         path, reused = found
         kept = read_launches(path)
@@ -122,8 +122,6 @@ def _by_nsys(
             return Traced(path, info, kept)
         cache.forget(digest)  # damaged: trace again, and say why the cached one was not taken
         note = f"the cached trace {path} cannot be read (damaged, or kept by another version of ncucampaign)"
-    else:
-        note = None
     traced = nsys_trace(ctx, trace, members, gpus, tools, f"{TRACE_PREFIX}{nsys_key.short}", note)
     if isinstance(traced, str):
         return traced
