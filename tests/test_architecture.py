@@ -70,7 +70,8 @@ ROOM_MAY_IMPORT = {
     "rundir": set(),
     "process": {"rundir"},
     "attempt": {"rundir", "process", "top"},
-    "shared": {"rundir", "process", "attempt", "top"},
+    "trace": {"rundir", "process", "attempt", "top"},
+    "shared": {"rundir", "process", "attempt", "top", "trace"},
 }
 ROOMS = {path.name for path in (PACKAGE / "execute").iterdir() if (path / "__init__.py").is_file()}
 # Modules of the top of execute/ that run units for any backend: never a backend imported by them.

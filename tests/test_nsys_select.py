@@ -1,5 +1,5 @@
 """Selecting launches of an Nsight Systems trace as ncu's filters do (plan/share/nsys_select.py), and
-reading them from its SQLite export (execute/shared/nsys_export.py)."""
+reading them from its SQLite export (execute/trace/nsys_export.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ncucampaign.execute.shared.nsys_export import ExportRefused, read_export, read_launches, write_launches
+from ncucampaign.execute.trace.nsys_export import ExportRefused, read_export, read_launches, write_launches
 from ncucampaign.plan.share.launches import parse_raw_csv
 from ncucampaign.plan.share.nsys_select import (
     TracedLaunch,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.shared.nsys_trace import NsysTools, bundled_nsys, find_nsys, importer_problem
+from ncucampaign.execute.trace.by_nsys import NsysTools, bundled_nsys, find_nsys, importer_problem
 from tests.conftest import FAKE_NCU_DIR, campaign_text, fake_env, load_manifest, logging_ncu, run_cli, target
 from tests.test_shared_runs import TRACE_TARGETS, obtained, profiled_launch
 

@@ -1,4 +1,4 @@
-"""What ncu listed of a cached discovery trace, kept beside it (execute/shared/listings.py): read back
+"""What ncu listed of a cached discovery trace, kept beside it (execute/trace/listings.py): read back
 exactly, and never believed when it is of another file or not what was written."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ncucampaign.execute.shared.listings import decode, encode
+from ncucampaign.execute.trace.listings import decode, encode
 from ncucampaign.plan.share.launches import Launch
 
 STAMP = [64768, 1234, 5678, 1_700_000_000_000_000_000]
@@ -81,7 +81,7 @@ def test_damaged_kept_listings_are_no_listings(data: object) -> None:
     ids=["string-out-of-range", "bool", "negative", "short", "id-as-text", "nvtx-not-a-list"],
 )
 def test_a_row_encode_never_writes_is_no_listing_even_with_its_digest(row: list[Any]) -> None:
-    from ncucampaign.execute.shared import listings
+    from ncucampaign.execute.trace import listings
 
     data = kept()
     data["listings"][0][1][0] = row

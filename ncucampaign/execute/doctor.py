@@ -22,7 +22,7 @@ from ncucampaign.execute.attempt.refusals import machine_refusal
 from ncucampaign.execute.doctor_check import Check
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.provenance import asked_gpus, asked_version
-from ncucampaign.execute.shared.nsys_trace import NSYS_ENV, NSYS_LIBRARIES_ENV, find_nsys, importer_problem
+from ncucampaign.execute.trace.by_nsys import NSYS_ENV, NSYS_LIBRARIES_ENV, find_nsys, importer_problem
 from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.plan.share.union import NO_CONFIG
 

@@ -79,7 +79,7 @@ def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
             record.status = Status.INTERRUPTED
             record.message = "the runner stopped during this target"
     # What no attempt recorded: `ncu --import` listings and splits of shared runs carry the run's
-    # marker too (execute/shared/imports.py); with the run locked, any process that has it is left over.
+    # marker too (execute/trace/ncu_import.py); with the run locked, any process that has it is left over.
     for group in marked_groups(run_root):
         kill_orphaned_group(group, run_root)
 

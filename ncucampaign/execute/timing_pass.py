@@ -14,14 +14,14 @@ import dataclasses
 from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
+from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
 from ncucampaign.execute.rundir.shared_kinds import TIMING_PREFIX
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.imports import importer_of
-from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.trace_run import key_of
-from ncucampaign.execute.shared.traces import TraceCache, TraceKey
+from ncucampaign.execute.trace.by_ncu import key_of
+from ncucampaign.execute.trace.cache import TraceCache, TraceKey
+from ncucampaign.execute.trace.ncu_import import importer_of
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.share.launches import raw_csv_rows
 from ncucampaign.plan.share.union import NO_CONFIG, TIMING_LAUNCHES, TRACE_METRIC, timing_invocation

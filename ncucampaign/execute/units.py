@@ -20,7 +20,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.execute.shared.outcome import Alone
 from ncucampaign.execute.shared.run import run_shared
-from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.own_time import CLOCK, OTHER
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation, Plan

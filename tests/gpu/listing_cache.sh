@@ -1,5 +1,5 @@
 #!/bin/bash
-# What keeping a cached trace's listings saves (execute/shared/listings.py), on a GPU machine with ncu:
+# What keeping a cached trace's listings saves (execute/trace/listings.py), on a GPU machine with ncu:
 # the zoo's decode campaign with its trace made now, then twice with the trace cached; every ncu
 # command line is logged, and the trace listings the first run made are replayed in parallel as a
 # run without kept listings would (16 at once, as IMPORT_WORKERS), and timed.

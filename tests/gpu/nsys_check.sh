@@ -9,7 +9,7 @@ out=${1:?OUT folder}; shift
 workloads=${*:-decode train_step}
 command -v ncu > /dev/null || { echo "nsys_check.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
 mkdir -p "$out"
-python3 -c "import os; from ncucampaign.execute.shared.nsys_trace import find_nsys, importer_problem as p
+python3 -c "import os; from ncucampaign.execute.trace.by_nsys import find_nsys, importer_problem as p
 t = find_nsys('ncu', os.environ); print('nsys:', t, '' if isinstance(t, str) else p(t))"
 . tests/gpu/zoo_trace.bash
 for w in $workloads; do

@@ -3,10 +3,10 @@
     python3 tests/gpu/nsys_listings.py CAMPAIGN NCU_RUNS NSYS_RUNS
 
 NCU_RUNS: the --out of a `run` that traced with ncu (NCUCAMPAIGN_NSYS=off); its trace cache keeps what
-`ncu --import` listed of the trace, per filter (execute/shared/listings.py). NSYS_RUNS: the --out of a
+`ncu --import` listed of the trace, per filter (execute/trace/listings.py). NSYS_RUNS: the --out of a
 `run` of the same campaign that traced with Nsight Systems. For every trace of the first run, the
 listings of the same members are made from the second run's launches exactly as the run makes them
-(execute/shared/selection.py) and compared, filter by filter and launch by launch: ID, symbol, grid,
+(execute/trace/selection.py) and compared, filter by filter and launch by launch: ID, symbol, grid,
 block, NVTX stack; the listing by function name too. Prints the counts; exits 1 on any difference.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from ncucampaign.commands.common import load_plan
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
-from ncucampaign.execute.shared.listings import decode, stamp_of
-from ncucampaign.execute.shared.nsys_export import read_launches
-from ncucampaign.execute.shared.selection import nsys_listings, traced_every
+from ncucampaign.execute.trace.listings import decode, stamp_of
+from ncucampaign.execute.trace.nsys_export import read_launches
+from ncucampaign.execute.trace.selection import nsys_listings, traced_every
 from ncucampaign.plan.share.union import TRACE_LAUNCHES
 
 

@@ -13,8 +13,8 @@ from ncucampaign.execute.executors import Executor, GpuLanesExecutor, Sequential
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.execute.shared.traces import TraceCache
 from ncucampaign.execute.timing_pass import weigh
+from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share.groups import share_plan

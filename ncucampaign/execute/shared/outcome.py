@@ -10,7 +10,7 @@ from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.selection import TraceSelections
+from ncucampaign.execute.trace.selection import TraceSelections
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import short_name
 

@@ -12,16 +12,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.attempt.classify import parse_console
+from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.imports import ImportFailed, importer_of, list_launches
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
-from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.selection import TraceSelections, member_trace, placed_members, trace_selections
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
-from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.ncu_import import ImportFailed, importer_of, list_launches
+from ncucampaign.execute.trace.selection import TraceSelections, member_trace, placed_members, trace_selections
 from ncucampaign.own_time import CLOCK, PLANNING, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin

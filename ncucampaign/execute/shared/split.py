@@ -22,7 +22,7 @@ from ncucampaign.execute.rundir.manifest import (
 )
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
+from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
 from ncucampaign.own_time import CLOCK, REPORTS, SPLITS, VERIFICATION
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation

@@ -25,7 +25,7 @@ from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord, TaskPlacement
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.argv import ncu_argv
 from ncucampaign.plan.expand import Invocation, Plan

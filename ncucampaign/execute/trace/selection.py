@@ -11,10 +11,10 @@ from pathlib import Path
 
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
-from ncucampaign.execute.shared.imports import IMPORT_WORKERS, ImportFailed, importer_of, list_launches
-from ncucampaign.execute.shared.listings import Listings
-from ncucampaign.execute.shared.trace_run import trace_for
-from ncucampaign.execute.shared.traces import TraceCache
+from ncucampaign.execute.trace.by_ncu import trace_for
+from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.listings import Listings
+from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, importer_of, list_launches
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.group_plan import MemberTrace

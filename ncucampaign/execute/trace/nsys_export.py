@@ -8,7 +8,7 @@ NVTX_EVENTS (eventType 59: a push/pop range on a thread). Launches are ordered a
 called them (correlationId), the order ncu numbers them in; docs/ncu-behaviour.md, "A trace by Nsight
 Systems instead", compares both traces launch by launch. What this reading cannot order as ncu does
 is refused with the reason, and the run traces with ncu: launches of several processes, ranges of a
-named NVTX domain. CUDA graphs are traced node by node (`--cuda-graph-trace=node`, nsys_trace.py).
+named NVTX domain. CUDA graphs are traced node by node (`--cuda-graph-trace=node`, by_nsys.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What identifies a workload for the trace cache (execute/shared/traces.py): what the application
+"""What identifies a workload for the trace cache (execute/trace/cache.py): what the application
 command runs, and the environment it runs in.
 
 - Its files by content where git knows them: the commit and the diff of the tracked files.

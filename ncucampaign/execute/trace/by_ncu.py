@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
+from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import Manifest, TraceInfo
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.nsys_export import read_launches
-from ncucampaign.execute.shared.nsys_trace import find_nsys, nsys_trace
-from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.traces import TraceCache, TraceKey, trace_key
-from ncucampaign.execute.shared.workload import exported_environment, workload_digest
+from ncucampaign.execute.trace.by_nsys import find_nsys, nsys_trace
+from ncucampaign.execute.trace.cache import TraceCache, TraceKey, trace_key
+from ncucampaign.execute.trace.nsys_export import read_launches
+from ncucampaign.execute.trace.workload import exported_environment, workload_digest
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
@@ -99,7 +99,7 @@ def _by_nsys(
     gpus: tuple[str, ...] | None,
     launches: int,
 ) -> Traced | str:
-    """The trace by Nsight Systems (cached, or run now), or why not (execute/shared/nsys_trace.py)."""
+    """The trace by Nsight Systems (cached, or run now), or why not (execute/trace/by_nsys.py)."""
     if ctx.stop.level:
         return "the run is stopping"
     # The trace's filters select its launches; each member's own select its listings (selection.py).

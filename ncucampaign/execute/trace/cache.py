@@ -2,7 +2,7 @@
 
 A trace is reused across runs only when it describes the same launches: the same application
 command, environment (the campaign's and the one exported to ncucampaign) and working directory, the
-same workload (execute/shared/workload.py), the same ncu and the same GPU model. A stale trace cannot
+same workload (execute/trace/workload.py), the same ncu and the same GPU model. A stale trace cannot
 produce a wrong result anyway: every split is verified against the union run itself, and a mismatch
 makes the target run alone. The timing pass is cached the same way, and nothing verifies it: its key
 must change whenever the launches may.
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
-from ncucampaign.execute.shared.listings import Listings, decode, encode, stamp_of
+from ncucampaign.execute.trace.listings import Listings, decode, encode, stamp_of
 from ncucampaign.plan.share.partition import KeptPartition
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
@@ -31,7 +31,7 @@ KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
 # What ncu listed of a trace is kept up to this size: a bound on a damaged file, far above what
 # listings take (each launch is a few integers a listing, its strings kept once: listings.encode).
 MAX_LISTINGS_FILE = 32 << 20
-NSYS_SUFFIX = ".nsys-launches.json"  # an Nsight Systems trace's launches (execute/shared/nsys_export.py)
+NSYS_SUFFIX = ".nsys-launches.json"  # an Nsight Systems trace's launches (execute/trace/nsys_export.py)
 _SUFFIXES = (*REPORT_SUFFIXES, NSYS_SUFFIX)
 
 

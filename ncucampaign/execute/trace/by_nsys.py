@@ -1,5 +1,5 @@
 """The discovery trace by Nsight Systems: `nsys profile -t cuda,nvtx` of the application, its import
-and its SQLite export, read into launches (execute/shared/nsys_export.py). It costs about an
+and its SQLite export, read into launches (execute/trace/nsys_export.py). It costs about an
 application start where ncu's trace costs a start and ~10 ms a launch (docs/ncu-behaviour.md, "A trace
 by Nsight Systems instead"). Whatever keeps it from standing in for ncu's trace (no nsys, an importer
 that cannot load, a failed step, an export that cannot be ordered as ncu orders launches) is handed
@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.groups import RUN_MARKER, run_in_group
 from ncucampaign.execute.process.short import run_captured
@@ -29,9 +30,8 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.shared.nsys_export import ExportRefused, read_export, write_launches
-from ncucampaign.execute.shared.records import new_shared_record
-from ncucampaign.execute.shared.traces import NSYS_SUFFIX
+from ncucampaign.execute.trace.cache import NSYS_SUFFIX
+from ncucampaign.execute.trace.nsys_export import ExportRefused, read_export, write_launches
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.nsys_select import TracedLaunch
