@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord
+from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.results.gate.compare import Comparison, compare_runs
 from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import DURATION

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord
+from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.compare import compare_runs
 from ncucampaign.results.gate.gate import target_verdicts

@@ -4,18 +4,22 @@ reading them from its SQLite export (execute/trace/nsys_export.py)."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ncucampaign.execute.trace.nsys_export import ExportRefused, read_export, read_launches, write_launches
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export, read_launches, write_launches
 from ncucampaign.plan.share.launches import parse_raw_csv
 from ncucampaign.plan.share.nsys_select import (
     TracedLaunch,
     as_launch,
     selected,
+    selector,
     trace_holds,
     why_not_launcher,
     why_not_nsys,
@@ -25,6 +29,11 @@ from tests.conftest import FIXTURES
 
 STACKS = [("decode_step", "layer", "attention"), ("decode_step", "layer", "mlp"), ("prefill",), ()]
 LAUNCHES = [TracedLaunch(f"_Z3k{i}v", f"k{i}", (1, 1, 1), (32, 1, 1), stack) for i, stack in enumerate(STACKS)]
+
+
+def read_all(path: Path) -> list[TracedLaunch]:
+    """Every launch of an export (the trace's filters select all of them)."""
+    return read_export(path, lambda _launch: True, 10**6, Bounds())
 
 
 def options(**values: Any) -> TargetOptions:
@@ -185,7 +194,7 @@ def test_launches_come_in_call_order_with_the_ranges_open_on_their_thread(tmp_pa
         ],
         strings={1: "layer"},
     )
-    launches = read_export(path)
+    launches = read_all(path)
     assert [(x.function, x.symbol, x.nvtx) for x in launches] == [
         ("first", "first", ("step",)),
         ("other", "other", ("elsewhere",)),
@@ -210,7 +219,7 @@ def test_what_cannot_be_ordered_or_named_as_ncu_does_is_refused(
     tmp_path: Path, kernels: list[tuple], ranges: list[tuple], why: str
 ) -> None:
     with pytest.raises(ExportRefused, match=why):
-        read_export(export(tmp_path, kernels, ranges))
+        read_all(export(tmp_path, kernels, ranges))
 
 
 def test_the_nodes_of_a_graph_launch_come_as_they_ran(tmp_path: Path) -> None:
@@ -225,7 +234,7 @@ def test_the_nodes_of_a_graph_launch_come_as_they_ran(tmp_path: Path) -> None:
     )
     with sqlite3.connect(path) as db:  # node_a ran first on the GPU
         db.execute("update CUPTI_ACTIVITY_KIND_KERNEL set start = 70 where correlationId = 5 and graphNodeId = 2")
-    launches = read_export(path)
+    launches = read_all(path)
     assert [(x.function, x.nvtx) for x in launches] == [
         ("before", ("graphed",)),
         ("node_a", ("graphed",)),
@@ -240,19 +249,82 @@ def test_a_launch_without_its_api_call_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.execute("delete from CUPTI_ACTIVITY_KIND_RUNTIME")
     with pytest.raises(ExportRefused, match="no API call"):
-        read_export(path)
+        read_all(path)
 
 
 def test_an_export_without_kernels_holds_no_launch_and_a_damaged_one_is_refused(tmp_path: Path) -> None:
     empty = tmp_path / "empty.sqlite"
     sqlite3.connect(empty).close()
-    assert read_export(empty) == []
+    assert read_all(empty) == []
     damaged = tmp_path / "damaged.sqlite"
     damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 300)
     with pytest.raises(ExportRefused, match="cannot be"):
-        read_export(damaged)
+        read_all(damaged)
     with pytest.raises(ExportRefused, match="cannot be"):
-        read_export(tmp_path / "missing" / "x.sqlite")
+        read_all(tmp_path / "missing" / "x.sqlite")
+
+
+def _many(tmp_path: Path, count: int) -> Path:
+    return export(tmp_path, [(i, 10 * i, THREAD, f"k{i % 3}", None, None, PID) for i in range(1, count + 1)], [])
+
+
+def test_reading_stops_once_the_trace_holds_what_it_was_asked_and_keeps_what_its_filters_select(
+    tmp_path: Path,
+) -> None:
+    path = _many(tmp_path, 50)
+    held = read_export(path, selector(options(kernel_name="k1")), 4, Bounds(rows=20))  # k1: every third launch
+    assert [x.function for x in held] == ["k1"] * 4  # read up to the 12th launch: within 20 rows
+    with pytest.raises(ExportRefused, match="more than 20 launches before the trace's 40"):
+        read_export(path, selector(options(kernel_name="k1")), 40, Bounds(rows=20))
+
+
+def test_reading_is_bounded_in_bytes_and_seconds_and_stops_with_the_run(tmp_path: Path) -> None:
+    path = _many(tmp_path, 5)
+    with pytest.raises(ExportRefused, match="MiB, above the 0 MiB read"):
+        read_export(path, lambda _launch: True, 10, Bounds(size=100))
+    with sqlite3.connect(path) as db:  # a kernel table that never ends
+        db.executescript(
+            "alter table CUPTI_ACTIVITY_KIND_KERNEL rename to k_rows; create view CUPTI_ACTIVITY_KIND_KERNEL as"
+            " with recursive n(i) as (select 1 union all select i + 1 from n) select k.* from n, k_rows k"
+        )
+    with pytest.raises(ExportRefused, match=r"reading it took longer than 0\.3 s"):
+        read_export(path, lambda _launch: True, 10, Bounds(seconds=0.3))
+    stop = StopRequest()
+    outcome: list[object] = []
+
+    def reading() -> None:
+        try:
+            outcome.append(read_export(path, lambda _launch: True, 10, Bounds(stop=stop)))
+        except ExportRefused as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=reading)
+    reader.start()
+    stop.request(1)  # a Ctrl-C, whenever it comes: before the read began or during it
+    reader.join(timeout=60)
+    assert not reader.is_alive() and "the run is stopping" in str(outcome[0])
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ("update CUPTI_ACTIVITY_KIND_KERNEL set gridX = null", "grid or block of (None, 1, 1)"),
+        ("update CUPTI_ACTIVITY_KIND_KERNEL set blockX = 'wide'", "grid or block of ('wide', 1, 1)"),
+        ("update CUPTI_ACTIVITY_KIND_KERNEL set gridY = 9e999", "grid or block of (4, inf, 1)"),
+        ("update CUPTI_ACTIVITY_KIND_KERNEL set gridZ = 0", "grid or block of (4, 1, 0)"),
+        ("update CUPTI_ACTIVITY_KIND_RUNTIME set start = 'soon'", "start or thread that is no integer"),
+        ("update StringIds set value = cast(x'c328' as text)", "cannot be read"),
+        ("update StringIds set value = x'01'", "no kernel name"),
+        ("update NVTX_EVENTS set end = 'later'", "start, end or thread that is no integer"),
+        ("update NVTX_EVENTS set start = null", "start, end or thread that is no integer"),
+    ],
+)
+def test_a_value_of_another_type_than_the_schema_says_refuses_the_export(tmp_path: Path, change: str, why: str) -> None:
+    path = export(tmp_path, [(1, 10, THREAD, "k", None, None, PID)], [(5, 20, "step", THREAD, 0, None)])
+    with sqlite3.connect(path) as db:
+        db.execute(change)
+    with pytest.raises(ExportRefused, match=re.escape(why)):
+        read_all(path)
 
 
 def test_kept_launches_write_each_name_and_stack_once(tmp_path: Path) -> None:

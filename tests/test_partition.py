@@ -161,10 +161,12 @@ def test_costs_are_fitted_to_the_union_runs_this_machine_measured() -> None:
     of its price. A start fitted to one run alone (3 s) had split the next run into two dearer groups."""
     from ncucampaign.plan.share.cost import TRACED_LAUNCH_S, calibrated
 
-    assert calibrated(7.5, 270, None).start_s == pytest.approx(7.5 - 270 * TRACED_LAUNCH_S)  # the trace's estimate
-    fitted = calibrated(7.5, 270, None, [(14.8, 27 * 0.43), (8.2, 5 * 0.43)])
+    assert calibrated(7.5, 270 * TRACED_LAUNCH_S, None).start_s == pytest.approx(
+        7.5 - 270 * TRACED_LAUNCH_S
+    )  # the trace's estimate
+    fitted = calibrated(7.5, 270 * TRACED_LAUNCH_S, None, [(14.8, 27 * 0.43), (8.2, 5 * 0.43)])
     assert fitted.start_s == pytest.approx(6.7, abs=0.1) and fitted.replay_scale == pytest.approx(0.7, abs=0.05)
-    one = calibrated(12.8, 170, None, [(14.8, 27 * 0.43)])
+    one = calibrated(12.8, 170 * TRACED_LAUNCH_S, None, [(14.8, 27 * 0.43)])
     assert one.start_s == pytest.approx(12.8 - 170 * TRACED_LAUNCH_S)  # more than 14.8 - 11.6: the trace's estimate
     assert calibrated(None, 0, None).start_s == Costs().start_s  # nothing measured: the first guess
     rms = range(0, 40)
@@ -176,32 +178,25 @@ def test_costs_are_fitted_to_the_union_runs_this_machine_measured() -> None:
 def test_a_slope_is_fitted_only_over_union_sizes_spread_apart() -> None:
     """Issue 41: unions of 18 and 11 launches (priced 7.7 and 4.7 s) fitted a new scale with every run,
     and the partition followed it (2 unions, then 1, then 3)."""
-    from ncucampaign.plan.share.cost import calibrated, spread_enough
+    from ncucampaign.plan.share.cost import TRACED_LAUNCH_S, calibrated, spread_enough
 
     near = [(17.0, 7.7), (12.1, 4.7)]
     assert not spread_enough(near)
-    kept = calibrated(9.0, 200, None, near)
+    kept = calibrated(9.0, 200 * TRACED_LAUNCH_S, None, near)
     assert kept.replay_scale == 1.0 and kept.start_s == pytest.approx(statistics.median([17.0 - 7.7, 12.1 - 4.7]))
-    assert calibrated(9.0, 200, None, [*near, (18.5, 9.0)]).replay_scale == 1.0  # still within 2x
+    assert calibrated(9.0, 200 * TRACED_LAUNCH_S, None, [*near, (18.5, 9.0)]).replay_scale == 1.0  # still within 2x
     apart = [(14.8, 27 * 0.43), (8.2, 5 * 0.43)]
-    assert spread_enough(apart) and calibrated(9.0, 200, None, apart).replay_scale != 1.0
+    assert spread_enough(apart) and calibrated(9.0, 200 * TRACED_LAUNCH_S, None, apart).replay_scale != 1.0
 
 
 def test_the_price_list_lives_in_one_module_and_the_veto_prices_as_the_partition_does() -> None:
-    """issue 32: a group's price was written four times, and the run's veto used the fixed table on a
-    partition made with this machine's calibrated costs."""
+    """A group's price was written four times, and the run's veto used the fixed table on a partition
+    made with this machine's calibrated costs: no module but cost.py sets a price or adds to a start
+    (others may use its prices by name)."""
     from ncucampaign.plan.share import cost
 
-    names = (
-        "APP_START_S",
-        "SPLIT_S",
-        "TRACE_S",
-        "PER_LAUNCH_S",
-        "SECTION_S",
-        "METRICS_ONLY_S",
-        "TRACED_LAUNCH_S",
-        "start_s +",
-    )
+    prices = ("APP_START_S", "SPLIT_S", "TRACE_S", "PER_LAUNCH_S", "SECTION_S", "METRICS_ONLY_S", "TRACED_LAUNCH_S")
+    names = (*(f"{name} =" for name in prices), "start_s +")
     package = Path(cost.__file__).parents[2]
     naming = sorted(
         str(path.relative_to(package.parent))

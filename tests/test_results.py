@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.rundir.manifest import MetricValue, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import TargetRecord
+from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.compare import compare_runs
 from ncucampaign.results.reading.records import parse_process_columns

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ncucampaign.execute.prepare import previous_seconds
+from ncucampaign.execute.prepare import earlier_manifest, previous_seconds
 from ncucampaign.plan.share.groups import SharedGroup
 from ncucampaign.plan.units import longest_first, units_in_plan_order
 from tests.test_share_plan import planned
@@ -37,7 +37,9 @@ def test_previous_times_come_from_targets_that_ran_alone_and_ok(tmp_path: Path) 
         ]
     }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    assert previous_seconds(tmp_path) == {"a": 9.5}
+    assert previous_seconds(earlier_manifest(tmp_path)) == {"a": 9.5}
     (tmp_path / "manifest.json").write_text("{broken")
-    assert previous_seconds(tmp_path) == {}
-    assert previous_seconds(tmp_path / "missing") == {}
+    assert previous_seconds(earlier_manifest(tmp_path)) == {}
+    assert previous_seconds(earlier_manifest(tmp_path / "missing")) == {}
+    (tmp_path / "manifest.json").write_text('{"targets": [{"name": "a", "status": "ok", "seconds": "x"}]}')
+    assert previous_seconds(earlier_manifest(tmp_path)) == {}

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest, TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.timing_pass import gpu_time_of, target_shares
 from ncucampaign.results.findings.findings import Finding, group_text, rank, shares_of_shown
 from ncucampaign.results.findings.rules import RuleResult

@@ -14,7 +14,8 @@ from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.attempt.repeated import RepeatedFailures
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.book import RecordBook
-from ncucampaign.execute.rundir.manifest import AttemptRecord, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import AttemptRecord, TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore
 from ncucampaign.plan.expand import Invocation, Plan
 

@@ -22,7 +22,8 @@ from ncucampaign.execute.attempt.refusals import machine_refusal
 from ncucampaign.execute.doctor_check import Check
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.provenance import asked_gpus, asked_version
-from ncucampaign.execute.trace.by_nsys import NSYS_ENV, NSYS_LIBRARIES_ENV, find_nsys, importer_problem
+from ncucampaign.execute.trace.contract import Readiness
+from ncucampaign.execute.trace.tracers import TRACERS
 from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.plan.share.union import NO_CONFIG
 
@@ -232,17 +233,17 @@ def machine_checks(ncu_path: str | None, runs_root: Path, cwd: Path, environ: Ma
 
 
 def trace_check(ncu_path: str, environ: Mapping[str, str]) -> Check:
-    """Which tool takes a shared run's discovery trace (docs/shared-runs.md): Nsight Systems, about an
-    application start, where it runs; else ncu, a start and ~10 ms a launch (a warning: it works)."""
-    tools = find_nsys(ncu_path, environ)
-    if isinstance(tools, str):
-        chosen = environ.get(NSYS_ENV, "").strip().lower() == "off"
-        return Check("trace", "ok" if chosen else "warn", f"by ncu: {tools}", "" if chosen else f"set {NSYS_ENV}")
-    problem = importer_problem(tools)
-    if problem is not None:
-        fix = f"set {NSYS_LIBRARIES_ENV} to a folder holding the library it lacks"
-        return Check("trace", "warn", f"by ncu: the Nsight Systems at {tools.nsys}: {problem}", fix)
-    return Check("trace", "ok", f"by Nsight Systems: {tools.nsys}")
+    """Which tracer takes a shared run's discovery trace (docs/shared-runs.md): the first of the table
+    (execute/trace/tracers.py) that can here; a warning when one before it cannot and can be mended
+    (Nsight Systems, about an application start, where ncu's trace costs a start and ~10 ms a launch)."""
+    passed: list[Readiness] = []
+    for tracer in TRACERS:
+        ready = tracer.readiness(ncu_path, environ)
+        if ready.ready:
+            said = passed[0] if passed else ready
+            return Check("trace", "warn" if said.fix else "ok", f"by {tracer.label}: {said.said}", said.fix)
+        passed.append(ready)
+    return Check("trace", "warn", "no tracer can take a discovery trace: " + "; ".join(r.said for r in passed))
 
 
 def run_checks(runs_root: Path) -> list[Check]:

@@ -10,16 +10,18 @@ from dataclasses import dataclass
 from ncucampaign.execute.prepare import (
     Provenance,
     RunSettings,
+    earlier_manifest,
     new_manifest,
     preflight,
     previous_seconds,
     provenance,
     resumable_manifest,
 )
-from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest
+from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest, sweep_work_folders
 from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest
 from ncucampaign.execute.rundir.store import RunStore, latest_run
+from ncucampaign.execute.trace.tracers import remove_work_folders
 from ncucampaign.plan.argv import ncu_argv, plan_json
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.spec.loader import LoadedCampaign
@@ -52,7 +54,11 @@ class OpenRun:
 def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenRun:
     """Check, then create (or reopen) the run directory, take its lock and write the starting manifest."""
     notes = preflight(plan, settings)
-    previous = previous_seconds(settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign))
+    latest = settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign)
+    earlier = earlier_manifest(latest)
+    previous = previous_seconds(earlier)
+    if not settings.resume:
+        sweep_work_folders(latest, earlier)
     found = None if settings.resume else provenance(plan, loaded, settings)  # before the directory is made
     suffix = report_suffix(settings.installed)
     store = (
@@ -83,6 +89,7 @@ def _begin(
     run = store.run
     if old is not None:
         clean_up_after_a_crash(old, str(run.root), now_iso())
+        remove_work_folders(run.reports)  # what traces a killed runner took left
     store.make_folders()
     argvs = {inv.name: ncu_argv(inv, settings.ncu_path, run.reports, run.report_suffix) for inv in plan.invocations}
     copy = store.write_text("campaign.yaml", loaded.text)

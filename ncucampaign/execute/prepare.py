@@ -8,6 +8,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ncucampaign import __version__
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
@@ -140,16 +141,24 @@ def new_manifest(
     )
 
 
-def previous_seconds(latest: Path) -> dict[str, float]:
-    """Seconds each target took when it ran alone in the campaign's latest run ({} when unreadable)."""
+def earlier_manifest(latest: Path) -> dict[str, Any]:
+    """The manifest of the campaign's latest run, as JSON ({} when there is none, or it is unreadable)."""
     try:
         data = json.loads((latest / MANIFEST).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def previous_seconds(data: dict[str, Any]) -> dict[str, float]:
+    """Seconds each target took when it ran alone in the campaign's latest run (`data`: its manifest)."""
+    try:
         return {
             str(t["name"]): float(t["seconds"])
             for t in data.get("targets", [])
             if t.get("status") == "ok" and float(t.get("seconds") or 0) > 0 and _ran_alone(t)
         }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+    except (ValueError, TypeError, KeyError, AttributeError):
         return {}
 
 

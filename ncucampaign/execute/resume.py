@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.execute.process.groups import kill_orphaned_group, marked_groups
 from ncucampaign.execute.rundir.lock import last_words, lock_held
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import MANIFEST
+from ncucampaign.execute.trace.tracers import remove_work_folders
 from ncucampaign.plan.expand import Invocation
 
 
@@ -82,6 +84,18 @@ def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
     # marker too (execute/trace/ncu_import.py); with the run locked, any process that has it is left over.
     for group in marked_groups(run_root):
         kill_orphaned_group(group, run_root)
+
+
+def sweep_work_folders(latest: Path, manifest: dict[str, Any]) -> None:
+    """A new run removes what the takes of a killed runner left in the campaign's latest run (as its
+    resume would), when nothing runs it now: no runner holds its lock, and no batch system was handed
+    its units (their tasks may run on other machines)."""
+    try:
+        root = latest.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return
+    if manifest and not manifest.get("slurm_arrays") and not lock_held(root):
+        remove_work_folders(root / "reports")
 
 
 def unfinished_note(latest: Path) -> str | None:

@@ -19,9 +19,9 @@ from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
 from ncucampaign.execute.rundir.shared_kinds import TIMING_PREFIX
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.trace.by_ncu import key_of
-from ncucampaign.execute.trace.cache import TraceCache, TraceKey
+from ncucampaign.execute.trace.cache import Cached, TraceCache, TraceKey
 from ncucampaign.execute.trace.ncu_import import importer_of
+from ncucampaign.execute.trace.workload import key_of
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.share.launches import raw_csv_rows
 from ncucampaign.plan.share.union import NO_CONFIG, TIMING_LAUNCHES, TRACE_METRIC, timing_invocation
@@ -112,8 +112,10 @@ def weigh(ctx: RunContext, plan: Plan, cache: TraceCache, limit: int = TIMING_LA
 def _timed(ctx: RunContext, cache: TraceCache, key: TraceKey, timing: Invocation) -> tuple[Path, str, bool] | str:
     """(the pass's report, what to call it, whether it came from the cache), or why there is none."""
     found = cache.find(key)
+    if isinstance(found, Cached):
+        return found.path, str(found.path), found.reused
     if found is not None:
-        return found[0], str(found[0]), found[1]
+        cache.forget(key.digest)  # not the file that was kept: timed again
     timing = dataclasses.replace(timing, name=f"{TIMING_PREFIX}{key.short}", target=f"timing-{key.short}")
     record = new_shared_record(ctx, timing, (), "trace", None, kind="timing")
     run_attempts(ctx, timing, record.argv, record, None, read_results=False)

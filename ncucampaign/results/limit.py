@@ -2,12 +2,12 @@
 exactly the launches its targets wanted (design: docs/ncu-behaviour.md, "Toward the limit"). Pure
 (over the manifest).
 
-The start is taken from the runs that profiled least, in this order (issue 41: the least of every
-run's estimate was biased low, down to a start of 0.0 s): the targets' own runs (their median, never
-below the least of them), else the discovery trace, else the shared runs (their median); each less
-the replay of what it profiled at plan/share/cost.py's prices. An estimate of 0 or less is no
-measurement: the line then prices the replay alone and says so. The line names where each figure
-came from.
+The start is taken from the runs that profiled least, in this order (the least of every run's
+estimate was biased low, down to a start of 0.0 s): the targets' own runs (their median, never below
+the least of them), else the discovery trace, else the shared runs (their median); each less the
+replay of what it profiled at the price its record says (plan/share/cost.py's, as the run priced
+it). An estimate of 0 or less is no measurement: the line then prices the replay alone and says so.
+The line names where each figure came from.
 """
 
 from __future__ import annotations
@@ -19,18 +19,16 @@ from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.plan.argv import flag_values
-from ncucampaign.plan.share.cost import collection_s, trace_start_s
+from ncucampaign.execute.trace.tracers import label_of
 
 _PROFILED = (Status.OK, Status.INCOMPLETE)
 MEASURED_FLOOR_S = 0.05  # an estimate below this is noise, not a start
 
 
-def launch_price(argv: Sequence[str]) -> float:
-    """Estimated replay seconds of one launch for what an ncu command line collects."""
-    sets = flag_values(argv, "--set")
-    section_set = sets[-1] if sets else None
-    return collection_s(section_set, flag_values(argv, "--section"), bool(flag_values(argv, "--metrics")))
+def launch_price(record: TargetRecord) -> float:
+    """The seconds one launch of what the record collected was priced at (0 for records of runs
+    before they said)."""
+    return record.launch_s or 0.0
 
 
 @dataclass(frozen=True)
@@ -42,29 +40,19 @@ class Start:
 def own_run_starts(manifest: Manifest) -> list[float]:
     """What each target's own run leaves of its seconds after its launches' priced replay."""
     return [
-        attempt.seconds - (target.expected_results or 1) * launch_price(target.argv)
+        attempt.seconds - (target.expected_results or 1) * launch_price(target)
         for target in manifest.targets
         for attempt in target.attempts
         if attempt.status == Status.OK and not attempt.message.startswith("split out of")
     ]
 
 
-def traced_by_nsys(run: SharedRunRecord) -> bool:
-    """A discovery trace Nsight Systems took: its trace info says so, or (one that could not stand in
-    for ncu's, which has none) its command is `nsys profile`."""
-    return (run.trace is not None and run.trace.tracer == "nsys") or run.argv[1:2] == ["profile"]
-
-
 def _shared_starts(manifest: Manifest, kind: str) -> Iterator[float]:
+    """What each shared run of `kind` leaves of its seconds after what its launches were priced at
+    (a trace's: what its traced launches add, none for a tracer that replays nothing)."""
     for run in manifest.shared_runs:
         if run.status == Status.OK and run.report is not None and run.kind == kind:
-            launches = run.report.results or 0
-            if kind == "trace" and traced_by_nsys(run):
-                yield run.seconds  # Nsight Systems replays nothing: its seconds are a start under a tracer
-            elif kind == "trace":
-                yield trace_start_s(run.seconds, launches)
-            else:
-                yield run.seconds - launches * launch_price(run.argv)
+            yield run.seconds - (run.report.results or 0) * launch_price(run)
 
 
 def measured_start(manifest: Manifest) -> Start | None:
@@ -76,9 +64,9 @@ def measured_start(manifest: Manifest) -> Start | None:
     traces = [s for s in _shared_starts(manifest, "trace") if s >= MEASURED_FLOOR_S]
     if traces:
         what = "the discovery trace" if len(traces) == 1 else f"the median of {len(traces)} discovery traces"
-        nsys = all(traced_by_nsys(r) for r in manifest.shared_runs if r.kind == "trace" and r.status == Status.OK)
-        how = "by Nsight Systems, which replays nothing" if nsys else "less its traced launches"
-        return Start(statistics.median(traces), f"{what}, {how}")
+        traced = [r for r in manifest.shared_runs if r.kind == "trace" and r.status == Status.OK]
+        how = "which replays nothing" if all(not launch_price(r) for r in traced) else "less its traced launches"
+        return Start(statistics.median(traces), f"{what} {by_tracers(traced)}, {how}")
     unions = [s for s in _shared_starts(manifest, "union") if s >= MEASURED_FLOOR_S]
     if unions:
         what = "a shared run" if len(unions) == 1 else f"the median of {len(unions)} shared runs"
@@ -86,11 +74,16 @@ def measured_start(manifest: Manifest) -> Start | None:
     return None
 
 
+def by_tracers(traces: Sequence[SharedRunRecord]) -> str:
+    """'by Nsight Systems': who took the traces, as their records say."""
+    return "by " + " and ".join(dict.fromkeys(label_of(t.tracer) for t in traces)) if traces else ""
+
+
 def wanted_launches(targets: Sequence[TargetRecord]) -> tuple[int, float]:
     """How many launches the targets that profiled something wanted, and their replay's price."""
     profiled = [t for t in targets if t.status in _PROFILED]
     count = sum(t.expected_results or 1 for t in profiled)
-    return count, sum((t.expected_results or 1) * launch_price(t.argv) for t in profiled)
+    return count, sum((t.expected_results or 1) * launch_price(t) for t in profiled)
 
 
 def limit_line(manifest: Manifest) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.plan.argv import flag_values
-from ncucampaign.results.limit import traced_by_nsys
+from ncucampaign.results.limit import by_tracers
 
 
 def how_obtained(record: TargetRecord) -> str:
@@ -34,8 +34,7 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         return []
     parts = []
     for trace in traces:
-        by = " by Nsight Systems" if traced_by_nsys(trace) else ""
-        parts.append(f"trace{by} {trace.seconds:.1f} s ({trace.status.value})")
+        parts.append(f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({trace.status.value})")
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")
     for union in unions:

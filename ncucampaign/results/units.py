@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from ncucampaign.execute.rundir.manifest import ResultRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 
 # Base units and how ncu (or a person) may spell them; a prefix scales them (metric, K/k = 1000).
 _BASES = {"s": "second", "sec": "second", "second": "second", "byte": "byte", "b": "byte", "hz": "hz", "cycle": "cycle"}

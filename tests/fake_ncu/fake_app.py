@@ -61,6 +61,7 @@ def main() -> int:
     parser.add_argument(
         "--templated", action="store_true", help="also launch two instances of one templated elementwise kernel a layer"
     )
+    parser.add_argument("--mlp-range", default="mlp", help="the name of the mlp range (aten::linear, as PyTorch's)")
     args = parser.parse_args()
     ranks = args.nproc_per_node or args.ranks
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
@@ -120,7 +121,7 @@ def main() -> int:
             emit("pop")
             if interleaved:
                 emit("launch rmsnorm_kernel")
-            emit("push mlp")
+            emit(f"push {args.mlp_range}")
             emit("launch rmsnorm_kernel")
             emit("launch nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT")
             if args.templated:

@@ -6,7 +6,7 @@ NCU_RUNS: the --out of a `run` that traced with ncu (NCUCAMPAIGN_NSYS=off); its 
 `ncu --import` listed of the trace, per filter (execute/trace/listings.py). NSYS_RUNS: the --out of a
 `run` of the same campaign that traced with Nsight Systems. For every trace of the first run, the
 listings of the same members are made from the second run's launches exactly as the run makes them
-(execute/trace/selection.py) and compared, filter by filter and launch by launch: ID, symbol, grid,
+(execute/trace/by_nsys.py) and compared, filter by filter and launch by launch: ID, symbol, grid,
 block, NVTX stack; the listing by function name too. Prints the counts; exits 1 on any difference.
 """
 
@@ -19,10 +19,11 @@ from pathlib import Path
 
 from ncucampaign.commands.common import load_plan
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
-from ncucampaign.execute.trace.listings import decode, stamp_of
+from ncucampaign.execute.trace.by_nsys import nsys_listings
+from ncucampaign.execute.trace.listings import BY_FUNCTION, decode, stamp_of
 from ncucampaign.execute.trace.nsys_export import read_launches
-from ncucampaign.execute.trace.selection import nsys_listings, traced_every
-from ncucampaign.plan.share.union import TRACE_LAUNCHES
+from ncucampaign.execute.trace.selection import member_listings
+from ncucampaign.spec.model import TargetOptions
 
 
 def manifest(runs: Path, campaign: str) -> tuple[Path, dict]:
@@ -38,7 +39,7 @@ def main(campaign_file: str, ncu_runs: str, nsys_runs: str) -> int:
     nsys_traces = {
         tuple(sorted(r["members"])): r
         for r in by_nsys["shared_runs"]
-        if r["kind"] == "trace" and (r.get("trace") or {}).get("tracer") == "nsys" and r["status"] == "ok"
+        if r["kind"] == "trace" and r.get("tracer") == "nsys" and r["status"] == "ok"
     }
     cache = Path(ncu_runs) / ".cache" / "traces"
     failed = compared = 0
@@ -55,7 +56,8 @@ def main(campaign_file: str, ncu_runs: str, nsys_runs: str) -> int:
         launches = read_launches(nsys_dir / other["report"]["path"])
         assert launches is not None, "the nsys trace's launches cannot be read"
         members = [invocations[name] for name in trace["members"]]
-        ours = nsys_listings(traced_every(launches, members, TRACE_LAUNCHES), members)
+        every = TargetOptions.model_construct()
+        ours = nsys_listings(launches, {(): every, BY_FUNCTION: every, **member_listings(members)})
         for words, theirs in listed.items():
             compared += 1
             mine = ours.get(words)

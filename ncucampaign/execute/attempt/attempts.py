@@ -19,7 +19,8 @@ from ncucampaign.execute.attempt.stall import stall_watch
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.own_time import CLOCK, REPORTS

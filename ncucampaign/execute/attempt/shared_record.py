@@ -21,9 +21,12 @@ def new_shared_record(
     window: Window,
     gpus: tuple[str, ...] | None,
     kind: SharedRunKind = "union",
+    traced_by: str | None = None,
+    launch_s: float | None = None,
 ) -> SharedRunRecord:
     """Enter `union` in the book under a name unique in the run: its own when it is a trace
-    ("shared/trace-<key>"), else the next union's (shared/1, ...)."""
+    ("shared/trace-<key>", with the tracer that takes it and what a traced launch costs), else the
+    next union's (shared/1, ...)."""
     ctx.store.make_folders("shared")
 
     def build(name: str) -> SharedRunRecord:
@@ -34,8 +37,10 @@ def new_shared_record(
             members=[m.name for m in members],
             window=window,
             kind=kind,
+            tracer=traced_by,
         )
         record.gpus = list(gpus) if gpus else None
+        record.launch_s = launch_s if launch_s is not None else record.launch_s
         return record
 
     return ctx.book.new_shared_run(union.name if kind != "union" else None, build)

@@ -20,6 +20,7 @@ from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.own_time import CLOCK, RECORDS
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.cost import per_launch_s
 from ncucampaign.plan.share.groups import shared_run_name
 
 
@@ -55,6 +56,7 @@ def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecor
         clock_control=inv.options.clock_control,
         config_file=_file_choice(inv.options.config_file),
         rename_kernels=_file_choice(inv.options.rename_kernels),
+        launch_s=per_launch_s(inv.options),
         status=Status.PENDING,
         log=run.relative(run.log(inv.name)),
     )

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from ncucampaign.execute.rundir.result_records import Record, ResultRecord
 from ncucampaign.execute.rundir.shared_kinds import SharedRunKind, kind_of
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.spec.schema import json_schema
 
 MANIFEST_VERSION: Literal[1] = 1
-
-
-class Record(BaseModel):
-    model_config = {"extra": "forbid"}
 
 
 class ToolInfo(Record):
@@ -77,61 +74,6 @@ class ReportInfo(Record):
     sha256: str
     results: int | None = Field(description="results in the report; None when it could not be counted")
     results_from: Literal["report", "console"] | None
-
-
-class MetricValue(Record):
-    value: float | int | str
-    unit: str
-
-
-class ProcessInfo(Record):
-    pid: int
-    name: str
-
-
-class FindingRecord(Record):
-    """One of ncu's rule results for a result (what the details page shows under a section)."""
-
-    rule: str = Field(description="rule identifier, e.g. SOLBottleneck")
-    name: str
-    section: str
-    title: str
-    message: str = Field(description="links written as their text, as ncu's details page prints them")
-    type: str = Field(description="OPT, WARNING, ERROR, OK or NONE")
-    estimated_speedup: float | None = Field(None, description="percent, when the rule estimates one")
-    speedup_type: str | None = Field(None, description="global (kernel runtime) or local (hardware efficiency)")
-    focus_metrics: list[str] = Field(default_factory=list)
-
-
-class PmSeries(Record):
-    """One metric sampled over the result's time (ncu's PM sampling)."""
-
-    label: str
-    samples: list[tuple[float, float]] = Field(description="(ns from the first sample, value)")
-
-
-class ResultRecord(Record):
-    """One profiled result (kernel, graph or range) with the report's own values."""
-
-    index: int
-    kernel: str = Field(description="function name")
-    demangled: str
-    mangled: str = Field("", description="the symbol: the one name ncu's console and its report reader spell alike")
-    workload: str = Field(description="kernel, graph, range or cmdlist")
-    grid: list[int] | None = None
-    block: list[int] | None = None
-    device: int | None = None
-    process: ProcessInfo | None = Field(None, description="None when ncu's output does not tell")
-    nvtx: list[str] = Field(default_factory=list, description="push/pop paths, 'Domain@' for non-default domains")
-    metrics: dict[str, MetricValue] = Field(
-        default_factory=dict, description="ncu metric name -> value and unit; missing metrics are absent"
-    )
-    findings: list[FindingRecord] = Field(default_factory=list, description="ncu's rule results for this result")
-    pm_samples: list[PmSeries] = Field(default_factory=list, description="PM-sampling timelines, where collected")
-
-    def value(self, metric: str) -> float | None:
-        found = self.metrics.get(metric)
-        return float(found.value) if found is not None and isinstance(found.value, (int, float)) else None
 
 
 class Obtained(Record):
@@ -213,6 +155,7 @@ class TargetRecord(Record):
     obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
     slurm: TaskPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
     gpu_time_share: float | None = Field(None, description="share (0-1) of the app's timed GPU time its kernels hold")
+    launch_s: float | None = Field(None, description="seconds a launch of what it collects was priced at")
 
 
 class TraceInfo(Record):
@@ -221,7 +164,8 @@ class TraceInfo(Record):
     launches: int = Field(description="its --launch-count: it holds at most this many launches")
     reused: bool = Field(description="True: taken from the cache, not run now")
     seconds: float | None = Field(None, description="how long the trace took when it ran (it calibrates costs)")
-    tracer: Literal["ncu", "nsys"] = Field("ncu", description="ncu's own trace, or Nsight Systems' (no replay)")
+    tracer: str = Field("ncu", description="the tracer that took it (execute/trace/tracers.py): ncu, or nsys")
+    launch_s: float | None = Field(None, description="seconds a traced launch adds to an application start")
 
 
 class SharedRunRecord(TargetRecord):
@@ -233,6 +177,7 @@ class SharedRunRecord(TargetRecord):
     kind: SharedRunKind = Field(
         "union", description="union: profiles its members' launches; trace: a discovery trace; timing: the timing pass"
     )
+    tracer: str | None = Field(None, description="the tracer that took a discovery trace: ncu, or nsys")
 
     @model_validator(mode="before")
     @classmethod

@@ -20,7 +20,6 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.trace.cache import TraceCache
-from ncucampaign.execute.trace.ncu_import import ImportFailed, importer_of, list_launches
 from ncucampaign.execute.trace.selection import TraceSelections, member_trace, placed_members, trace_selections
 from ncucampaign.own_time import CLOCK, PLANNING, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
@@ -29,12 +28,10 @@ from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated,
 from ncucampaign.plan.share.group_plan import compose_group
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.nsys_select import selected
 from ncucampaign.plan.share.partition import KeptPartition, Placed, held_still, partition, selected_ids
 from ncucampaign.plan.share.union import (
     TRACE_LAUNCHES,
     filter_words,
-    import_csv_argv,
     renamed,
 )
 from ncucampaign.plan.share.windows import (
@@ -104,8 +101,11 @@ class _SharedRun:
             return None
         self.names = found.names
         for short in found.never:  # the application ran to its end without these launches
-            if short.nothing_to_profile:
+            if short.nothing_to_profile and found.trace.closes_misses:
                 self.outcome.done.append(decide_miss(self.ctx, short.member, found))
+            elif short.nothing_to_profile:
+                self._alone([short.member], f"{short.reason} in the discovery trace by {found.trace.label}, which "
+                            "closes no target: its own run decides")  # fmt: skip
             else:
                 self._alone([short.member], short.reason)
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
@@ -113,8 +113,7 @@ class _SharedRun:
         placed = placed_members(self.members, found)
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
-        traced = len(found.every) if found.info.tracer == "ncu" else 0  # nsys replays nothing
-        self.costs = calibrated(found.info.seconds, traced, functions, runs)
+        self.costs = calibrated(found.info.seconds, len(found.every) * (found.info.launch_s or 0.0), functions, runs)
         with CLOCK.phase(PLANNING):
             groups = held_still(partition(placed, self.costs), self.cache.kept_partition(found.info.key), self.costs)
         earlier = len(self.unions)
@@ -151,10 +150,9 @@ class _SharedRun:
         """One group on the trace: what its union's filter selects, then the whole group plan
         composed at once (plan/share/group_plan.py), then the union run and its splits."""
         union = union_for(members, "trace")
-        try:
-            selected = self._union_selection(members, union, found)
-        except ImportFailed as exc:
-            return self._alone(members, f"the discovery trace cannot be listed: {exc}")
+        selected = self._union_selection(members, union, found)
+        if isinstance(selected, str):
+            return self._alone(members, selected)
         traced = [member_trace(m, found) for m in members]
         composed = compose_group(traced, union, selected, found.functions, self.costs)
         if composed.union is None or composed.window is None:
@@ -163,20 +161,22 @@ class _SharedRun:
         if self._profile(union_inv, members, dict(composed.windows), composed.window, found.info):
             self._halve(members, lambda part: self._run_trace_group(part, found))
 
-    def _union_selection(self, members: list[Invocation], union: Invocation, found: TraceSelections) -> list[Launch]:
-        """What the group's union filter selects in the trace. Without NVTX excludes it is what the
-        members' kernel filters select, OR-ed, within their NVTX includes, OR-ed (docs/ncu-behaviour.md,
-        "Shared runs"), known from the partition's listings; otherwise ncu lists it."""
+    def _union_selection(
+        self, members: list[Invocation], union: Invocation, found: TraceSelections
+    ) -> list[Launch] | str:
+        """What the group's union filter selects in the trace (or why it cannot be listed). Without NVTX
+        excludes it is what the members' kernel filters select, OR-ed, within their NVTX includes, OR-ed
+        (docs/ncu-behaviour.md, "Shared runs"), known from the partition's listings; otherwise the
+        trace lists it."""
         if filter_words(union.options) == filter_words(union_for(self.members, "trace").options):
             return found.every
         placed = [self.placed[m.name] for m in members]
         if all(p.kernels is not None for p in placed) and not any(m.options.nvtx_exclude for m in members):
             ids = selected_ids(placed)
             return [launch for launch in found.every if launch.id in ids]
-        if found.traced is not None:  # an Nsight Systems trace: its filters applied here, as ncu would
-            return [found.every[i] for i in selected(found.traced, union.options)]
-        argv = import_csv_argv(self.ctx.ncu_path, found.report, filter_words(union.options))
-        return list_launches(argv, importer_of(self.ctx))
+        words = tuple(filter_words(union.options))
+        listed = found.trace.more(self.ctx, self.cache, {words: union.options})
+        return listed if isinstance(listed, str) else listed[words]
 
     def _halve(self, members: list[Invocation], again: Callable[[list[Invocation]], None]) -> None:
         """ncu refused the union's command line (a section, set or option one member asks for): each

@@ -13,13 +13,8 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import (
-    AttemptRecord,
-    Obtained,
-    ReportInfo,
-    ResultRecord,
-    SharedRunRecord,
-)
+from ncucampaign.execute.rundir.manifest import AttemptRecord, Obtained, ReportInfo, SharedRunRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches

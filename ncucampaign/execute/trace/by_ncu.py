@@ -1,135 +1,89 @@
-"""Getting a discovery trace for a shared run: from this run, from the cache, or by running it (with
-the usual attempts, so timeouts, interruption and crash cleanup apply to it too)."""
+"""The tracer ncu: the application under ncu with one metric, the first launches its members' filters
+select (plan/share/union.py, trace_invocation), run with the usual attempts, so that timeouts,
+interruption and crash clean-up apply to it too. It is listed with `ncu --import`, each distinct
+filter once and all at once; what it listed is kept beside a cached trace (listings.py), so that a
+later run on the same trace does not list it again. ncu applies the members' own filters on import,
+as it would in their own runs: a member whose filters select nothing in a trace that ran to the
+application's end is closed on it."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.context import RunContext
-from ncucampaign.execute.rundir.manifest import Manifest, TraceInfo
-from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.trace.by_nsys import find_nsys, nsys_trace
-from ncucampaign.execute.trace.cache import TraceCache, TraceKey, trace_key
-from ncucampaign.execute.trace.nsys_export import read_launches
-from ncucampaign.execute.trace.workload import exported_environment, workload_digest
-from ncucampaign.plan.argv import ncu_options
-from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.gpus import VISIBLE
-from ncucampaign.plan.share.nsys_select import TracedLaunch, why_not_launcher, why_not_nsys
-from ncucampaign.plan.share.union import trace_invocation
+from ncucampaign.execute.trace.cache import TraceCache, TraceKey
+from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, Wanted, trace_name
+from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings, disagreement
+from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, importer_of, list_launches
+from ncucampaign.own_time import CLOCK, TRACE_LISTING
+from ncucampaign.plan.share.cost import TRACED_LAUNCH_S
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.union import FUNCTIONS, SYMBOLS, import_csv_argv
 
 
-def key_of(
-    trace: Invocation, manifest: Manifest, gpus: tuple[str, ...] | None, runs_root: Path | None = None
-) -> TraceKey:
-    """What the trace depends on: its command, environment (the campaign's over the exported one), the
-    workload, ncu and the GPU model. `runs_root`: where run directories go (not the workload)."""
-    env = {**exported_environment(os.environ), **dict(trace.env)}
-    env.pop(VISIBLE, None)  # the GPU model counts, not which one
-    known = {str(g.index): g.name for g in manifest.gpus or ()}
-    gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
-    argv = [*ncu_options(trace), *trace.app_argv]
-    workload = workload_digest(trace.cwd, trace.app_argv, manifest.workload_git, runs_root)
-    return trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
+class NcuTracer:
+    name = "ncu"
+    label = "ncu"
+    launch_s = TRACED_LAUNCH_S
+    closes_misses = True
 
+    def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:
+        return Readiness(True, ncu_path)
 
-@dataclass(frozen=True)
-class Traced:
-    """A discovery trace: ncu's report, or the launches Nsight Systems recorded (`nsys`) and the file
-    that keeps them."""
+    def stand_in(self, ask: TraceAsk, ncu_path: str) -> TraceKey | str:
+        return ask.key  # ncu traces whatever ncu profiles
 
-    report: Path
-    info: TraceInfo
-    nsys: list[TracedLaunch] | None = None
-
-
-def trace_for(
-    ctx: RunContext,
-    cache: TraceCache,
-    members: Sequence[Invocation],
-    gpus: tuple[str, ...] | None,
-    lane: str | None,
-    launches: int,
-) -> Traced | str:
-    """The trace (its first `launches` matching launches) and how it was obtained, or why there is
-    none: ncu's trace when one is cached, else one by Nsight Systems where it can stand in, else ncu's."""
-    trace = trace_invocation(members, launches)
-    key = key_of(trace, ctx.book.manifest, gpus, cache.runs_root)
-    with cache.key_lock(key):
-        found = cache.find(key)
-        if found is not None:
-            path, reused = found
-            seconds = cache.seconds(key)
-            return Traced(
-                path, TraceInfo(report=str(path), key=key.digest, launches=launches, reused=reused, seconds=seconds)
-            )
-        by_nsys = _by_nsys(ctx, cache, trace, key, members, gpus, launches)
-        if isinstance(by_nsys, Traced):
-            return by_nsys
-        if ctx.stop.level:  # stopped during the trace by Nsight Systems: no other trace starts
-            return f"the discovery trace by Nsight Systems was {by_nsys}"
-        trace = dataclasses.replace(trace, name=f"{TRACE_PREFIX}{key.short}", target=f"trace-{key.short}")
-        record = new_shared_record(ctx, trace, members, "trace", gpus, kind="trace")
-        ctx.store.append_log(trace.name, f"# ncucampaign: traced by ncu, not by Nsight Systems: {by_nsys}\n")
-        run_attempts(ctx, trace, record.argv, record, lane, read_results=False)
+    def take(self, ctx: RunContext, ask: TraceAsk, key: TraceKey, work: Path) -> Taken | str:
+        trace = dataclasses.replace(ask.trace, name=trace_name(key), target=f"trace-{key.short}")
+        record = new_shared_record(
+            ctx, trace, ask.members, "trace", ask.gpus, kind="trace", traced_by=self.name, launch_s=self.launch_s
+        )
+        run_attempts(ctx, trace, record.argv, record, ask.lane, read_results=False)
         if record.status != Status.OK or record.report is None:
             return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"
-        report = ctx.run.root / record.report.path
-        cache.remember(key, report, record.seconds)
-        info = TraceInfo(
-            report=record.report.path, key=key.digest, launches=launches, reused=False, seconds=record.seconds
-        )
-        return Traced(report, info)
+        return Taken(Kept(ctx.run.root / record.report.path, key.digest), record, record.seconds)
+
+    def listings(self, ctx: RunContext, cache: TraceCache, kept: Kept, wanted: Wanted) -> Listings | str:
+        """What ncu lists, less what an earlier run kept of this trace; what was kept but does not
+        hold is listed again, and what holds is kept for the next run."""
+        earlier = cache.listings(kept.digest, kept.path)
+        listed = list_trace(ctx, kept.path, wanted, earlier)
+        if earlier and (isinstance(listed, str) or disagreement(listed) is not None):
+            cache.forget_listings(kept.digest)
+            earlier, listed = {}, list_trace(ctx, kept.path, wanted)
+        if not isinstance(listed, str) and disagreement(listed) is None and any(w not in earlier for w in listed):
+            cache.keep_listings(kept.digest, kept.path, {**earlier, **listed})
+        return listed
 
 
-def _by_nsys(
-    ctx: RunContext,
-    cache: TraceCache,
-    trace: Invocation,
-    key: TraceKey,
-    members: Sequence[Invocation],
-    gpus: tuple[str, ...] | None,
-    launches: int,
-) -> Traced | str:
-    """The trace by Nsight Systems (cached, or run now), or why not (execute/trace/by_nsys.py)."""
-    if ctx.stop.level:
-        return "the run is stopping"
-    # The trace's filters select its launches; each member's own select its listings (selection.py).
-    reasons = (why_not_nsys(o, dict(trace.env)) for o in (trace.options, *(m.options for m in members)))
-    why = why_not_launcher(trace.app_argv) or next(filter(None, reasons), None)
-    tools = find_nsys(ctx.ncu_path, os.environ) if why is None else why
-    if isinstance(tools, str):
-        return tools
-    digest = hashlib.sha256(f"{key.digest} nsys {tools.identity}".encode()).hexdigest()
-    nsys_key = TraceKey(digest, key.reusable)
-    found, note = cache.find(nsys_key), None
-    if found is not None:
-        path, reused = found
-        kept = read_launches(path)
-        if kept is not None:
-            info = TraceInfo(
-                report=str(path), key=digest, launches=launches, reused=reused, seconds=cache.seconds(nsys_key),
-                tracer="nsys",
-            )  # fmt: skip
-            return Traced(path, info, kept)
-        cache.forget(digest)  # damaged: trace again, and say why the cached one was not taken
-        note = f"the cached trace {path} cannot be read (damaged, or kept by another version of ncucampaign)"
-    traced = nsys_trace(ctx, trace, members, gpus, tools, f"{TRACE_PREFIX}{nsys_key.short}", note)
-    if isinstance(traced, str):
-        return traced
-    traced_launches, kept_file, record = traced
-    cache.remember(nsys_key, kept_file, record.seconds)
-    info = TraceInfo(
-        report=ctx.run.relative(kept_file), key=digest, launches=launches, reused=False, seconds=record.seconds,
-        tracer="nsys",
-    )  # fmt: skip
-    ctx.book.commit(lambda: setattr(record, "trace", info))
-    return Traced(kept_file, info, traced_launches)
+def list_trace(ctx: RunContext, report: Path, wanted: Wanted, kept: Listings | None = None) -> Listings | str:
+    """Every wanted listing of the report, by symbol, each distinct filter once and all at once, but
+    those `kept` holds (an earlier run's). BY_FUNCTION lists every launch by the function name
+    --kernel-id numbers launches by; it is left out when ncu cannot list it (then no picked windows).
+    A string: the trace cannot be listed."""
+    kept = kept or {}
+    distinct = [words for words in wanted if words not in kept]
+    ncu, importer = ctx.ncu_path, importer_of(ctx)
+
+    def listing(words: tuple[str, ...]) -> list[Launch] | None:
+        with CLOCK.phase(TRACE_LISTING):
+            if words != BY_FUNCTION:
+                return list_launches(import_csv_argv(ncu, report, list(words), names=SYMBOLS), importer)
+            try:
+                return list_launches(import_csv_argv(ncu, report, names=FUNCTIONS), importer)
+            except ImportFailed:
+                return None
+
+    try:
+        with ThreadPoolExecutor(IMPORT_WORKERS) as pool, CLOCK.waiting():  # the workers count their own
+            found = dict(zip(distinct, pool.map(listing, distinct), strict=True))
+    except ImportFailed as exc:
+        return f"the discovery trace cannot be listed: {exc}"
+    found.update((words, kept[words]) for words in wanted if words in kept)
+    return {words: launches for words, launches in found.items() if launches is not None}

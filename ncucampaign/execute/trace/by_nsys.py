@@ -1,9 +1,11 @@
-"""The discovery trace by Nsight Systems: `nsys profile -t cuda,nvtx` of the application, its import
-and its SQLite export, read into launches (execute/trace/nsys_export.py). It costs about an
-application start where ncu's trace costs a start and ~10 ms a launch (docs/ncu-behaviour.md, "A trace
-by Nsight Systems instead"). Whatever keeps it from standing in for ncu's trace (no nsys, an importer
-that cannot load, a failed step, an export that cannot be ordered as ncu orders launches) is handed
-back as the reason, and the caller traces with ncu.
+"""The tracer Nsight Systems: `nsys profile -t cuda,nvtx` of the application, its import and its
+SQLite export, read into launches (nsys_export.py), on which the members' filters are applied as ncu
+applies them on import (plan/share/nsys_select.py). It costs about an application start where ncu's
+trace costs a start and ~10 ms a launch (docs/ncu-behaviour.md, "A trace by Nsight Systems instead").
+Whatever keeps it from standing in for ncu's trace (a filter only ncu applies, a multi-process
+launcher, no nsys, an importer that cannot load, a failed step, an export that is not what it should
+be) is handed back as the reason, and the next tracer of the table takes the trace (tracers.py). A
+member whose filters select nothing in it is not closed on it: ncu decides in the member's own run.
 
 Which nsys: $NCUCAMPAIGN_NSYS (a path, or `off`), else the one Nsight Compute ships beside ncu
 (bundled_nsys), whose QdstrmImporter
@@ -15,9 +17,9 @@ machine).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +32,21 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.trace.cache import NSYS_SUFFIX
-from ncucampaign.execute.trace.nsys_export import ExportRefused, read_export, write_launches
+from ncucampaign.execute.trace.cache import NSYS_SUFFIX, TraceCache, TraceKey
+from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, Wanted, trace_name
+from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings
+from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export, read_launches, write_launches
+from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.nsys_select import TracedLaunch
+from ncucampaign.plan.share.nsys_select import (
+    TracedLaunch,
+    as_launch,
+    selected,
+    selector,
+    why_not_launcher,
+    why_not_nsys,
+)
 
 NSYS_ENV = "NCUCAMPAIGN_NSYS"
 NSYS_LIBRARIES_ENV = "NCUCAMPAIGN_NSYS_LIBRARY_PATH"
@@ -113,33 +125,74 @@ def profile_argv(nsys: Path, out_base: Path, app_argv: Sequence[str]) -> list[st
             "-f", "true", "-o", str(out_base), *app_argv]  # fmt: skip
 
 
-def nsys_trace(
-    ctx: RunContext, trace: Invocation, members: Sequence[Invocation], gpus: tuple[str, ...] | None,
-    tools: NsysTools, name: str, note: str | None = None,
-) -> tuple[list[TracedLaunch], Path, SharedRunRecord] | str:  # fmt: skip
-    """Trace `trace`'s application under nsys as the shared run `name` (recorded in the manifest):
-    (its launches, where they were kept, its record), or why not. `note`: why it is traced again,
-    for its log."""
-    problem = importer_problem(tools)
-    if problem is not None:
-        return problem
-    named = dataclasses.replace(trace, name=name, target=name.rsplit("/", 1)[-1])
-    try:
-        work = Path(tempfile.mkdtemp(prefix=".nsys-", dir=ctx.run.reports))
-    except OSError as exc:  # a full or read-only disk: the run goes on with ncu's trace
-        return f"no work folder for it in {ctx.run.reports}: {exc.strerror or exc}"
-    record = new_shared_record(ctx, named, members, "trace", gpus, kind="trace")
-    if note is not None:
-        ctx.store.append_log(named.name, f"# ncucampaign: {note}: traced again\n")
-    try:
-        return _traced(ctx, named, tools, record, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+class NsysTracer:
+    name = "nsys"
+    label = "Nsight Systems"
+    launch_s = 0.0  # it replays nothing: its seconds are a start under a tracer
+    closes_misses = False  # ncu's filters as applied here: a miss is ncu's to decide, in its own run
+
+    def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:
+        tools = find_nsys(ncu_path, environ)
+        if isinstance(tools, str):
+            off = environ.get(NSYS_ENV, "").strip().lower() == "off"
+            return Readiness(False, tools, "" if off else f"set {NSYS_ENV}")
+        problem = importer_problem(tools)
+        if problem is not None:
+            fix = f"set {NSYS_LIBRARIES_ENV} to a folder holding the library it lacks"
+            return Readiness(False, f"the Nsight Systems at {tools.nsys}: {problem}", fix)
+        return Readiness(True, str(tools.nsys))
+
+    def stand_in(self, ask: TraceAsk, ncu_path: str) -> TraceKey | str:
+        # The trace's filters select its launches; each member's own select its listings.
+        reasons = (why_not_nsys(o, dict(ask.trace.env)) for o in (ask.trace.options, *(m.options for m in ask.members)))
+        why = why_not_launcher(ask.trace.app_argv) or next(filter(None, reasons), None)
+        tools = find_nsys(ncu_path, os.environ) if why is None else why
+        if isinstance(tools, str):
+            return tools
+        digest = hashlib.sha256(f"{ask.key.digest} nsys {tools.identity}".encode()).hexdigest()
+        return TraceKey(digest, ask.key.reusable)
+
+    def take(self, ctx: RunContext, ask: TraceAsk, key: TraceKey, work: Path) -> Taken | str:
+        tools = find_nsys(ctx.ncu_path, os.environ)
+        problem = tools if isinstance(tools, str) else importer_problem(tools)
+        if problem is not None or isinstance(tools, str):
+            return problem or "no Nsight Systems"
+        name = trace_name(key)
+        trace = dataclasses.replace(ask.trace, name=name, target=name.rsplit("/", 1)[-1])
+        record = new_shared_record(
+            ctx, trace, ask.members, "trace", ask.gpus, kind="trace", traced_by=self.name, launch_s=self.launch_s
+        )
+        traced = _traced(ctx, trace, tools, record, work)
+        if isinstance(traced, str):
+            return traced
+        launches, kept = traced
+        return Taken(Kept(kept, key.digest, memo=launches), record, record.seconds)
+
+    def listings(self, ctx: RunContext, cache: TraceCache, kept: Kept, wanted: Wanted) -> Listings | str:
+        memo = kept.memo
+        launches = memo if isinstance(memo, list) else read_launches(kept.path)
+        if launches is None:
+            return f"the trace {kept.path.name} cannot be read (damaged, or kept by another version of ncucampaign)"
+        return nsys_listings(launches, wanted)
+
+
+def nsys_listings(held: Sequence[TracedLaunch], wanted: Wanted) -> Listings:
+    """The listings ncu would take of its own trace, taken from the launches an Nsight Systems trace
+    holds (in order: their IDs)."""
+    listed: Listings = {}
+    for words, options in wanted.items():
+        if words == ():
+            listed[words] = [as_launch(i, launch) for i, launch in enumerate(held)]
+        elif words == BY_FUNCTION:
+            listed[words] = [as_launch(i, launch, by_function=True) for i, launch in enumerate(held)]
+        else:
+            listed[words] = [as_launch(i, held[i]) for i in selected(held, options)]
+    return listed
 
 
 def _traced(
     ctx: RunContext, trace: Invocation, tools: NsysTools, record: SharedRunRecord, work: Path
-) -> tuple[list[TracedLaunch], Path, SharedRunRecord] | str:
+) -> tuple[list[TracedLaunch], Path] | str:
     argv = profile_argv(tools.nsys, work / "trace", trace.app_argv)
     attempt = AttemptRecord(number=1, started_at=now_iso(), status=Status.RUNNING)
 
@@ -168,7 +221,7 @@ def _traced(
     try:
         if why is None:
             write_launches(kept, launches)
-    except OSError as exc:  # a full or read-only disk: the run goes on with ncu's trace
+    except OSError as exc:  # a full or read-only disk: the run goes on with the next tracer
         why = f"its launches cannot be kept in {kept.name}: {exc.strerror or exc}"
     status = Status.INTERRUPTED if outcome.interrupted else Status.OK if why is None else Status.PROFILER_ERROR
     message = f"{len(launches)} launches traced by Nsight Systems" if why is None else f"not used: {why}"
@@ -183,18 +236,21 @@ def _traced(
 
     ctx.book.commit(finished)
     ctx.reporter.attempt_finished(trace, attempt, None)
-    return (launches, kept, record) if why is None else why
+    return (launches, kept) if why is None else why
 
 
 def _read(ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path) -> tuple[list[TracedLaunch], str | None]:
-    """The launches nsys recorded, imported and exported, and why they cannot stand in for ncu's trace."""
+    """The launches nsys recorded that the trace's filters select (the first of them up to its launch
+    count, as ncu's trace holds them), imported and exported; and why they cannot stand in for ncu's."""
     found = _imported_and_exported(ctx, trace.name, tools, work)
     if isinstance(found, str):
         return [], found
     try:
-        return read_export(found), None
+        with CLOCK.phase(TRACE_LISTING):
+            held = read_export(found, selector(trace.options), trace.options.launch_count or 0, Bounds(ctx.stop))
     except ExportRefused as exc:
         return [], str(exc)
+    return held, None
 
 
 def _report_info(ctx: RunContext, kept: Path, launches: int) -> ReportInfo:

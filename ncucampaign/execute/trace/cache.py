@@ -1,8 +1,10 @@
 """The discovery trace of a shared run (every launch, one metric, NVTX stacks) and its cache.
 
-A trace is reused across runs only when it describes the same launches: the same application
-command, environment (the campaign's and the one exported to ncucampaign) and working directory, the
-same workload (execute/trace/workload.py), the same ncu and the same GPU model. A stale trace cannot
+A trace is reused across runs only when it is the file that was kept (its stamp and digest are
+recorded beside it: a file damaged, replaced or forged is traced again) and describes the same
+launches: the same application command, environment (the campaign's and the one exported to
+ncucampaign) and working directory, the same workload (execute/trace/workload.py), the same ncu
+and the same GPU model. A stale trace cannot
 produce a wrong result anyway: every split is verified against the union run itself, and a mismatch
 makes the target run alone. The timing pass is cached the same way, and nothing verifies it: its key
 must change whenever the launches may.
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
+from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.execute.trace.listings import Listings, decode, encode, stamp_of
 from ncucampaign.plan.share.partition import KeptPartition
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
@@ -33,6 +36,17 @@ KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
 MAX_LISTINGS_FILE = 32 << 20
 NSYS_SUFFIX = ".nsys-launches.json"  # an Nsight Systems trace's launches (execute/trace/nsys_export.py)
 _SUFFIXES = (*REPORT_SUFFIXES, NSYS_SUFFIX)
+
+
+@dataclass(frozen=True)
+class Cached:
+    path: Path
+    reused: bool  # True: kept by an earlier run
+
+
+def _seal(path: Path) -> dict[str, Any]:
+    """What identifies a kept file: its stamp (device, inode, size, modification time) and digest."""
+    return {"stamp": stamp_of(os.stat(path)), "sha256": sha256_of(path)}
 
 
 @dataclass(frozen=True)
@@ -84,18 +98,30 @@ class TraceCache:
             return None
         return value if value is not None and 0 < value < 1e6 else None
 
-    def find(self, key: TraceKey) -> tuple[Path, bool] | None:
-        """(the trace, True when it came from an earlier run), or None."""
+    def find(self, key: TraceKey) -> Cached | str | None:
+        """The kept trace of `key`: made by this run, or kept by an earlier one and still the file it
+        kept (its stamp and digest, recorded beside it, hold); a string: why a kept file is not
+        believed (damaged, replaced, or kept without a seal); None: nothing kept."""
         if key.digest in self._this_run and self._this_run[key.digest].is_file():
-            return self._this_run[key.digest], False
+            return Cached(self._this_run[key.digest], reused=False)
         cached = self._path(key)
-        if key.reusable and cached is not None and cached.is_file() and not cached.is_symlink():
-            return cached, True
-        return None
+        if not key.reusable or cached is None or not cached.is_file() or cached.is_symlink():
+            return None
+        seal = self._side(key.digest).get("kept")
+        if not isinstance(seal, dict):
+            return f"the cached trace {cached} was kept without a stamp and digest (by an older ncucampaign)"
+        try:
+            if seal.get("stamp") != stamp_of(os.stat(cached)):
+                return f"the cached trace {cached} is not the file that was kept (its stamp differs)"
+            if seal.get("sha256") != sha256_of(cached):
+                return f"the cached trace {cached} is not the file that was kept (its digest differs)"
+        except OSError as exc:
+            return f"the cached trace {cached} cannot be read: {exc.strerror or exc}"
+        return Cached(cached, reused=True)
 
     def remember(self, key: TraceKey, report: Path, seconds: float | None = None) -> Path:
-        """Keep a trace just made (and how long it took); the cached copy when the cache can hold it,
-        else the report itself."""
+        """Keep a trace just made (and how long it took), sealed with its stamp and digest; the cached
+        copy when the cache can hold it, else the report itself."""
         self._this_run[key.digest] = report
         if seconds is not None:
             self._seconds[key.digest] = seconds
@@ -112,11 +138,12 @@ class TraceCache:
             except OSError:
                 shutil.copyfile(report, temporary)  # another filesystem
             os.replace(temporary, cached)
+            seal = _seal(cached)
         except OSError:
             return report  # a cache that cannot be written only costs a later run its trace
-        if seconds is not None:
-            with self._lock:
-                self._write_side(key.digest, {**self._side(key.digest), "seconds": seconds})
+        with self._lock:
+            side = {**self._side(key.digest), "kept": seal}
+            self._write_side(key.digest, side | ({"seconds": seconds} if seconds is not None else {}))
         return report
 
     def runs(self, digest: str) -> list[tuple[float, float]]:
@@ -214,6 +241,7 @@ class TraceCache:
 
     def forget(self, digest: str) -> None:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""
+        self._this_run.pop(digest, None)
         self.forget_listings(digest)
         for suffix in _SUFFIXES:
             if self.folder is not None:

@@ -20,6 +20,9 @@ from typing import Any
 from ncucampaign.plan.share.launches import Launch
 
 Listings = dict[tuple[str, ...], list[Launch]]
+# The key of the listing of every launch by function name, the names --kernel-id numbers launches by
+# (every other listing is keyed by its filters as ncu words; every launch by ()).
+BY_FUNCTION = ("<function names>",)
 
 
 def stamp_of(info: os.stat_result) -> list[int]:
@@ -76,3 +79,20 @@ def _launch(row: object, strings: list[str]) -> Launch:
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
         raise ValueError("row")
     return Launch(ident, strings[symbol], strings[grid], strings[block], tuple(strings[n] for n in nvtx))
+
+
+def disagreement(listed: Listings) -> str | None:
+    """Listings of one trace must agree: every launch numbered from 0 without a gap, each filtered
+    listing's launches among them as they are, the function names of the same launches."""
+    every = {launch.id: launch for launch in listed.get((), [])}
+    if sorted(every) != list(range(len(every))):
+        return "its launches are not numbered 0 to N-1"
+    for words, launches in listed.items():
+        if words == BY_FUNCTION:
+            if [launch.id for launch in launches] != sorted(every):
+                return "the listing by function name holds other launches"
+            continue
+        odd = next((x for x in launches if x.id not in every or every[x.id].identity != x.identity), None)
+        if odd is not None:
+            return f"launch {odd.id} with {' '.join(words)} is not the launch listed alone"
+    return None

@@ -4,11 +4,18 @@ and keeping them as JSON in the trace cache.
 The export's tables are NVIDIA's (Nsight Systems 2025.3.1, the one inside Nsight Compute 2025.3.1):
 CUPTI_ACTIVITY_KIND_KERNEL (a launch: names as StringIds, grid, block, correlationId, globalPid),
 CUPTI_ACTIVITY_KIND_RUNTIME (the API call of that correlationId: when, on which thread) and
-NVTX_EVENTS (eventType 59: a push/pop range on a thread). Launches are ordered as the application
-called them (correlationId), the order ncu numbers them in; docs/ncu-behaviour.md, "A trace by Nsight
-Systems instead", compares both traces launch by launch. What this reading cannot order as ncu does
-is refused with the reason, and the run traces with ncu: launches of several processes, ranges of a
-named NVTX domain. CUDA graphs are traced node by node (`--cuda-graph-trace=node`, by_nsys.py).
+NVTX_EVENTS (eventType 59: a push/pop range on a thread). Launches are read in the order the
+application called them (correlationId), the order ncu numbers them in; docs/ncu-behaviour.md, "A
+trace by Nsight Systems instead", compares both traces launch by launch. Only the launches the
+trace's own filters select are kept, the first of them up to its launch count, as ncu's trace holds
+them; reading stops there.
+
+What this reading cannot order as ncu does is refused with the reason, and the run traces with ncu:
+launches of several processes, ranges of a named NVTX domain. So is an export that is not what its
+schema says: every value read is checked for its type (a NULL grid, a text start), and text that is
+not UTF-8 is no name. Reading is bounded in bytes, rows and seconds (Bounds), and a stop request
+(Ctrl-C, SIGTERM) ends it within a fraction of a second: SQLite's progress handler looks every few
+thousand of its steps, and so does the loop over the rows.
 """
 
 from __future__ import annotations
@@ -16,131 +23,195 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.cache_files import read_cache_text
+from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.nsys_select import TracedLaunch
 
-MAX_LAUNCHES_FILE = 64 << 20  # a bound on a damaged cache file: about 2,000,000 launches kept
-KEPT_FORMAT = 2  # format 1 wrote every launch's names in full; its files read as missing (traced again)
+MAX_LAUNCHES_FILE = 64 << 20  # a bound on a damaged kept file: about 2,000,000 launches
+KEPT_FORMAT = 3  # 3: the launches the trace's filters select (2 kept every launch: traced again)
 _PUSH_POP = 59  # NVTX_EVENTS.eventType of a push/pop range (NvtxPushPopRange)
+_STEPS = 5_000  # SQLite steps between two looks at the stop request and the clock
+_LARGEST_DIM = (1 << 31) - 1  # CUDA's grid and block dimensions are below 2^31
 
 
 class ExportRefused(Exception):
     """The export cannot stand in for ncu's trace (why)."""
 
 
-def read_export(path: Path) -> list[TracedLaunch]:
-    """Every kernel launch the export holds, in call order; ExportRefused with the reason when it
-    cannot be read, or cannot be ordered as ncu orders launches."""
+@dataclass(frozen=True)
+class Bounds:
+    """How much of an export is read before it is refused: its bytes, its kernel rows (before the
+    trace holds what it was asked) and NVTX ranges, and its seconds; `stop`: the run's stop request."""
+
+    stop: StopRequest | None = None
+    seconds: float = 120.0
+    size: int = 8 << 30
+    rows: int = 2_000_000
+    ranges: int = 2_000_000
+
+
+def read_export(path: Path, holds: Callable[[TracedLaunch], bool], limit: int, bounds: Bounds) -> list[TracedLaunch]:
+    """The launches of the export that `holds` selects, in call order, the first `limit` of them;
+    ExportRefused with the reason when it cannot be read, is not what its schema says, goes past a
+    bound, or cannot be ordered as ncu orders launches."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
+        size = path.stat().st_size
+        if size > bounds.size:
+            raise ExportRefused(
+                f"the Nsight Systems export is {size >> 20} MiB, above the {bounds.size >> 20} MiB read"
+            )
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    except (OSError, sqlite3.Error) as exc:
         raise ExportRefused(f"the Nsight Systems export cannot be opened: {exc}") from exc
+    reading = _Reading(db, bounds)
+    db.set_progress_handler(lambda: 1 if reading.why_stop() else 0, _STEPS)
     try:
-        return _launches(db)
-    except sqlite3.Error as exc:
-        raise ExportRefused(f"the Nsight Systems export cannot be read: {exc}") from exc
+        return reading.launches(holds, limit)
+    except (sqlite3.Error, UnicodeError, ValueError, TypeError, OverflowError) as exc:
+        why = reading.why_stop() or f"it cannot be read: {str(exc)[:200] or type(exc).__name__}"
+        raise ExportRefused(f"the Nsight Systems export was not read: {why}") from exc
     finally:
         db.close()
-
-
-def _columns(db: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in db.execute(f"pragma table_info({table})")}
-
-
-def _launches(db: sqlite3.Connection) -> list[TracedLaunch]:
-    kernel = _columns(db, "CUPTI_ACTIVITY_KIND_KERNEL")
-    if not kernel:
-        return []  # no kernel ran: nsys writes no such table
-    if len(db.execute("select distinct globalPid from CUPTI_ACTIVITY_KIND_KERNEL").fetchall()) > 1:
-        raise ExportRefused("several processes launched kernels, and ncu's order across them is its own")
-    calls = [t for t in ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER") if _columns(db, t)]
-    if not calls:
-        raise ExportRefused("it holds no CUDA API calls (traced without -t cuda?)")
-    either = " union all ".join(f"select correlationId, start, globalTid from {t}" for t in calls)
-    api = f"select correlationId, min(start) start, min(globalTid) globalTid from ({either}) group by correlationId"
-    rows = db.execute(
-        "select coalesce(m.value, s.value), s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ,"
-        " a.start, a.globalTid from CUPTI_ACTIVITY_KIND_KERNEL k"
-        " join StringIds s on s.id = k.shortName left join StringIds m on m.id = k.mangledName"
-        f" left join ({api}) a on a.correlationId = k.correlationId"
-        " order by k.correlationId, k.start"  # the nodes of one graph launch share its call: as they ran
-    ).fetchall()
-    if any(row[8] is None for row in rows):
-        raise ExportRefused("a launch has no API call to place it on a thread")
-    ranges = _ranges(db)
-    stacks = _stacks(ranges, [(row[8], row[9]) for row in rows])
-    # One copy of each name (interned) and stack (_stacks): a trace holds few of each, many times
-    # (400,000 launches of 50 functions took 693 MB to read and keep with a copy per launch, 313 MB).
-    return [
-        TracedLaunch(
-            symbol=sys.intern(str(symbol)),
-            function=sys.intern(str(function)),
-            grid=(int(gx), int(gy), int(gz)),
-            block=(int(bx), int(by), int(bz)),
-            nvtx=stack,
-        )
-        for (symbol, function, gx, gy, gz, bx, by, bz, _, _), stack in zip(rows, stacks, strict=True)
-    ]
 
 
 Range = tuple[int, int | None, str]  # start, end (None while open), name
 
 
-def _ranges(db: sqlite3.Connection) -> dict[int, list[Range]]:
-    """Push/pop ranges per thread, by start. A range of a named domain refuses the export: ncu and nsys
-    place them differently (on the zoo's `multirank` ncu listed NCCL's ncclCommInitRankConfig as open
-    at every launch, nsys at none; docs/ncu-behaviour.md)."""
-    columns = _columns(db, "NVTX_EVENTS")
-    if not columns:
-        return {}
-    if (
-        "domainId" in columns
-        and db.execute(
-            f"select 1 from NVTX_EVENTS where eventType = {_PUSH_POP} and coalesce(domainId, 0) != 0 limit 1"
-        ).fetchone()
-    ):
-        raise ExportRefused("it holds NVTX ranges of a named domain (NCCL's, say), which ncu places its own way")
-    text = "coalesce(e.text, t.value)" if "textId" in columns else "e.text"
-    join = " left join StringIds t on t.id = e.textId" if "textId" in columns else ""
-    rows = db.execute(
-        f"select e.start, e.end, {text}, e.globalTid from NVTX_EVENTS e{join}"
-        f" where e.eventType = {_PUSH_POP} order by e.start"
-    ).fetchall()
-    threads: dict[int, list[Range]] = {}
-    for start, end, name, thread in rows:
-        if name is None:
-            raise ExportRefused("it holds an NVTX range without a name")
-        threads.setdefault(thread, []).append((start, end, str(name)))
-    return threads
+class _Reading:
+    def __init__(self, db: sqlite3.Connection, bounds: Bounds) -> None:
+        self.db, self.bounds = db, bounds
+        self.deadline = time.monotonic() + bounds.seconds
+
+    def why_stop(self) -> str | None:
+        if self.bounds.stop is not None and self.bounds.stop.level:
+            return "the run is stopping"
+        if time.monotonic() > self.deadline:
+            return f"reading it took longer than {self.bounds.seconds:g} s"
+        return None
+
+    def look(self, count: int) -> None:
+        if count % 1024 == 0 and (why := self.why_stop()) is not None:
+            raise ExportRefused(f"the Nsight Systems export was not read: {why}")
+
+    def columns(self, table: str) -> set[str]:
+        return {str(row[1]) for row in self.db.execute(f"pragma table_info({table})")}
+
+    def launches(self, holds: Callable[[TracedLaunch], bool], limit: int) -> list[TracedLaunch]:
+        if not self.columns("CUPTI_ACTIVITY_KIND_KERNEL"):
+            return []  # no kernel ran: nsys writes no such table
+        if len(self.db.execute("select distinct globalPid from CUPTI_ACTIVITY_KIND_KERNEL limit 2").fetchall()) > 1:
+            raise ExportRefused("several processes launched kernels, and ncu's order across them is its own")
+        calls = [t for t in ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER") if self.columns(t)]
+        if not calls:
+            raise ExportRefused("it holds no CUDA API calls (traced without -t cuda?)")
+        either = " union all ".join(f"select correlationId, start, globalTid from {t}" for t in calls)
+        api = f"select correlationId, min(start) start, min(globalTid) globalTid from ({either}) group by correlationId"
+        rows = self.db.execute(
+            "select coalesce(m.value, s.value), s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ,"
+            " a.start, a.globalTid from CUPTI_ACTIVITY_KIND_KERNEL k"
+            " left join StringIds s on s.id = k.shortName left join StringIds m on m.id = k.mangledName"
+            f" left join ({api}) a on a.correlationId = k.correlationId"
+            " order by k.correlationId, k.start"  # the nodes of one graph launch share its call: as they ran
+        )
+        stacks, held = _Stacks(self.ranges()), []
+        for count, row in enumerate(rows, start=1):
+            if count > self.bounds.rows:
+                raise ExportRefused(f"it holds more than {self.bounds.rows} launches before the trace's {limit}")
+            self.look(count)
+            symbol, function, when, thread = _names_and_call(row)
+            launch = TracedLaunch(symbol, function, _dims(row[2:5]), _dims(row[5:8]), stacks.at(thread, when))
+            if holds(launch):
+                held.append(launch)
+                if len(held) >= limit:
+                    break
+        return held
+
+    def ranges(self) -> dict[int, list[Range]]:
+        """Push/pop ranges per thread, by start. A range of a named domain refuses the export: ncu and
+        nsys place them differently (on the zoo's `multirank` ncu listed NCCL's ncclCommInitRankConfig
+        as open at every launch, nsys at none; docs/ncu-behaviour.md)."""
+        columns = self.columns("NVTX_EVENTS")
+        if not columns:
+            return {}
+        named = f"select 1 from NVTX_EVENTS where eventType = {_PUSH_POP} and coalesce(domainId, 0) != 0 limit 1"
+        if "domainId" in columns and self.db.execute(named).fetchone():
+            raise ExportRefused("it holds NVTX ranges of a named domain (NCCL's, say), which ncu places its own way")
+        text = "coalesce(e.text, t.value)" if "textId" in columns else "e.text"
+        join = " left join StringIds t on t.id = e.textId" if "textId" in columns else ""
+        rows = self.db.execute(
+            f"select e.start, e.end, {text}, e.globalTid from NVTX_EVENTS e{join}"
+            f" where e.eventType = {_PUSH_POP} order by e.start limit {self.bounds.ranges + 1}"
+        )
+        threads: dict[int, list[Range]] = {}
+        for count, (start, end, name, thread) in enumerate(rows, start=1):
+            if count > self.bounds.ranges:
+                raise ExportRefused(f"it holds more than {self.bounds.ranges} NVTX ranges")
+            self.look(count)
+            if not isinstance(name, str):
+                raise ExportRefused("it holds an NVTX range without a name")
+            if not _is_int(start) or not _is_int(thread) or not (end is None or _is_int(end)):
+                raise ExportRefused(f"the NVTX range {name[:80]!r} has a start, end or thread that is no integer")
+            threads.setdefault(thread, []).append((start, end, sys.intern(name)))
+        return threads
 
 
-def _stacks(ranges: dict[int, list[Range]], calls: list[tuple[int, int]]) -> list[tuple[str, ...]]:
-    """The ranges open on each call's thread when it was made, bottom first: one sweep per thread."""
-    stacks: list[tuple[str, ...]] = [()] * len(calls)
-    same: dict[tuple[str, ...], tuple[str, ...]] = {}  # one copy of each distinct stack
-    by_thread: dict[int, list[tuple[int, int]]] = {}
-    for index, (when, thread) in enumerate(calls):
-        by_thread.setdefault(thread, []).append((when, index))
-    for thread, wanted in by_thread.items():
-        pushed, open_ranges, next_range = ranges.get(thread, []), [], 0
-        for when, index in sorted(wanted):
-            while next_range < len(pushed) and pushed[next_range][0] <= when:
-                open_ranges.append(pushed[next_range])
-                next_range += 1
-            open_ranges = [r for r in open_ranges if r[1] is None or r[1] >= when]
-            stack = tuple(name for _, _, name in open_ranges)
-            stacks[index] = same.setdefault(stack, stack)
-    return stacks
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _names_and_call(row: tuple[object, ...]) -> tuple[str, str, int, int]:
+    symbol, function, when, thread = row[0], row[1], row[8], row[9]
+    if not isinstance(symbol, str) or not isinstance(function, str) or not symbol or not function:
+        raise ExportRefused("a launch has no kernel name in the export's strings")
+    if when is None or thread is None:
+        raise ExportRefused("a launch has no API call to place it on a thread")
+    if not isinstance(when, int) or not isinstance(thread, int):
+        raise ExportRefused(f"the API call of a launch of {function[:80]!r} has a start or thread that is no integer")
+    return sys.intern(symbol), sys.intern(function), when, thread
+
+
+def _dims(values: Sequence[object]) -> tuple[int, int, int]:
+    dims = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= _LARGEST_DIM]
+    if len(dims) != 3:
+        raise ExportRefused(
+            f"a launch has a grid or block of {tuple(values)!r}: dimensions are integers of 1 to 2^31-1"
+        )
+    return dims[0], dims[1], dims[2]
+
+
+class _Stacks:
+    """The ranges open on a thread when it made a call, bottom first: one sweep per thread, as its calls
+    come in the order they were made; one copy of each distinct stack (a trace holds few, many times)."""
+
+    def __init__(self, ranges: dict[int, list[Range]]) -> None:
+        self.ranges = ranges
+        self.state: dict[int, tuple[int, list[Range], int]] = {}  # thread -> next range, open ranges, last call
+        self.same: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def at(self, thread: int, when: int) -> tuple[str, ...]:
+        pushed = self.ranges.get(thread, [])
+        next_range, open_ranges, last = self.state.get(thread, (0, [], when))
+        if when < last:
+            raise ExportRefused("a thread's API calls are not in the order of their correlation IDs")
+        while next_range < len(pushed) and pushed[next_range][0] <= when:
+            open_ranges.append(pushed[next_range])
+            next_range += 1
+        open_ranges = [r for r in open_ranges if r[1] is None or r[1] >= when]
+        self.state[thread] = (next_range, open_ranges, when)
+        stack = tuple(name for _, _, name in open_ranges)
+        return self.same.setdefault(stack, stack)
 
 
 def write_launches(path: Path, launches: list[TracedLaunch]) -> None:
     """Whole or not at all; never through a link planted where it goes (store.write_text_atomic).
-    Names and NVTX stacks are written once each and launches refer to them by number: a trace runs
-    to the application's end, and with every name written out 400,000 launches of 50 functions took
-    57 MB, past MAX_LAUNCHES_FILE, so that every later run would have traced again."""
+    Names and NVTX stacks are written once each and launches refer to them by number (with every
+    name written out, 400,000 launches of 50 functions took 57 MB)."""
     names: dict[tuple[str, str], int] = {}
     stacks: dict[tuple[str, ...], int] = {}
     rows = [
@@ -157,21 +228,34 @@ def write_launches(path: Path, launches: list[TracedLaunch]) -> None:
 
 
 def read_launches(path: Path) -> list[TracedLaunch] | None:
-    """What write_launches kept; None when the file is missing, damaged or of another format."""
+    """What write_launches kept; None when the file is missing, damaged, of another format, or holds
+    anything write_launches never writes (a name that is no string, a dimension that is no integer of
+    1 to 2^31-1, an index out of range)."""
     text = read_cache_text(path, MAX_LAUNCHES_FILE)
     try:
         kept = json.loads(text) if text is not None else None
         if not isinstance(kept, dict) or kept.get("format") != KEPT_FORMAT:
             return None
-        names = [(str(symbol), str(function)) for symbol, function in kept["names"]]
-        stacks = [tuple(str(name) for name in stack) for stack in kept["stacks"]]
+        names = [_name_pair(pair) for pair in kept["names"]]
+        stacks = [tuple(_text(name) for name in stack) for stack in kept["stacks"]]
         launches = []
         for name, gx, gy, gz, bx, by, bz, stack in kept["launches"]:
-            if name < 0 or stack < 0:
-                raise ValueError("a negative index")
-            grid, block = (int(gx), int(gy), int(gz)), (int(bx), int(by), int(bz))
+            if not _is_int(name) or not _is_int(stack) or name < 0 or stack < 0:
+                raise ValueError("an index that is no integer of 0 or more")
             symbol, function = names[name]
-            launches.append(TracedLaunch(symbol, function, grid, block, stacks[stack]))
+            launches.append(TracedLaunch(symbol, function, _dims((gx, gy, gz)), _dims((bx, by, bz)), stacks[stack]))
         return launches
-    except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, ExportRefused):
         return None
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a name that is no string")
+    return sys.intern(value)
+
+
+def _name_pair(pair: object) -> tuple[str, str]:
+    if not isinstance(pair, list) or len(pair) != 2:
+        raise ValueError("a name pair that is no pair")
+    return _text(pair[0]), _text(pair[1])

@@ -1,5 +1,5 @@
 """What identifies a workload for the trace cache (execute/trace/cache.py): what the application
-command runs, and the environment it runs in.
+command runs, and the environment it runs in; and so the key a trace is kept under.
 
 - Its files by content where git knows them: the commit and the diff of the tracked files.
 - The files the command names (the script, a config), by content.
@@ -21,7 +21,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ncucampaign.execute.process.short import probe, probed
-from ncucampaign.execute.rundir.manifest import GitInfo
+from ncucampaign.execute.rundir.manifest import GitInfo, Manifest
+from ncucampaign.execute.trace.cache import TraceKey, trace_key
+from ncucampaign.plan.argv import ncu_options
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.gpus import VISIBLE
 
 MAX_HASHED_BYTES = 64 << 20  # a file the command names is hashed only up to this size
 MAX_FILES = 10_000  # beyond this many files in the working directory, no stamp is taken
@@ -34,6 +38,20 @@ VOLATILE = frozenset(
 )  # fmt: skip
 VOLATILE_PREFIXES = ("SSH_", "XDG_", "TMUX", "VTE_", "KITTY_", "WT_", "ITERM", "HIST", "GPG_", "DBUS_", "SLURM_",
                      "NCUCAMPAIGN_")  # fmt: skip
+
+
+def key_of(
+    trace: Invocation, manifest: Manifest, gpus: tuple[str, ...] | None, runs_root: Path | None = None
+) -> TraceKey:
+    """What a trace (or the timing pass) depends on: its command, environment (the campaign's over the
+    exported one), the workload, ncu and the GPU model. `runs_root`: where run directories go."""
+    env = {**exported_environment(os.environ), **dict(trace.env)}
+    env.pop(VISIBLE, None)  # the GPU model counts, not which one
+    known = {str(g.index): g.name for g in manifest.gpus or ()}
+    gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
+    argv = [*ncu_options(trace), *trace.app_argv]
+    workload = workload_digest(trace.cwd, trace.app_argv, manifest.workload_git, runs_root)
+    return trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
 
 
 def exported_environment(environ: Mapping[str, str]) -> dict[str, str]:

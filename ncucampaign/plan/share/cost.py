@@ -67,7 +67,7 @@ class Costs:
 
 def calibrated(
     trace_seconds: float | None,
-    traced: int,
+    traced_s: float,
     functions: Mapping[int, str] | None,
     runs: Sequence[tuple[float, float]] = (),
 ) -> Costs:
@@ -75,11 +75,12 @@ def calibrated(
     their launches' replay as priced): over runs of sizes spread apart (`spread_enough`), the start and
     the replay's scale are fitted (least squares); otherwise the prices stay the table's and the start
     is the median the runs leave after their priced replay, or the trace's estimate, whichever is more.
-    The trace ran the application under ncu once: its seconds less its `traced` launches estimate a
-    start. The constant stays the first guess when nothing is known. (On an H200 x2 a group of 27
+    The trace ran the application once: its seconds less what its traced launches added (`traced_s`;
+    none for a tracer that replays nothing) estimate a start. The constant stays the first guess when
+    nothing is known. (On an H200 x2 a group of 27
     launches took 14.8 s and one of 5 took 8.2 s: a 6 s start and replay priced a quarter too dear;
     start alone, fitted to the first, was 3 s.)"""
-    trace_start = trace_start_s(trace_seconds, traced) if trace_seconds is not None else None
+    trace_start = trace_seconds - traced_s if trace_seconds is not None else None
     scale, start = 1.0, trace_start
     if spread_enough(runs):
         scale, start = _fit(runs)
@@ -88,11 +89,6 @@ def calibrated(
     if start is None:
         return Costs(functions=functions)
     return Costs(start_s=min(max(start, MIN_START_S), MAX_START_S), functions=functions, replay_scale=scale)
-
-
-def trace_start_s(trace_seconds: float, traced: int) -> float:
-    """What a trace's seconds leave after its traced launches: an estimate of the application's start."""
-    return trace_seconds - traced * TRACED_LAUNCH_S
 
 
 FIT_RUNS, FIT_SPREAD = 2, 2.0  # runs, and how many times the largest union's priced replay the smallest's

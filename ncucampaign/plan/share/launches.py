@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 _NVTX_COLUMN = "thread Domain:Push/Pop_Range"
 _QUOTED = re.compile(r'"([^"]*)"')
+_DIMS = re.compile(r"\(\d+, \d+, \d+\)")  # a grid or block as ncu lists it: (x, y, z)
 
 
 _NO_NAMES: Mapping[str, str] = MappingProxyType({})
@@ -91,6 +92,7 @@ def garbled(text: str) -> str | None:
     if "ID" not in header or "Kernel Name" not in header:
         return "no ID and Kernel Name columns"
     ident, kernel = header.index("ID"), header.index("Kernel Name")
+    sizes = [header.index(name) for name in ("Grid Size", "Block Size") if name in header]
     for number, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             return f"row {number} has {len(row)} fields, the header {len(header)}"
@@ -98,8 +100,20 @@ def garbled(text: str) -> str | None:
             continue  # the units row
         if not row[ident].strip().isdigit() or int(row[ident]) <= last or not row[kernel]:
             return f"row {number} is no launch after launch {last} (ID {row[ident][:20]!r})"
+        odd = next((row[i] for i in sizes if not _DIMS.fullmatch(row[i])), None)
+        if odd is not None:
+            return f"row {number} has a grid or block of {odd[:40]!r}, not (x, y, z)"
         last = int(row[ident])
     return None
+
+
+def _domain_and_range(entry: str) -> str:
+    """'domain:range' of an entry of the push/pop column, which ncu writes as
+    DOMAIN:RANGE:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg: its last six fields are dropped, so
+    that a range named like PyTorch's (`aten::linear`) keeps its whole name."""
+    if entry.count(":") >= 7:
+        return entry.rsplit(":", 6)[0]
+    return ":".join(entry.split(":")[:2])
 
 
 def parse_raw_csv(text: str) -> list[Launch]:
@@ -120,7 +134,7 @@ def parse_raw_csv(text: str) -> list[Launch]:
                 symbol=row.get("Kernel Name") or "",
                 grid=row.get("Grid Size") or "",
                 block=row.get("Block Size") or "",
-                nvtx=tuple(":".join(entry.split(":")[:2]) for entry in stack),
+                nvtx=tuple(_domain_and_range(entry) for entry in stack),
             )
         )
     return launches

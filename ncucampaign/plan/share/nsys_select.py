@@ -77,22 +77,27 @@ def why_not_nsys(options: TargetOptions, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def selected(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[int]:
-    """The positions in `launches` of those the kernel and NVTX filters of `options` select."""
+def selector(options: TargetOptions) -> Callable[[TracedLaunch], bool]:
+    """Whether the kernel and NVTX filters of `options` select a launch."""
     kernel = _kernel_test(options)
     includes = [_compiled(e) for e in options.nvtx_include or ()]
     excludes = [_compiled(e) for e in options.nvtx_exclude or ()]
-    picked = []
-    for position, launch in enumerate(launches):
-        stack = "".join(name + _SEP for name in launch.nvtx)
+
+    def selects(launch: TracedLaunch) -> bool:
         if kernel is not None and not kernel(launch):
-            continue
+            return False
+        stack = "".join(name + _SEP for name in launch.nvtx) if includes or excludes else ""
         if includes and not any(p.search(stack) for p in includes):
-            continue
-        if any(p.search(stack) for p in excludes):
-            continue
-        picked.append(position)
-    return picked
+            return False
+        return not any(p.search(stack) for p in excludes)
+
+    return selects
+
+
+def selected(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[int]:
+    """The positions in `launches` of those the kernel and NVTX filters of `options` select."""
+    selects = selector(options)
+    return [position for position, launch in enumerate(launches) if selects(launch)]
 
 
 def trace_holds(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[TracedLaunch]:

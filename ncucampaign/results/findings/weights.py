@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.manifest import GpuTime, Manifest, ResultRecord
+from ncucampaign.execute.rundir.manifest import GpuTime, Manifest
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.results.metrics import middle
 from ncucampaign.results.scaled import significant
 

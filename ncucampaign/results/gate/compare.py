@@ -7,7 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ncucampaign.errors import plural
-from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.gate import TargetVerdict, target_verdicts
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict, clocks_differ

@@ -15,7 +15,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.results.gate.verdicts import (
     ALPHA,
     SIZE_THRESHOLD,

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ncucampaign.escaping import markdown_inline
-from ncucampaign.execute.rundir.manifest import Manifest, MetricValue, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.gate import EXACT_METRICS, launch_state
 

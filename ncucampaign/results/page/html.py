@@ -11,7 +11,8 @@ from html import escape
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
 from ncucampaign.results.findings.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
 from ncucampaign.results.findings.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel

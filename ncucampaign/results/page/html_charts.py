@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from html import escape
 
-from ncucampaign.execute.rundir.manifest import Manifest, ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.results.findings.weights import shares_by_kernel, weighed_as
 from ncucampaign.results.metrics import DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT, middle
 from ncucampaign.results.page.roofline import memory_flows, roofline_of, warp_states

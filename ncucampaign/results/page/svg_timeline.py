@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from ncucampaign.execute.rundir.manifest import PmSeries
+from ncucampaign.execute.rundir.result_records import PmSeries
 
 WIDTH, HEIGHT = 560, 220
 LEFT, RIGHT, TOP, BOTTOM = 44, 150, 10, 34

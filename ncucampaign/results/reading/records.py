@@ -13,7 +13,7 @@ from typing import Any
 from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES, probe
-from ncucampaign.execute.rundir.manifest import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
+from ncucampaign.execute.rundir.result_records import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
 from ncucampaign.plan.share.union import NO_CONFIG
 from ncucampaign.results.reading.isolated import read_results, warm_up
 

@@ -13,12 +13,8 @@ from pydantic import ValidationError
 
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
 from ncucampaign.execute.rundir.collector import collector_paused
-from ncucampaign.execute.rundir.manifest import (
-    MANIFEST_VERSION,
-    Manifest,
-    ResultRecord,
-    TargetRecord,
-)
+from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest, TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST
 from ncucampaign.results.findings.weights import shares_by_kernel, weighed_as
 from ncucampaign.results.page.roofline import chart_data

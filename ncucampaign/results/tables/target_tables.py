@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from ncucampaign.errors import printable
-from ncucampaign.execute.rundir.manifest import ResultRecord, TargetRecord
+from ncucampaign.execute.rundir.manifest import TargetRecord
+from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.plan.argv import flag_values
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
 from ncucampaign.results.scaled import scaled

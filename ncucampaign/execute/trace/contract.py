@@ -1,0 +1,101 @@
+"""What every tracer of a shared run's discovery trace does, and the values it is handed and hands
+back. A tracer is one sibling of tracers.py's table: ncu's own trace (by_ncu.py) and Nsight Systems'
+(by_nsys.py). The guarantees they share (a damaged or empty trace is not taken, a kept file is
+believed only with its stamp and digest, work folders go) are kept by tracers.py, once for all;
+tests/test_tracer_contract.py runs each case against every tracer of the table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.rundir.manifest import SharedRunRecord
+from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
+from ncucampaign.execute.trace.cache import TraceCache, TraceKey
+from ncucampaign.execute.trace.listings import Listings
+from ncucampaign.plan.expand import Invocation
+from ncucampaign.spec.model import TargetOptions
+
+# What each listing is asked to hold, by its key (listings.py): every launch under (), every launch
+# by function name under BY_FUNCTION, or what the options' filters (their ncu words: the key) select.
+Wanted = Mapping[tuple[str, ...], TargetOptions]
+
+
+def trace_name(key: TraceKey) -> str:
+    """The name of a trace's record (and log) in the run: its key's."""
+    return f"{TRACE_PREFIX}{key.short}"
+
+
+@dataclass(frozen=True)
+class TraceAsk:
+    """What a discovery trace is asked, the same for every tracer: the trace's own invocation (its
+    filters select the launches it holds, its launch count how many), the members whose filters are
+    listed in it, where it runs, and the key of what it depends on (cache.py: the command, the
+    environment, the workload, ncu and the GPU model)."""
+
+    trace: Invocation
+    members: tuple[Invocation, ...]
+    gpus: tuple[str, ...] | None
+    lane: str | None
+    key: TraceKey
+
+    @property
+    def launches(self) -> int:
+        return self.trace.options.launch_count or 0
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A trace a tracer can list: the file that keeps it, and what the tracer made of it while taking
+    it (`memo`: read by that tracer's `listings` only, None for a trace kept by an earlier run)."""
+
+    path: Path
+    digest: str  # its key's digest, under which the cache keeps it (and what is listed of it)
+    memo: object = None
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether a tracer can take traces on this machine (doctor): what to say, and the fix ("" where
+    nothing is to be mended: a tracer turned off on purpose)."""
+
+    ready: bool
+    said: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A trace just taken: the file it keeps, its record in the manifest, and how long it ran."""
+
+    kept: Kept
+    record: SharedRunRecord
+    seconds: float
+
+
+class Tracer(Protocol):
+    name: str  # as the manifest's trace info names it ("ncu", "nsys"): for people and records only
+    label: str  # for people: "ncu", "Nsight Systems"
+    launch_s: float  # seconds a traced launch adds to the application's start (what the limit prices)
+    closes_misses: bool  # a member its trace selects nothing of is closed no_kernels on it
+
+    def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:
+        """Whether it can take traces here at all (a trace may still refuse it: stand_in)."""
+        ...
+
+    def stand_in(self, ask: TraceAsk, ncu_path: str) -> TraceKey | str:
+        """The key its trace of `ask` is kept under here, or why it cannot stand in for ncu's trace."""
+        ...
+
+    def take(self, ctx: RunContext, ask: TraceAsk, key: TraceKey, work: Path) -> Taken | str:
+        """Run the trace now, as the shared run `trace_name(key)` recorded in the manifest, with a work
+        folder of its own (removed after it): what it keeps and its record, or why there is none."""
+        ...
+
+    def listings(self, ctx: RunContext, cache: TraceCache, kept: Kept, wanted: Wanted) -> Listings | str:
+        """What ncu would list of the trace for each wanted key: launches numbered as ncu numbers its
+        own trace's; or why the trace cannot be listed. BY_FUNCTION may be left out (no names)."""
+        ...
