@@ -332,6 +332,9 @@ def main() -> int:
     parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "all"))
     parser.add_argument("--json", type=Path, default=None, help="zoo: write the rows here as they come")
     parser.add_argument("--capture", type=Path, default=None, help="zoo: keep ncu's listings of each workload here")
+    parser.add_argument(
+        "--tracers", nargs="+", default=[], help="zoo: trace first and cached once per tracer: nsys, off (ncu's)"
+    )
     parser.add_argument("--no-warm", action="store_true", help="shared: skip the run with the cached trace")
     parser.add_argument("--keep", type=Path, default=None, help="shared, zoo: copy the manifests into this folder")
     parser.add_argument("--campaign", type=Path, default=CAMPAIGN)
@@ -354,7 +357,7 @@ def main() -> int:
     if args.what == "zoo":
         from tests.benchmarks.zoo import bench_zoo
 
-        bench_zoo(args.only, args.json, args.keep, args.capture)
+        bench_zoo(args.only, args.json, args.keep, args.capture, args.tracers)
         return 0
     if args.what in ("gpus", "all"):
         bench_gpus(args.campaign, args.gpu_only if args.gpu_only is not None else args.only, args.gpus or ["0,1"])

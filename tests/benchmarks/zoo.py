@@ -12,6 +12,11 @@ identity, and each run's "x of the limit" (results/limit.py).
 
     python tests/benchmarks/bench.py zoo                          # every workload
     python tests/benchmarks/bench.py zoo --only randn_decode streams --json out.json --keep kept/
+    python tests/benchmarks/bench.py zoo --only decode --tracers nsys off   # both tracers after one --no-share
+
+With --tracers, the trace-first and cached runs are made once per tracer (`off`: NCUCAMPAIGN_NSYS=off,
+ncu's trace; `nsys`: the environment as it is, where Nsight Systems takes the trace when it can),
+after the one --no-share run they are all compared with.
 """
 
 from __future__ import annotations
@@ -32,6 +37,18 @@ ROOT = Path(__file__).resolve().parents[2]
 ZOO = ROOT / "tests" / "gpu" / "zoo"
 BARE_LIMIT_S = 20.0
 MODES = (("--no-share", ["--no-share"], "alone"), ("trace first", [], "shared"), ("trace cached", [], "shared"))
+SHARED_MODES = ("trace first", "trace cached")
+
+
+def modes_for(tracers: list[str]) -> list[tuple[str, list[str], str, dict[str, str]]]:
+    """(mode, run's extra arguments, its --out folder, its environment) of each run of a workload."""
+    if not tracers:
+        return [(mode, extra, folder, {}) for mode, extra, folder in MODES]
+    runs = [(MODES[0][0], MODES[0][1], MODES[0][2], {})]
+    for tracer in tracers:
+        env = {"NCUCAMPAIGN_NSYS": "off"} if tracer == "off" else {}
+        runs += [(f"{mode} ({tracer})", [], f"shared-{tracer}", env) for mode in SHARED_MODES]
+    return runs
 
 
 @dataclass
@@ -56,8 +73,9 @@ def zoo_folder() -> Path:
     return Path(os.environ.get("NCUCAMPAIGN_ZOO") or ZOO)
 
 
-def cli(*args: str, cwd: Path) -> tuple[float, str]:
+def cli(*args: str, cwd: Path, extra_env: dict[str, str] | None = None) -> tuple[float, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.update(extra_env or {})
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "ncucampaign", *args], cwd=cwd, env=env, capture_output=True, text=True
@@ -126,9 +144,7 @@ def compare(row: Row, manifests: dict[str, dict]) -> None:
                 print(f"  status differs: {name}: {mode} {status}, --no-share {statuses['--no-share'].get(name)}")
     expected = launches(alone)
     checked = same = 0
-    for mode in ("trace first", "trace cached"):
-        if mode not in manifests:
-            continue
+    for mode in (m for m in manifests if m != "--no-share"):
         for name, got in launches(manifests[mode]).items():
             if statuses[mode][name] == "ok" and statuses["--no-share"].get(name) == "ok":
                 checked += 1
@@ -137,13 +153,15 @@ def compare(row: Row, manifests: dict[str, dict]) -> None:
                 if not alike:
                     print(f"  launch differs: {name} ({mode}): {got} / --no-share {expected[name]}")
     row.identity = f"{same}/{checked}" if checked else "-"
-    first = manifests.get("trace first")
+    first = next((m for mode, m in manifests.items() if mode.startswith("trace first")), None)
     if first is not None:
         counts = [how(t) for t in first["targets"]]
         row.obtained = {kind: counts.count(kind) for kind in ("shared", "regrouped", "alone", "trace")}
 
 
-def bench_workload(name: str, work: Path, keep: Path | None, captured: Path | None = None) -> Row:
+def bench_workload(
+    name: str, work: Path, keep: Path | None, captured: Path | None = None, tracers: list[str] | None = None
+) -> Row:
     campaign = zoo_folder() / name / "campaign.yaml"
     row = Row(name)
     seconds, why = bare_run(campaign)
@@ -155,9 +173,9 @@ def bench_workload(name: str, work: Path, keep: Path | None, captured: Path | No
         row.note = why or f"runs {seconds:.1f} s without ncu (more than {BARE_LIMIT_S:.0f} s)"
         return row
     manifests = {}
-    for mode, extra, folder in MODES:
+    for mode, extra, folder, env in modes_for(tracers or []):
         out = work / name / folder  # the cached run finds the trace-first run's trace in <out>/.cache
-        took, printed = cli("run", str(campaign), *extra, "--out", str(out), cwd=ROOT)
+        took, printed = cli("run", str(campaign), *extra, "--out", str(out), cwd=ROOT, extra_env=env)
         row.seconds[mode] = took
         try:
             manifests[mode] = manifest_of(out)
@@ -171,7 +189,7 @@ def bench_workload(name: str, work: Path, keep: Path | None, captured: Path | No
                 print(f"  [{mode}] {line}")
         own = manifests[mode].get("own_seconds") or {}
         print(f"  [{mode}] own_seconds {sum(own.values()):.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in own.items()))
-        if captured is not None and mode == "trace first":
+        if captured is not None and mode.startswith("trace first"):
             capture(out, captured / name)
         if keep is not None:
             (keep / name).mkdir(parents=True, exist_ok=True)
@@ -181,13 +199,19 @@ def bench_workload(name: str, work: Path, keep: Path | None, captured: Path | No
     return row
 
 
-def print_table(rows: list[Row]) -> None:
+def print_table(rows: list[Row], tracers: list[str] | None = None) -> None:
+    for tracer in tracers or [""]:
+        print_rows(rows, f" ({tracer})" if tracer else "")
+
+
+def print_rows(rows: list[Row], suffix: str) -> None:
     print(
-        "\nworkload        targets  bare s  --no-share  trace first      cached           "
+        f"\n{suffix.strip() or 'workload':15} targets  bare s  --no-share  trace first      cached           "
         "shared/regrouped/alone/trace  identity  statuses  x of the limit (first, cached)"
     )
     for r in rows:
-        if r.note and not r.seconds.get("trace cached"):
+        first, cached = f"trace first{suffix}", f"trace cached{suffix}"
+        if r.note and not r.seconds.get(cached):
             print(f"{r.workload:15} {r.targets:7}  {r.bare_s or 0:6.1f}  not measured: {r.note}")
             continue
 
@@ -198,23 +222,29 @@ def print_table(rows: list[Row]) -> None:
         counts = "/".join(str(r.obtained.get(k, 0)) for k in ("shared", "regrouped", "alone", "trace"))
         print(
             f"{r.workload:15} {r.targets:7}  {r.bare_s or 0:6.1f}  {r.seconds['--no-share']:8.1f} s  "
-            f"{cell('trace first'):15}  {cell('trace cached'):15}  {counts:28}  {r.identity:8}  "
-            f"{'same' if r.same_status else 'DIFFER':8}  {r.limits.get('trace first')}, {r.limits.get('trace cached')}"
+            f"{cell(first):15}  {cell(cached):15}  {counts:28}  {r.identity:8}  "
+            f"{'same' if r.same_status else 'DIFFER':8}  {r.limits.get(first)}, {r.limits.get(cached)}"
         )
 
 
-def bench_zoo(only: list[str], json_path: Path | None, keep: Path | None, captured: Path | None = None) -> list[Row]:
+def bench_zoo(
+    only: list[str],
+    json_path: Path | None,
+    keep: Path | None,
+    captured: Path | None = None,
+    tracers: list[str] | None = None,
+) -> list[Row]:
     names = only or sorted(p.name for p in zoo_folder().iterdir() if (p / "campaign.yaml").is_file())
     work = Path(tempfile.mkdtemp(prefix="ncuc-zoo-"))
     rows = []
     for name in names:
         print(f"== {name}", flush=True)
-        rows.append(bench_workload(name, work, keep, captured))
+        rows.append(bench_workload(name, work, keep, captured, tracers))
         row = rows[-1]
         print(f"   {json.dumps(asdict(row))}", flush=True)
         if json_path is not None:
             json_path.write_text(json.dumps([asdict(r) for r in rows], indent=1))
-    print_table(rows)
+    print_table(rows, tracers)
     shutil.rmtree(work, ignore_errors=True)
     return rows
 

@@ -41,7 +41,7 @@ def test_discover_agrees_with_ncu_and_its_suggestions_profile_what_they_claim(tm
 
     # A plain ncu run of the same workload, same metric, no ncucampaign.
     plain = tmp_path / "plain"
-    subprocess.run(
+    reference = subprocess.run(
         [
             "ncu",
             "--metrics",
@@ -59,10 +59,12 @@ def test_discover_agrees_with_ncu_and_its_suggestions_profile_what_they_claim(tm
             "12",
         ],
         cwd=ROOT / "campaigns",
-        check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    said = (reference.stdout + reference.stderr)[-6000:]
+    assert reference.returncode == 0, f"the plain ncu run exited {reference.returncode}:\n{said}"
     context = ncu_report.load_report(str(plain) + ".ncu-rep")
     actions = [
         context.range_by_idx(r).action_by_idx(a)
