@@ -78,10 +78,17 @@ ROOMS = {path.name for path in (PACKAGE / "execute").iterdir() if (path / "__ini
 GENERIC = {"units", "executors", "open_run", "prepare", "context", "resume", "provenance"}
 BACKENDS = EXECUTE + "backends."
 LOCAL = BACKENDS + "local"
-# execute/backends/ (issue 42): what each sibling may import of the others. The batch room is named for
-# no system and imports none; a system imports the batch room only; the local runner imports none; the
-# table (systems.py) imports them all.
-SIBLING_MAY_IMPORT = {"local": set(), "batch": set(), "slurm": {"batch"}, "k8s": {"batch"}}
+# execute/backends/: what each sibling may import of the others. The contract (contract.py: the Backend
+# protocol and its values) imports none and every sibling may import it; the batch room is named for no
+# system and imports no system; a system imports the batch room; the local runner imports no other
+# sibling; the table (systems.py) imports them all.
+SIBLING_MAY_IMPORT = {
+    "contract": set(),
+    "local": {"contract"},
+    "batch": {"contract"},
+    "slurm": {"batch", "contract"},
+    "k8s": {"batch", "contract"},
+}
 
 
 def room_of(module: str) -> str | None:

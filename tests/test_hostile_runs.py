@@ -284,7 +284,7 @@ def test_5_keyboard_interrupt_anywhere_inside_main_is_exit_130(
     elif where == "loader":
         monkeypatch.setattr("ncucampaign.commands.common.load_campaign", interrupt)
     else:
-        monkeypatch.setattr("ncucampaign.commands.run.start_run", interrupt)
+        monkeypatch.setattr("ncucampaign.commands.run.open_run", interrupt)
     monkeypatch.setattr(sys, "argv", ["ncucampaign", "run", str(campaign), "--out", str(tmp_path / "runs")])
     monkeypatch.setenv("PATH", fake_env()["PATH"])
     monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # _entry.main replaces it

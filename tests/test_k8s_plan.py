@@ -126,9 +126,9 @@ def test_without_an_image_or_a_volume_it_says_what_is_missing(tmp_path: Path, wr
     done = run_cli("plan", str(campaign), "--k8s", "--k8s-image", "x", cwd=tmp_path)
     assert done.returncode == 2 and "--k8s needs a ReadWriteMany volume" in done.stderr
     done = run_cli("plan", str(campaign), "--k8s-image", "x", cwd=tmp_path)
-    assert done.returncode == 2 and "the --k8s-... options go with --k8s" in done.stderr
+    assert done.returncode == 2 and "--k8s-image goes with --k8s" in done.stderr
     done = run_cli("run", str(campaign), "--k8s", "--slurm", cwd=tmp_path)
-    assert done.returncode == 2 and "--k8s and --slurm: choose one" in done.stderr
+    assert done.returncode == 2 and "--slurm and --k8s: choose one" in done.stderr
 
 
 @pytest.mark.slow  # over 0.4 s on the 2-core machine (a process of its own, mostly): not in the inner loop

@@ -12,11 +12,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ncucampaign.commands.progress import final_table
+from ncucampaign.commands.run_resume import Resumed
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.backends.batch.collect import Collected, collect
 from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.batch.system import BatchSystem
-from ncucampaign.execute.backends.systems import BATCH_SYSTEMS, batch_system
+from ncucampaign.execute.backends.contract import Backend
+from ncucampaign.execute.backends.systems import BACKENDS, batch_system
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest
@@ -33,7 +34,7 @@ def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Col
     tasks left running here (collect, --resume, --wait; never a command that only reads)."""
     store = RunStore.open(loaded.root)
     with store.lock():
-        return store, collect(store, load_run(loaded.root).manifest, BATCH_SYSTEMS, clean_up)
+        return store, collect(store, load_run(loaded.root).manifest, BACKENDS, clean_up)
 
 
 def load_collected(path: str | Path) -> LoadedRun:
@@ -45,7 +46,7 @@ def load_collected(path: str | Path) -> LoadedRun:
     if not loaded.manifest.slurm_arrays:
         return loaded
     try:
-        collected = collect(RunStore.open(loaded.root), loaded.manifest, BATCH_SYSTEMS, clean_up=False, save=False)
+        collected = collect(RunStore.open(loaded.root), loaded.manifest, BACKENDS, clean_up=False, save=False)
     except (EnvironmentProblem, UsageError) as exc:
         print(
             f"ncucampaign: note: the Slurm tasks' records were not collected ({printable(str(exc))})", file=sys.stderr
@@ -54,7 +55,7 @@ def load_collected(path: str | Path) -> LoadedRun:
     return LoadedRun(loaded.root, collected.manifest)
 
 
-def newest_system(manifest: Manifest) -> BatchSystem:
+def newest_system(manifest: Manifest) -> Backend:
     """The system of the run's newest submission (a run is resubmitted to the one it began on)."""
     return batch_system(manifest.slurm_arrays[-1].backend if manifest.slurm_arrays else FIRST_BACKEND)
 
@@ -64,12 +65,12 @@ def describe(collected: Collected) -> list[str]:
     system = newest_system(collected.manifest)
     if not collected.queue_known:
         lines.append(
-            f"{system.queue_words} cannot say which of the run's submissions still run (not on this machine?): "
+            f"{system.words.queue} cannot say which of the run's submissions still run (not on this machine?): "
             "targets whose task has not finished are shown as recorded so far"
         )
     elif collected.active:
         jobs = ", ".join(sorted(collected.active))
-        lines.append(f"{system.follow(jobs)}; collect again when it ends")
+        lines.append(f"{system.words.following(jobs)}; collect again when it ends")
     return lines
 
 
@@ -77,27 +78,28 @@ def progress_line(manifest: Manifest) -> str:
     """'waiting for Slurm array job 4242: 3 ok, 1 running, 5 pending, 1 no_kernels'."""
     counts = Counter(target.status.value for target in manifest.targets)
     jobs = ", ".join(a.job_id for a in manifest.slurm_arrays if a.job_id)
-    what = newest_system(manifest).job_words
+    what = newest_system(manifest).words.job
     order = ["ok", "running", "pending"]
     parts = [f"{counts[s]} {s}" for s in order if counts[s]]
     parts += [f"{n} {s}" for s, n in sorted(counts.items()) if s not in order]
     return f"waiting for {what} {jobs}: {', '.join(parts)}"
 
 
-def before_resume(run_dir: Path) -> None:
-    """A run submitted to Slurm: nothing may run while its arrays do, and their records come first."""
-    loaded = load_run(run_dir)
-    if not loaded.manifest.slurm_arrays:
-        return
-    store, collected = collect_run(loaded)
+def before_resume(resumed: Resumed) -> Resumed:
+    """A run submitted to a batch system: nothing may run while its submissions do, and their records
+    come first (the run as collected)."""
+    if not resumed.manifest.slurm_arrays:
+        return resumed
+    store, collected = collect_run(LoadedRun(resumed.root, resumed.manifest))
     system = newest_system(collected.manifest)
     if not collected.queue_known:
         raise EnvironmentProblem(
-            f"--resume {store.run.root}: {system.queue_words} cannot say whether the run's submissions still run"
+            f"--resume {store.run.root}: {system.words.queue} cannot say whether the run's submissions still run"
         )
     if collected.active:
         jobs = ", ".join(sorted(collected.active))
-        raise UsageError(system.still_running(f"--resume {store.run.root}", jobs))
+        raise UsageError(system.words.still_running(f"--resume {store.run.root}", jobs))
+    return Resumed(resumed.root, collected.manifest, ())  # written by collect: read again under the lock
 
 
 def retire_rerun_claims(opened: OpenRun) -> None:

@@ -9,7 +9,7 @@ import os
 from ncucampaign.commands.batch_task import array_listing, run_listed_task, task_names
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.k8s.system import KUBERNETES_BACKEND
+from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.execute.backends.k8s.task import pod_index, pod_placement
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import load_run

@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from ncucampaign.commands import run_k8s
 from ncucampaign.commands.common import (
     add_ncu_option,
     file_from_only,
@@ -17,18 +16,16 @@ from ncucampaign.commands.common import (
     print_warnings,
     runs_root,
 )
-from ncucampaign.commands.run_request import kubernetes_flags, slurm_args_of
+from ncucampaign.commands.run_request import add_backend_arguments, backend_request
 from ncucampaign.errors import EXIT_OK, UsageError
+from ncucampaign.execute.backends.systems import BACKENDS
+from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.batch import array_tasks
-from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
-from ncucampaign.plan.share.groups import SharePlan, share_plan
+from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.share.text import group_data, plan_text
 from ncucampaign.plan.share.union import TIMING_LAUNCHES, timing_invocation
-from ncucampaign.plan.slurm import batch_script, check_slurm_args
 from ncucampaign.plan.units import units_in_plan_order
-from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 
@@ -46,11 +43,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--report-dir", metavar="DIR", help="where -o points (default: <runs root>/<campaign>/plan/reports)"
     )
-    parser.add_argument(
-        "--slurm", action="store_true", help="print the batch script run --slurm would submit (submits nothing)"
-    )
-    parser.add_argument("--slurm-arg", action="append", default=[], metavar="ARG", help="as run --slurm-arg")
-    run_k8s.add_arguments(parser, submits=False)
+    add_backend_arguments(parser, submits=False)
     parser.set_defaults(handler=run)
 
 
@@ -69,25 +62,13 @@ def run(args: argparse.Namespace) -> int:
     suffix = report_suffix(installed)
     argvs = {inv.name: ncu_argv(inv, plan.ncu, report_dir, suffix) for inv in plan.invocations}
     shares = share_plan(plan.invocations, not args.no_share, installed)
-    if args.k8s:
-        return print_job(args, loaded, plan, shares)
-    if kubernetes_flags(args).given:
-        raise UsageError("the --k8s-... options go with --k8s")
-    if args.slurm:
-        slurm_args = checked_slurm_args(args)
-        tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
-        run_dir = report_dir.parent
-        print(
-            batch_script(
-                campaign=plan.campaign,
-                run_dir=run_dir,
-                array=1,
-                tasks=tasks,
-                python=sys.executable,
-                slurm_args=slurm_args,
-            ),
-            end="",
-        )
+    backend = backend_request(args)
+    chosen = BACKENDS[backend.name]
+    prepared = chosen.prepare(RunRequest(backend=backend), loaded, plan, runs_root(args.out, loaded))
+    tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
+    submitted = chosen.plan_text(prepared, plan, tasks, report_dir.parent)
+    if submitted is not None:  # what a batch backend would submit, instead of the commands
+        print(submitted, end="")
         return EXIT_OK
     if args.format == "json":
         data = plan_json(plan, argvs)
@@ -101,25 +82,4 @@ def run(args: argparse.Namespace) -> int:
         argv = ncu_argv(timing, plan.ncu, report_dir / "shared", suffix)
         print("# after the targets, the timing pass (weigh: true; cached per command, workload, ncu and GPU):")
         print(shell_command(argv, timing.env, timing.cwd))
-    return EXIT_OK
-
-
-def checked_slurm_args(args: argparse.Namespace) -> list[str]:
-    slurm_args = list(slurm_args_of(args))
-    problem = check_slurm_args(slurm_args)
-    if problem:
-        raise UsageError(problem)
-    return slurm_args
-
-
-def print_job(args: argparse.Namespace, loaded: LoadedCampaign, plan: Plan, shares: SharePlan) -> int:
-    """plan --k8s: the Indexed Job run --k8s would create."""
-    section = run_k8s.k8s_settings(kubernetes_flags(args), loaded)
-    root = run_k8s.k8s_runs_root(runs_root(args.out, loaded), section)
-    problem = settings_problem(section)
-    if problem:
-        raise UsageError(problem)
-    units = tuple(array_tasks(units_in_plan_order(plan.invocations, shares)))
-    request = JobRequest(plan.campaign, root / plan.campaign / "plan", 1, "plan", units, section)
-    print(job_yaml(indexed_job(request)), end="")
     return EXIT_OK

@@ -22,6 +22,7 @@ from rich.table import Table
 from ncucampaign.commands.common import out_console
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text
+from ncucampaign.execute.backends.local import LOCAL
 from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
@@ -59,8 +60,12 @@ def finished_line(position: int, total: int, record: TargetRecord) -> str:
 class ConsoleReporter:
     """Reports progress; live (rich) on a terminal unless ncu's output is shown, plain lines otherwise."""
 
-    def __init__(self, console: Console | None = None, live: bool | None = None) -> None:
+    def __init__(
+        self, console: Console | None = None, live: bool | None = None, stopping: str = LOCAL.words.stopping
+    ) -> None:
+        """`stopping`: what the first Ctrl-C does, as the run's backend says it."""
         self.console = console or out_console()
+        self.stopping_words = stopping
         self.err = out_console(stderr=True)
         self.live = self.console.is_terminal if live is None else live
         self.progress: Progress | None = None
@@ -126,11 +131,7 @@ class ConsoleReporter:
         if level >= 2:
             self.err.print("ncucampaign: killing the running attempt now.", style="bold red")
         else:
-            self.err.print(
-                "ncucampaign: stopping: asking ncu to finish and write its report "
-                "(press Ctrl-C again to kill it at once).",
-                style="bold yellow",
-            )
+            self.err.print(f"ncucampaign: {self.stopping_words}", style="bold yellow")
 
     def echo(self, text: str) -> None:  # --show-output: the lines as printed, their control characters inert
         sys.stdout.write(printable(text, keep_newlines=True))
@@ -147,7 +148,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
         "seconds",
         "kernels",
         "obtained",
-        *((placed[-1].task_column,) if placed else ()),
+        *((placed[-1].words.task_column,) if placed else ()),
         "report",
     )
     for column in columns:

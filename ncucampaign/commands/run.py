@@ -1,35 +1,28 @@
 """`ncucampaign run FILE`: run the campaign into a run directory (or `--resume` one). A short pipeline
-over one RunRequest: the campaign and its plan, the checks, the run's settings, then the backend
-(here, a Slurm array or a Kubernetes Job) that runs it."""
+over one RunRequest: the backend it names (execute/backends/systems.py), the campaign and its plan,
+the checks, the run's settings; then the run directory is opened and the backend starts it here or
+submits it, and what it did is shown."""
 
 from __future__ import annotations
 
 import argparse
 import shutil
 import sys
-from collections.abc import Callable
-from pathlib import Path
 
-from ncucampaign.commands import run_k8s, run_slurm
-from ncucampaign.commands.batch_runs import before_resume, retire_rerun_claims
-from ncucampaign.commands.common import (
-    file_from_only,
-    installed_listing,
-    out_console,
-    print_warnings,
-    runs_root,
-)
+from ncucampaign.commands.batch_runs import before_resume, retire_rerun_claims, wait
+from ncucampaign.commands.common import file_from_only, installed_listing, out_console, print_warnings, runs_root
 from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.commands.run_request import HERE, RunRequest, add_run_arguments
-from ncucampaign.commands.run_resume import campaign_and_plan, keep_own_flags, latest_begun, same_selection
+from ncucampaign.commands.run_request import add_run_arguments, request_from
+from ncucampaign.commands.run_resume import campaign_and_plan, latest_begun, resumed_run
 from ncucampaign.commands.run_steps import check_jobs_per_gpu, dry_run, gpu_list, local_ncu, samples_short
-from ncucampaign.errors import EXIT_INTERRUPTED, UsageError, printable
-from ncucampaign.execute.backends.k8s.system import KUBERNETES
-from ncucampaign.execute.backends.local import start_run
-from ncucampaign.execute.backends.slurm.system import SLURM
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError, printable
+from ncucampaign.execute.backends.contract import Backend, Prepared, Started
+from ncucampaign.execute.backends.systems import BACKENDS
+from ncucampaign.execute.open_run import open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.resume import unfinished_note
+from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
 from ncucampaign.plan.expand import Plan
@@ -44,14 +37,12 @@ from ncucampaign.spec.ncu_catalog import report_suffix
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("run", help="run the campaign; reports and manifest go to a run directory")
     add_run_arguments(parser)
-    run_slurm.add_arguments(parser)
-    run_k8s.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     file_from_only(args)
-    return run_request(RunRequest.from_args(args))
+    return run_request(request_from(args))
 
 
 def run_request(request: RunRequest) -> int:
@@ -63,78 +54,90 @@ def run_request(request: RunRequest) -> int:
 
 
 def _run(request: RunRequest) -> int:
-    resume_dir = Path(request.resume) if request.resume not in (None, "latest") else None
-    if request.file is None and resume_dir is None:
+    resumed = resumed_run(request.resume)
+    if request.file is None and resumed is None:
         raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
-    run_k8s.check(request)  # first: --k8s with --slurm is a choice to make before either's tools are looked for
-    run_slurm.check(request)
-    loaded, plan = campaign_and_plan(request, resume_dir)
-    section = run_k8s.k8s_settings(request.k8s_flags, loaded) if request.k8s else None
-    root = run_k8s.k8s_runs_root(runs_root(request.out, loaded), section)
+    backend = BACKENDS[request.backend.name]
+    backend.check(request)  # first: before its tools are looked for, or the campaign read
+    loaded, plan = campaign_and_plan(request, resumed)
+    prepared = backend.prepare(request, loaded, plan, runs_root(request.out, loaded))
+    root = prepared.runs_root
     if request.dry_run:
         return dry_run(plan, root / plan.campaign / "<run-id>" / "reports", report_suffix(installed_listing(plan.ncu)))
     check_jobs_per_gpu(request)
     gpus = gpu_list(request.gpus)
-    remote_ncu = section is not None and shutil.which(plan.ncu) is None
+    remote_ncu = backend.ncu_elsewhere and shutil.which(plan.ncu) is None
     ncu_path, installed = local_ncu(plan, remote_ncu)
     print_warnings(loaded, plan, installed, sys.stderr)
     if request.resume == "latest":
-        resume_dir = latest_begun(root, plan.campaign)
-    if resume_dir is not None:
-        before_resume(resume_dir)
-        request, planned_anew = keep_own_flags(request, resume_dir)
-        if planned_anew:  # its own --samples: the targets it planned
-            loaded, plan = campaign_and_plan(request, resume_dir)
-        if not request.only:
-            plan = same_selection(plan, resume_dir)
+        resumed = resumed_run(str(latest_begun(root, plan.campaign)))
+    if resumed is not None:
+        resumed = before_resume(resumed)
+        request, loaded, plan = resumed.keep(request, loaded, plan)
+    backend.before_opening(prepared, resumed.root if resumed else root.absolute() / plan.campaign)
     settings = RunSettings(
         runs_root=root,
         ncu_path=ncu_path,
         reader=NcuReportReader(ncu_path),
         show_output=request.show_output,
         command_line=tuple(sys.argv),
+        request=request,
         gpus=gpus,
         jobs_per_gpu=request.jobs_per_gpu,
-        resume=resume_dir,
+        resume=resumed.root if resumed else None,
+        resumed=resumed.manifest if resumed else None,
+        resumed_stamp=resumed.stamp if resumed else (),
         rerun_failed=request.rerun_failed,
         share=not request.no_share,
         installed=installed,
         weigh=request.weigh or loaded.campaign.weigh,
         remote_ncu=remote_ncu,
     )
-    # To the backend: here, a Slurm array or a Kubernetes Job. Each opens its run through
-    # execute/open_run, whose preflight checks the machine for all of them.
-    return BACKENDS[request.backend](request, loaded, plan, settings)
+    return execute(backend, prepared, loaded, plan, settings)
 
 
-def execute(_request: RunRequest, loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
-    """Run with the progress display, Ctrl-C handling and the final table."""
+def execute(backend: Backend, prepared: Prepared, loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
+    """Open the run directory and have the backend start it, with the progress display and Ctrl-C
+    handling; then show what it did."""
     stop = StopRequest()
     console = out_console()
     unfinished = None if settings.resume else unfinished_note(latest_run(settings.runs_root.absolute(), plan.campaign))
     if unfinished:
         print(f"ncucampaign: warning: {printable(unfinished)}", file=sys.stderr)
-    reporter = ConsoleReporter(console, live=False if settings.show_output else None)
+    reporter = ConsoleReporter(console, live=False if settings.show_output else None, stopping=backend.words.stopping)
     with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
-        local = start_run(loaded, plan, settings, reporter, stop)
-        for note in local.opened.notes:  # before the progress display takes the terminal
+        opened = open_run(loaded, plan, settings)
+        for note in opened.notes:  # before the progress display takes the terminal
             print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
         with reporter:
             try:
-                retire_rerun_claims(local.opened)
+                retire_rerun_claims(opened)
             except BaseException:
-                local.opened.close()
+                opened.close()
                 raise
-            result = local.execute()
-        console.print(final_table(result.manifest, str(result.run.root)))
-        lines = [*sharing_breakdown(result.manifest), limit_line(result.manifest), gpu_time_line(result.manifest)]
-        for line in [*lines, *samples_short(plan, result.manifest)]:
-            if line:
-                console.print(line, highlight=False, markup=False)
-        console.print(f"manifest: {result.run.manifest}", highlight=False)
+            started = backend.start(prepared, opened, reporter, stop)
+        code = show(started, plan, stop, settings)
     # A Ctrl-C that came as the run ended (while its table printed) was still a Ctrl-C: 130.
-    return EXIT_INTERRUPTED if stop.by_signal else result.exit_code
+    return EXIT_INTERRUPTED if stop.by_signal else code
 
 
-Backend = Callable[[RunRequest, LoadedCampaign, Plan, RunSettings], int]
-BACKENDS: dict[str, Backend] = {HERE: execute, SLURM.name: run_slurm.submit, KUBERNETES.name: run_k8s.submit}
+def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings) -> int:
+    """What the backend did: a run's table and the lines it ends with, or what was submitted (and, with
+    --wait, the submission followed until it ends)."""
+    out = out_console()
+    for said in started.said:
+        out.print(said, highlight=False, markup=False)
+    if started.result is not None:
+        manifest = started.result.manifest
+        out.print(final_table(manifest, str(started.root)))
+        lines = [*sharing_breakdown(manifest), limit_line(manifest), gpu_time_line(manifest)]
+        for line in [*lines, *samples_short(plan, manifest)]:
+            if line:
+                out.print(line, highlight=False, markup=False)
+        out.print(f"manifest: {started.root / 'manifest.json'}", highlight=False)
+        return started.result.exit_code
+    if started.submission is not None and settings.request is not None and settings.request.backend.wait:
+        return wait(started.root, stop, out)
+    if started.submission is not None and stop.by_signal:
+        print("ncucampaign: interrupted; the submission stands (cancel it as shown above)", file=sys.stderr)
+    return EXIT_OK

@@ -1,21 +1,20 @@
-"""What `run` is asked to do, as one frozen value: built from the command line once (`from_args`), or
-by `ab` for each of its runs; nothing downstream reads an argv or an argparse namespace (issue 42)."""
+"""run's command line as one frozen RunRequest (execute/rundir/request.py), built once; `ab` builds the
+same request without an argv. Each backend's own options come from its entry in the table of
+backends (execute/backends/systems.py): its flag (--slurm, --k8s) and its options, kept as given."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from dataclasses import dataclass, field
+from typing import Any
 
 from ncucampaign.commands.common import add_ncu_option, chosen_ncu
-from ncucampaign.execute.backends.k8s.system import KUBERNETES
-from ncucampaign.execute.backends.slurm.system import SLURM
-
-HERE = "here"  # run's backend without --slurm or --k8s: this machine (execute/backends/local.py)
+from ncucampaign.errors import UsageError
+from ncucampaign.execute.backends.systems import BACKENDS
+from ncucampaign.execute.rundir.request import HERE, BackendRequest, RunRequest
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """run's own options (run_slurm and run_k8s add theirs)."""
+    """run's own options and every backend's."""
     parser.add_argument("file", metavar="FILE", nargs="?", help="the campaign (with --resume: default, the one it ran)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
     parser.add_argument(
@@ -59,98 +58,78 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="ncu processes sharing one GPU (default 1: sharing can disturb the numbers)",
     )
+    add_backend_arguments(parser, submits=True)
 
 
-@dataclass(frozen=True)
-class KubernetesFlags:
-    """The --k8s-... flags, over the campaign's kubernetes: section."""
-
-    image: str | None = None
-    namespace: str | None = None
-    service_account: str | None = None
-    volume: str | None = None  # CLAIM:PATH
-    node_selector: tuple[str, ...] = ()  # KEY=VALUE
-    tolerations: tuple[str, ...] = ()  # KEY[=VALUE]:EFFECT
-    queue: str | None = None
-    parallelism: int | None = None
-
-    @property
-    def given(self) -> bool:
-        return any(getattr(self, f.name) for f in dataclasses.fields(self))
+def add_backend_arguments(parser: argparse.ArgumentParser, submits: bool) -> None:
+    """Each batch backend's flag and options (for `plan`, `submits` False: what it prints instead)."""
+    batch = [backend for backend in BACKENDS.values() if backend.words.flag]
+    for backend in batch:
+        what = backend.words.help if submits else f"print what {backend.words.flag} would submit (submits nothing)"
+        parser.add_argument(backend.words.flag, action="store_true", help=what)
+        for flag in backend.flags:
+            kind: dict[str, Any] = {"type": int} if flag.number else {}
+            repeat: dict[str, Any] = {"action": "append", "default": []} if flag.repeat else {}
+            parser.add_argument(flag.name, metavar=flag.metavar, help=flag.help, **kind, **repeat)
+    if submits:
+        flags = " or ".join(backend.words.flag for backend in batch)
+        parser.add_argument("--wait", action="store_true", help=f"with {flags}: follow it until it ends, then collect")
 
 
-@dataclass(frozen=True)
-class RunRequest:
-    file: str | None = None
-    only: tuple[str, ...] = ()
-    out: str | None = None
-    dry_run: bool = False
-    samples: int | None = None
-    ncu_flag: str | None = None  # --ncu
-    show_output: bool = False
-    resume: str | None = None  # a run directory, or "latest"
-    rerun_failed: bool = False
-    gpus: str | None = None
-    no_share: bool = False
-    weigh: bool = False
-    jobs_per_gpu: int = 1
-    slurm: bool = False
-    slurm_args: tuple[str, ...] = ()
-    wait: bool = False
-    k8s: bool = False
-    k8s_flags: KubernetesFlags = field(default_factory=KubernetesFlags)
-
-    @property
-    def backend(self) -> str:
-        """Where the run goes: here, or the batch system's name (execute/backends/systems.py)."""
-        return SLURM.name if self.slurm else KUBERNETES.name if self.k8s else HERE
-
-    @property
-    def ncu(self) -> str | None:
-        return chosen_ncu(self.ncu_flag)
-
-    def but(self, **changes: object) -> RunRequest:
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> RunRequest:
-        return cls(
-            file=args.file,
-            only=tuple(args.only or ()),
-            out=args.out,
-            dry_run=args.dry_run,
-            samples=args.samples,
-            ncu_flag=args.ncu,
-            show_output=args.show_output,
-            resume="latest" if args.rerun_failed and args.resume is None else args.resume,
-            rerun_failed=args.rerun_failed,
-            gpus=args.gpus,
-            no_share=args.no_share,
-            weigh=args.weigh,
-            jobs_per_gpu=args.jobs_per_gpu,
-            slurm=args.slurm,
-            slurm_args=slurm_args_of(args),
-            wait=args.wait,
-            k8s=args.k8s,
-            k8s_flags=kubernetes_flags(args),
-        )
+def backend_request(args: argparse.Namespace) -> BackendRequest:
+    """The backend the command line chooses, with its options as given: a UsageError for options of a
+    backend it does not choose, or for two backends at once."""
+    chosen = [backend for backend in BACKENDS.values() if backend.words.flag and _given(args, backend.words.flag)]
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(b.words.flag for b in chosen)}: choose one")
+    options: dict[str, tuple[str, ...]] = {}
+    for backend in BACKENDS.values():
+        given = {flag.name: _values(args, flag.name) for flag in backend.flags if _values(args, flag.name)}
+        if given and backend not in chosen:
+            raise UsageError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with {backend.words.flag}")
+        options.update(given)
+    wait = bool(getattr(args, "wait", False))
+    if wait and not chosen:
+        batch = " or ".join(b.words.flag for b in BACKENDS.values() if b.words.flag)
+        raise UsageError(f"--wait goes with {batch}")
+    return BackendRequest(name=chosen[0].name if chosen else HERE, wait=wait, options=options)
 
 
-def slurm_args_of(args: argparse.Namespace) -> tuple[str, ...]:
-    """--slurm-arg, as given (run and plan). argparse turns `--slurm-arg=--` into a list (its
-    end-of-options marker): that is no option either."""
-    return tuple(arg if isinstance(arg, str) else "--" for arg in args.slurm_arg)
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
 
 
-def kubernetes_flags(args: argparse.Namespace) -> KubernetesFlags:
-    """The --k8s-... flags (run and plan)."""
-    return KubernetesFlags(
-        image=args.k8s_image,
-        namespace=args.k8s_namespace,
-        service_account=args.k8s_service_account,
-        volume=args.k8s_volume,
-        node_selector=tuple(args.k8s_node_selector),
-        tolerations=tuple(args.k8s_toleration),
-        queue=args.k8s_queue,
-        parallelism=args.k8s_parallelism,
+def _given(args: argparse.Namespace, flag: str) -> bool:
+    return bool(getattr(args, _dest(flag), False))
+
+
+def _values(args: argparse.Namespace, flag: str) -> tuple[str, ...]:
+    """A flag's values as given. argparse turns `--slurm-arg=--` into a list (its end-of-options
+    marker): that is no option either."""
+    value = getattr(args, _dest(flag), None)
+    items = value if isinstance(value, list) else [] if value is None else [value]
+    return tuple(str(item) if isinstance(item, str | int) else "--" for item in items)
+
+
+def request_from(args: argparse.Namespace) -> RunRequest:
+    return RunRequest(
+        file=args.file,
+        only=tuple(args.only or ()),
+        out=args.out,
+        dry_run=args.dry_run,
+        samples=args.samples,
+        ncu_flag=args.ncu,
+        show_output=args.show_output,
+        resume="latest" if args.rerun_failed and args.resume is None else args.resume,
+        rerun_failed=args.rerun_failed,
+        gpus=args.gpus,
+        no_share=args.no_share,
+        weigh=args.weigh,
+        jobs_per_gpu=args.jobs_per_gpu,
+        backend=backend_request(args),
     )
+
+
+def ncu_of(request: RunRequest) -> str | None:
+    """The ncu asked for: --ncu, else $NCUCAMPAIGN_NCU."""
+    return chosen_ncu(request.ncu_flag)

@@ -1,64 +1,94 @@
-"""What `run --resume` keeps of the run it finishes: the campaign as that run used it (its own copy),
-the flags it was started with, and the targets it recorded."""
+"""What `run --resume` keeps of the run it finishes, read once from its manifest (Resumed): the campaign
+as that run used it (its own copy), the request it was started with (the manifest's `request`, as the
+run recorded it: nothing parses its command line again), and the targets it recorded."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.commands.common import load_plan
-from ncucampaign.commands.run_request import RunRequest
-from ncucampaign.errors import EnvironmentProblem, UsageError
-from ncucampaign.execute.rundir.store import latest_run, open_regular
+from ncucampaign.commands.run_request import ncu_of
+from ncucampaign.errors import EnvironmentProblem, UsageError, printable
+from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.store import MANIFEST, latest_run, open_regular
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.reading.runs import load_run
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES
 
-
-def keep_own_flags(request: RunRequest, run_dir: Path) -> tuple[RunRequest, bool]:
-    """A resumed run keeps the flags it was started with (--no-share, --samples, --weigh; issue 33: a
-    resume of a --no-share run shared again), read from its manifest's command line as run reads
-    them; flags given now add to them. With True when --samples came from the run (the plan changes)."""
-    recorded = load_run(run_dir).manifest.command_line
-    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    parser.add_argument("--no-share", action="store_true")
-    parser.add_argument("--weigh", action="store_true")
-    parser.add_argument("--samples", type=int)
-    try:
-        own, _ = parser.parse_known_args(recorded[1:])
-    except (argparse.ArgumentError, SystemExit):  # a command line this version does not read: nothing kept
-        return request, False
-    request = request.but(no_share=request.no_share or own.no_share, weigh=request.weigh or own.weigh)
-    if request.samples is None and own.samples is not None:
-        return request.but(samples=own.samples), True
-    return request, False
-
-
 NAME_IT = "name the campaign FILE to resume with"
 
 
-def campaign_and_plan(request: RunRequest, resume_dir: Path | None) -> tuple[LoadedCampaign, Plan]:
+@dataclass(frozen=True)
+class Resumed:
+    """A run directory being resumed and its manifest, read once; `stamp`: of the file it was read
+    from (whoever holds the run's lock later reads it again only when the file changed since)."""
+
+    root: Path
+    manifest: Manifest
+    stamp: tuple[int, ...]
+
+    def keep(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan) -> tuple[RunRequest, LoadedCampaign, Plan]:
+        """The request with what the run was started with (--no-share, --weigh, --samples), and the plan
+        of the targets it recorded (a run made with --only stays that selection), unless --only names
+        others."""
+        recorded = self.manifest.request
+        if recorded is None:
+            print(
+                f"ncucampaign: note: {printable(str(self.root))} was recorded by an older ncucampaign: the flags it "
+                "was started with (--no-share, --weigh, --samples) are not known here; give them again if it had any",
+                file=sys.stderr,
+            )
+        kept = request.kept_by(recorded) if recorded is not None else request
+        if kept.samples != request.samples:  # its own --samples: the targets it planned
+            loaded, plan = campaign_and_plan(kept, self)
+        if not kept.only:
+            names = {record.name for record in self.manifest.targets}
+            selected = [name for name in plan.names() if name in names]
+            plan = plan.select(selected) if selected else plan
+        return kept, loaded, plan
+
+
+def resumed_run(resume: str | None) -> Resumed | None:
+    """The run `--resume RUN_DIR` names, read once (None: no resume, or `latest`, found later)."""
+    if resume is None or resume == "latest":
+        return None
+    loaded = load_run(resume)
+    try:
+        stamp = _stamp(loaded.root.resolve() / MANIFEST)
+    except OSError:
+        stamp = ()  # read again under the run's lock
+    return Resumed(loaded.root.resolve(), loaded.manifest, stamp)
+
+
+def _stamp(path: Path) -> tuple[int, ...]:
+    info = os.stat(path)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def campaign_and_plan(request: RunRequest, resumed: Resumed | None) -> tuple[LoadedCampaign, Plan]:
     """The FILE named, or (for --resume RUN_DIR alone) the campaign as the run used it."""
     only = list(request.only) or None
-    if request.file is not None or resume_dir is None:
+    if request.file is not None or resumed is None:
         assert request.file is not None  # run() refuses a request with neither
-        return load_plan(request.file, request.ncu, only, samples=request.samples)
-    source, text = resumed_campaign(resume_dir)
-    return load_plan(source, request.ncu, only, text=text, samples=request.samples)
+        return load_plan(request.file, ncu_of(request), only, samples=request.samples)
+    source, text = resumed_campaign(resumed)
+    return load_plan(source, ncu_of(request), only, text=text, samples=request.samples)
 
 
-def resumed_campaign(run_dir: Path) -> tuple[str, str]:
+def resumed_campaign(resumed: Resumed) -> tuple[str, str]:
     """`--resume RUN_DIR` without a FILE: the campaign as that run used it, from the run directory's
     own copy (a regular file whose sha256 the manifest records: nothing else is read, so no other
     file's content can reach an error message), with relative paths from where the original was."""
-    loaded_run = load_run(run_dir)
-    info = loaded_run.manifest.campaign
-    copy = loaded_run.root / "campaign.yaml"
+    info = resumed.manifest.campaign
+    copy = resumed.root / "campaign.yaml"
     if not info.source or not Path(info.source).parent.is_dir():
-        raise UsageError(f"{run_dir}: the folder of its campaign file {info.source!r} is gone; {NAME_IT}")
+        raise UsageError(f"{resumed.root}: the folder of its campaign file {info.source!r} is gone; {NAME_IT}")
     try:
         fd = open_regular(copy, os.O_RDONLY)
         with os.fdopen(fd, "rb") as handle:
@@ -68,14 +98,6 @@ def resumed_campaign(run_dir: Path) -> tuple[str, str]:
     if info.sha256 and hashlib.sha256(raw).hexdigest() != info.sha256:
         raise UsageError(f"{copy} is not the campaign this run recorded (its sha256 differs); {NAME_IT}")
     return info.source, raw.decode("utf-8", errors="replace")
-
-
-def same_selection(plan: Plan, run_dir: Path) -> Plan:
-    """A resume finishes the run that was started: the targets it recorded (a run made with --only
-    stays that selection), unless --only names others."""
-    recorded = {record.name for record in load_run(run_dir).manifest.targets}
-    kept = [name for name in plan.names() if name in recorded]
-    return plan.select(kept) if kept else plan
 
 
 def latest_begun(root: Path, campaign: str) -> Path:

@@ -5,6 +5,7 @@ the backend's business (execute/backends/local.py runs it here; execute/backends
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 
 from ncucampaign.execute.prepare import (
@@ -41,6 +42,7 @@ class OpenRun:
     previous: dict[str, float]  # seconds each target took alone in the campaign's latest run
     held: contextlib.ExitStack
     notes: tuple[str, ...] = ()  # what the checks before it was opened had to say (prepare.preflight)
+    latest_before: str | None = None  # where the campaign's `latest` pointed before (a new run moves it)
 
     @property
     def manifest(self) -> Manifest:
@@ -54,9 +56,9 @@ class OpenRun:
 def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenRun:
     """Check, then create (or reopen) the run directory, take its lock and write the starting manifest."""
     notes = preflight(plan, settings)
-    latest = settings.resume or latest_run(settings.runs_root.absolute(), plan.campaign)
-    earlier = earlier_manifest(latest)
-    previous = previous_seconds(earlier)
+    latest = latest_run(settings.runs_root.absolute(), plan.campaign)
+    before = os.readlink(latest) if not settings.resume and latest.is_symlink() else None
+    earlier = earlier_manifest(latest) if not settings.resume else {}  # a resume's is read under its lock
     if not settings.resume:
         sweep_work_folders(latest, earlier)
     found = None if settings.resume else provenance(plan, loaded, settings)  # before the directory is made
@@ -69,13 +71,14 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     held = contextlib.ExitStack()
     held.enter_context(store.lock())
     try:
-        old = resumable_manifest(store, plan) if settings.resume else None
+        old = resumable_manifest(store, plan, settings) if settings.resume else None
+        previous = previous_seconds(old.model_dump(mode="json") if old is not None else earlier)
         store.check_contents()
         book, to_run = _begin(store, loaded, plan, settings, old, found)
     except BaseException:
         held.close()
         raise
-    return OpenRun(loaded, plan, settings, store, book, to_run, previous, held, tuple(notes))
+    return OpenRun(loaded, plan, settings, store, book, to_run, previous, held, tuple(notes), before)
 
 
 def _begin(
@@ -102,7 +105,9 @@ def _begin(
         sha256=loaded.sha256,
     )
     if old is not None:
-        manifest, to_run = resumed_manifest(old, plan.invocations, fresh, info, settings.rerun_failed, now_iso())
+        manifest, to_run = resumed_manifest(
+            old, plan.invocations, fresh, info, settings.rerun_failed, now_iso(), settings.request
+        )
     else:
         assert found is not None  # a fresh run's provenance is asked before its directory is made
         manifest = new_manifest(store, settings, list(fresh.values()), info, found)

@@ -27,6 +27,7 @@ from ncucampaign.execute.rundir.manifest import (
     TargetRecord,
     ToolInfo,
 )
+from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import MANIFEST, RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
@@ -43,9 +44,12 @@ class RunSettings:
     reader: ReportReader
     show_output: bool = False
     command_line: tuple[str, ...] = ()
+    request: RunRequest | None = None  # recorded in the manifest (a resume reads it back)
     gpus: tuple[str, ...] | None = None  # run --gpus: one lane per GPU
     jobs_per_gpu: int = 1
     resume: Path | None = None
+    resumed: Manifest | None = None  # the resumed run's manifest, as read before its lock was taken
+    resumed_stamp: tuple[int, ...] = ()  # of the file it was read from: read again if it changed since
     rerun_failed: bool = False
     share: bool = True  # run --no-share: every target in its own application run
     installed: InstalledNcu | None = None  # what the ncu lists: a target asking for more never shares
@@ -82,12 +86,15 @@ def preflight(plan: Plan, settings: RunSettings) -> list[str]:
     return before_run(run_checks(settings.runs_root))
 
 
-def resumable_manifest(store: RunStore, plan: Plan) -> Manifest:
-    """The manifest to resume from, checked before anything in the run directory is rewritten."""
+def resumable_manifest(store: RunStore, plan: Plan, settings: RunSettings) -> Manifest:
+    """The manifest to resume from (under the run's lock), checked before anything in the run directory
+    is rewritten: the one read before the lock was taken, unless the file changed since."""
     try:
-        raw = store.run.manifest.read_bytes()
-        with collector_paused():
-            old = Manifest.model_validate(json.loads(raw))
+        old = settings.resumed if settings.resumed is not None and _unchanged(store, settings) else None
+        if old is None:
+            raw = store.run.manifest.read_bytes()
+            with collector_paused():
+                old = Manifest.model_validate(json.loads(raw))
     except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, validation, huge integers
         raise UsageError(f"{store.run.manifest}: cannot resume from it: {first_line(exc)}") from None
     if old.campaign.name != plan.campaign:
@@ -117,6 +124,11 @@ def provenance(plan: Plan, loaded: LoadedCampaign, settings: RunSettings) -> Pro
         return Provenance(answered(asked_ncu), answered(asked_gpus), answered(asked_git))
 
 
+def _unchanged(store: RunStore, settings: RunSettings) -> bool:
+    info = os.stat(store.run.manifest)
+    return settings.resumed_stamp == (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
 def new_manifest(
     store: RunStore,
     settings: RunSettings,
@@ -138,6 +150,7 @@ def new_manifest(
         gpus=gpus,
         workload_git=git,
         targets=targets,
+        request=settings.request,
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from ncucampaign.execute.process.groups import kill_orphaned_group, marked_groups
 from ncucampaign.execute.rundir.lock import last_words, lock_held
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord
+from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import MANIFEST
 from ncucampaign.execute.trace.tracers import remove_work_folders
@@ -39,8 +40,10 @@ def resumed_manifest(
     info: CampaignInfo,
     rerun_failed: bool,
     now: str,
+    request: RunRequest | None = None,
 ) -> tuple[Manifest, list[Invocation]]:
-    """The manifest a resumed run continues, and the invocations it runs."""
+    """The manifest a resumed run continues (with the request it was resumed with, which holds what it
+    was started with), and the invocations it runs."""
     previous = {record.name: record for record in old.targets}
     records, to_run = [], []
     for inv in invocations:
@@ -59,6 +62,7 @@ def resumed_manifest(
             "campaign": info,
             "targets": records + list(previous.values()),  # targets no longer planned stay recorded
             "resumed": [*old.resumed, now],
+            "request": request if request is not None else old.request,
         }
     )
     return manifest, to_run

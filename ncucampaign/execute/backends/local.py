@@ -1,5 +1,5 @@
-"""The local backend: run an open run directory's units here, one after another or in GPU lanes,
-and keep the manifest current (saved after every change).
+"""The local backend ("here"): run an open run directory's units on this machine, one after another or
+in GPU lanes, and keep the manifest current (saved after every change).
 
 A failed target never stops the campaign; an interruption does, after the running attempts were
 stopped gracefully, so their reports are kept.
@@ -7,15 +7,21 @@ stopped gracefully, so their reports are kept.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from ncucampaign.errors import EXIT_INTERRUPTED
+from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.request import HERE, RunRequest
 from ncucampaign.execute.timing_pass import weigh
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
+from ncucampaign.plan.batch import ArrayTask
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.units import Unit, longest_first, units_in_plan_order
@@ -79,3 +85,48 @@ def start_run(
 
     `stop`: set by the caller's signal handlers; a run started after a stop request runs nothing."""
     return LocalRun(open_run(loaded, plan, settings), reporter, stop)
+
+
+class LocalBackend:
+    name = HERE
+    words = Words(
+        flag="",
+        help="",
+        job="run",
+        queue="",
+        task_column="",
+        lost_because="",
+        task="",
+        running="",
+        follow="",
+        stopping="stopping: asking ncu to finish and write its report (press Ctrl-C again to kill it at once).",
+    )
+    flags: tuple[Flag, ...] = ()
+    ncu_elsewhere = False
+    retries_its_index = False
+    shows_gpus_set = True
+
+    def check(self, request: RunRequest) -> None:
+        return None
+
+    def prepare(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan, root: Path) -> Prepared:
+        return Prepared(root)
+
+    def before_opening(self, prepared: Prepared, run_dir: Path) -> None:
+        return None
+
+    def start(self, prepared: Prepared, opened: OpenRun, reporter: Reporter, stop: StopRequest) -> Started:
+        result = LocalRun(opened, reporter, stop).execute()
+        return Started(result.run.root, result=result)
+
+    def plan_text(self, prepared: Prepared, plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
+        return None
+
+    def active_jobs(self, job_ids: list[str]) -> set[str] | None:
+        return set()  # nothing is submitted: nothing runs elsewhere
+
+    def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
+        return ""
+
+
+LOCAL = LocalBackend()

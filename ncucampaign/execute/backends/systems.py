@@ -1,16 +1,20 @@
-"""The batch systems, one line each: what `run --slurm`/`--k8s`, collect and the run's display look a
-submission's `backend` up in. A third batch system is one folder beside slurm/ and k8s/ and one line
-here."""
+"""The backends of `run`, one line each: this machine, Slurm and Kubernetes. `run` looks the request's
+backend up here, and collect and the run's display look up a submission's `backend`. A new backend is
+one folder beside slurm/ and k8s/ and one line here."""
 
 from __future__ import annotations
 
-from ncucampaign.execute.backends.batch.system import BatchSystem
+from ncucampaign.execute.backends.contract import Backend
 from ncucampaign.execute.backends.k8s.system import KUBERNETES
+from ncucampaign.execute.backends.local import LOCAL
 from ncucampaign.execute.backends.slurm.system import SLURM
+from ncucampaign.execute.rundir.manifest import FIRST_BACKEND
 
-BATCH_SYSTEMS: dict[str, BatchSystem] = {system.name: system for system in (SLURM, KUBERNETES)}
+BACKENDS: dict[str, Backend] = {backend.name: backend for backend in (LOCAL, SLURM, KUBERNETES)}
+BATCH: dict[str, Backend] = {name: backend for name, backend in BACKENDS.items() if backend.words.flag}
 
 
-def batch_system(backend: str) -> BatchSystem:
-    """The system a submission or placement names (the manifest's `backend`; Slurm's by default)."""
-    return BATCH_SYSTEMS.get(backend, SLURM)
+def batch_system(backend: str) -> Backend:
+    """The batch system a submission or placement names (the manifest's `backend`; Slurm's for older
+    records, which name none)."""
+    return BATCH.get(backend, BATCH[FIRST_BACKEND])

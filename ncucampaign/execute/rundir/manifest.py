@@ -10,6 +10,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
+from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.result_records import Record, ResultRecord
 from ncucampaign.execute.rundir.shared_kinds import SharedRunKind, kind_of
 from ncucampaign.execute.rundir.status import Status
@@ -227,6 +228,7 @@ class Manifest(Record):
     slurm_arrays: list[Submission] = Field(default_factory=list, description="job arrays submitted (run --slurm)")
     gpu_time: GpuTime | None = Field(None, description="the application's GPU time by kernel (None: not timed)")
     gpu_time_note: str = Field("", description="why there is no gpu_time when the run asked for one")
+    request: RunRequest | None = Field(None, description="what run was asked (None: runs recorded before it was kept)")
     own_seconds: dict[str, float] = Field(
         default_factory=dict,
         description="ncucampaign's own seconds by phase (start-up, planning, trace listing, splits, verification, "

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.batch.system import BatchSystem
+from ncucampaign.execute.backends.contract import Backend
 from ncucampaign.execute.process.groups import kill_orphaned_group
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest, SharedRunRecord, Submission, TargetRecord
@@ -36,7 +36,7 @@ class Collected:
         return not self.active
 
 
-Systems = Mapping[str, BatchSystem]  # by the manifest's `backend`
+Systems = Mapping[str, Backend]  # by the manifest's `backend`
 
 
 def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: bool, save: bool = True) -> Collected:
@@ -78,7 +78,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
     return result
 
 
-def system_of(systems: Systems, backend: object) -> BatchSystem:
+def system_of(systems: Systems, backend: object) -> Backend:
     """The system a record names; a claim (free JSON) naming none, or none known, is the first's."""
     return systems.get(str(backend), systems[FIRST_BACKEND])
 
@@ -109,11 +109,11 @@ def _never_claimed(manifest: Manifest, files: BatchFiles, active: set[str], syst
         if record.status != Status.PENDING or not job or job in active or files.read_claim(record.name) is not None:
             continue
         system = system_of(systems, backend)
-        said = system.what_it_printed(files, job, index)
+        said = system.what_it_printed(job, index, files.output_tail(job, index))
         record = record.model_copy(deep=True)
         record.status = Status.INTERRUPTED
-        task = system.task_words(job, index)
-        record.message = f"{task} ended without claiming it; {said}. run --resume RUN_DIR {system.flag} reruns it"
+        task = system.words.task_words(job, index)
+        record.message = f"{task} ended without claiming it; {said}. run --resume RUN_DIR {system.words.flag} reruns it"
         manifest.targets[position] = record
 
 
@@ -121,11 +121,13 @@ def _find(task: Manifest, name: str) -> TargetRecord | None:
     return next((r for r in task.targets if r.name == name), None)
 
 
-def died(record: TargetRecord, claim: dict[str, object], system: BatchSystem, run_root: str | None) -> TargetRecord:
+def died(record: TargetRecord, claim: dict[str, object], system: Backend, run_root: str | None) -> TargetRecord:
     """`record` as its task (`claim`, of `system`) left it when it died. `run_root`: where to look for
     processes the task left (None: leave processes alone)."""
     record = record.model_copy(deep=True)
-    task = system.task_words(claim.get("array_job_id", "?"), claim.get("array_task_id", "?"), claim.get("node", "?"))
+    task = system.words.task_words(
+        claim.get("array_job_id", "?"), claim.get("array_task_id", "?"), claim.get("node", "?")
+    )
     for attempt in record.attempts:
         if attempt.ended_at is None:
             # ncu runs in a session of its own and can outlive its dead runner where Slurm tracks
@@ -137,7 +139,7 @@ def died(record: TargetRecord, claim: dict[str, object], system: BatchSystem, ru
                 f"; {killed} process(es) it left were killed" if killed else ""
             )
     record.status = Status.INTERRUPTED
-    record.message = (
-        f"{task} ended without finishing it: {system.lost_because}; run --resume RUN_DIR {system.flag} reruns it"
-    )
+    words = system.words
+    rerun = f"run --resume RUN_DIR {words.flag} reruns it"
+    record.message = f"{task} ended without finishing it: {words.lost_because}; {rerun}"
     return record

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles
 from ncucampaign.execute.backends.k8s.api import create_job
-from ncucampaign.execute.backends.k8s.system import KUBERNETES_BACKEND
+from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Submission

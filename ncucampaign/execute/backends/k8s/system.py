@@ -1,38 +1,103 @@
-"""Kubernetes, as the batch room sees it (execute/backends/batch/system.py): an Indexed Job is a
-submission, a pod one of its tasks, and the Job starts a new pod for an index whose pod was killed."""
+"""Kubernetes as a backend (execute/backends/contract.py): a run's units as one Indexed Job on a shared
+volume, an index a unit; the Job starts a new pod for an index whose pod was killed."""
 
 from __future__ import annotations
 
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.k8s.api import active_jobs
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
 
-KUBERNETES_BACKEND = "kubernetes"  # the manifest's `backend` of a Job and of a pod's placement
+from ncucampaign.errors import UsageError
+from ncucampaign.execute.backends.batch.submission import submitted
+from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
+from ncucampaign.execute.backends.k8s.api import active_jobs, require_cluster
+from ncucampaign.execute.backends.k8s.settings import FLAGS, KUBERNETES_BACKEND, k8s_runs_root, k8s_settings
+from ncucampaign.execute.backends.k8s.submit import submit_job
+from ncucampaign.execute.context import Reporter
+from ncucampaign.execute.open_run import OpenRun
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.plan.batch import ArrayTask
+from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
+from ncucampaign.spec.kubernetes import KubernetesSection
+from ncucampaign.spec.loader import LoadedCampaign
+
+WEIGH_NOTE = (
+    "the timing pass (weigh) is not run in Kubernetes Jobs; findings of this run will rank by ncu's own estimates"
+)
 
 
 class KubernetesSystem:
     name = KUBERNETES_BACKEND
-    flag = "--k8s"
-    job_words = "Kubernetes Job"
-    queue_words = "the Kubernetes API"
-    task_column = "pod (job_index node)"
+    words = Words(
+        flag="--k8s",
+        help="submit the targets as a Kubernetes Indexed Job (one index per target or group)",
+        job="Kubernetes Job",
+        queue="the Kubernetes API",
+        task_column="pod (job_index node)",
+        lost_because="killed, evicted or lost",
+        task="its pod (Job {job}, index {index}{on})",
+        running="{what}: Kubernetes Job {jobs} of this run still runs; wait for it",
+        follow="Kubernetes Job {jobs} still running",
+        stopping="stopping once the submission is recorded; the Job runs on (delete it as shown)",
+    )
+    flags: tuple[Flag, ...] = FLAGS
+    ncu_elsewhere = True  # the pods' image may hold ncu: the submitting machine needs none
     retries_its_index = True
-    lost_because = "killed, evicted or lost"
     shows_gpus_set = False  # a pod without GPUs has no CUDA_VISIBLE_DEVICES: nothing to show
+
+    def check(self, request: RunRequest) -> None:
+        if request.gpus or request.jobs_per_gpu != 1 or request.show_output:
+            raise UsageError(
+                "--k8s gives each pod the GPUs its Job asks for: drop --gpus, --jobs-per-gpu, --show-output"
+            )
+
+    def prepare(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan, root: Path) -> Prepared:
+        section = k8s_settings(request.backend, loaded)
+        return Prepared(k8s_runs_root(root, section), section)
+
+    def before_opening(self, prepared: Prepared, run_dir: Path) -> None:
+        problem = settings_problem(_section(prepared), run_dir.absolute())
+        if problem:
+            raise UsageError(problem)
+        require_cluster()
+
+    def start(self, prepared: Prepared, opened: OpenRun, reporter: Reporter, stop: StopRequest) -> Started:
+        notes = (WEIGH_NOTE,) if opened.settings.weigh else ()
+        root, campaign = opened.store.run.root, opened.plan.campaign
+        job = submitted(opened, partial(submit_job, settings=_section(prepared)), self.words.flag)
+        if job is None:
+            return Started(root, said=(*notes, f"{campaign}: every target is ok; nothing to submit"))
+        namespace, _, name = (job.job_id or "/").partition("/")
+        said = (
+            f"{campaign}: created Kubernetes Job {job.job_id} ({len(job.tasks)} indexes) for {root}\n"
+            f"  follow:  kubectl get job -n {namespace} {name}\n"
+            f"  collect: ncucampaign collect {root}\n"
+            f"  cancel:  kubectl delete job -n {namespace} {name}   (then: ncucampaign run --resume {root} --k8s)"
+        )
+        return Started(root, submission=job, said=(*notes, said))
+
+    def plan_text(self, prepared: Prepared, plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
+        section = _section(prepared)
+        problem = settings_problem(section)
+        if problem:
+            raise UsageError(problem)
+        request = JobRequest(
+            plan.campaign, prepared.runs_root / plan.campaign / "plan", 1, "plan", tuple(tasks), section
+        )
+        return job_yaml(indexed_job(request))
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)
 
-    def task_words(self, job: object, index: object, node: object = None) -> str:
-        return f"its pod (Job {job}, index {index}{f' on {node}' if node else ''})"
-
-    def what_it_printed(self, files: BatchFiles, job: str, index: int) -> str:
+    def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
         return f"kubectl logs -n {job.replace('/', ' job/')} shows what it printed"  # the cluster's, not a file here
 
-    def still_running(self, what: str, jobs: str) -> str:
-        return f"{what}: Kubernetes Job {jobs} of this run still runs; wait for it"
 
-    def follow(self, jobs: str) -> str:
-        return f"Kubernetes Job {jobs} still running"
+def _section(prepared: Prepared) -> KubernetesSection:
+    assert isinstance(prepared.settings, KubernetesSection), "prepare settles the section"
+    return prepared.settings
 
 
 KUBERNETES = KubernetesSystem()

@@ -1,41 +1,114 @@
-"""Slurm, as the batch room sees it (execute/backends/batch/system.py)."""
+"""Slurm as a backend (execute/backends/contract.py): a run's units as a job array, one task per unit,
+submitted with sbatch and followed with squeue."""
 
 from __future__ import annotations
 
-from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles
-from ncucampaign.execute.backends.slurm.queue import active_jobs
+import sys
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+
+from ncucampaign.errors import UsageError, printable
+from ncucampaign.execute.backends.batch.submission import submitted
+from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
+from ncucampaign.execute.backends.slurm.queue import active_jobs, slurm_command
+from ncucampaign.execute.backends.slurm.submit import submit_array
+from ncucampaign.execute.context import Reporter
+from ncucampaign.execute.open_run import OpenRun
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.plan.batch import ArrayTask
+from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.slurm import batch_script, check_slurm_args
+from ncucampaign.spec.loader import LoadedCampaign
+
+SLURM_ARG = "--slurm-arg"
+WEIGH_NOTE = "the timing pass (weigh) is not run in {job}s; findings of this run will rank by ncu's own estimates"
 
 
 class SlurmSystem:
     name = "slurm"
-    flag = "--slurm"
-    job_words = "Slurm array job"
-    queue_words = "squeue"
-    task_column = "slurm task"
+    words = Words(
+        flag="--slurm",
+        help="submit the targets as a Slurm job array (one task per target or group)",
+        job="Slurm array job",
+        queue="squeue",
+        task_column="slurm task",
+        lost_because="node failure, scancel without -b, or the time limit",
+        task="its Slurm task (job {job}, task {index}{on})",
+        running="{what}: Slurm array job {jobs} of this run is still queued or running; wait for it, or cancel it "
+        "cleanly with `scancel -b -s INT {first}`",
+        follow="Slurm array job {jobs} still running: `squeue -j {jobs}`",
+        stopping="stopping once the submission is recorded; the array runs on (cancel it as shown)",
+    )
+    flags: tuple[Flag, ...] = (
+        Flag(SLURM_ARG, "an sbatch option for the array, e.g. --slurm-arg=--partition=gpu (repeatable)", "ARG", True),
+    )
+    ncu_elsewhere = False
     retries_its_index = False
-    lost_because = "node failure, scancel without -b, or the time limit"
     shows_gpus_set = True
+
+    def check(self, request: RunRequest) -> None:
+        if request.gpus or request.jobs_per_gpu != 1 or request.show_output:
+            raise UsageError(
+                "--slurm gives each task the GPUs Slurm allocates: drop --gpus, --jobs-per-gpu, --show-output"
+            )
+        problem = check_slurm_args(list(request.backend.values(SLURM_ARG)))
+        if problem:
+            raise UsageError(problem)
+        for command in ("sbatch", "squeue"):  # before a run directory is created for nothing
+            slurm_command(command)
+
+    def prepare(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan, root: Path) -> Prepared:
+        slurm_args = tuple(request.backend.values(SLURM_ARG))
+        problem = check_slurm_args(list(slurm_args))  # `plan --slurm` checks them too, without sbatch
+        if problem:
+            raise UsageError(problem)
+        return Prepared(root, slurm_args)
+
+    def before_opening(self, prepared: Prepared, run_dir: Path) -> None:
+        """sbatch reads the script's `#SBATCH --output=` line as it reads a command line of its own:
+        blanks end the value, quotes and `\\` are taken away, `#` starts a comment, and `%` starts a
+        file-name pattern (%j, %A, ...). A run directory holding any of them would send every task's
+        output elsewhere, or have the script refused after the run directory was made."""
+        odd = sorted({char for char in str(run_dir) if char in "%\\'\"#" or char.isspace() or not char.isprintable()})
+        if odd:
+            shown = " and ".join(repr(char) for char in odd)
+            raise UsageError(
+                f"{printable(str(run_dir))}: a run directory for --slurm cannot hold {shown} (sbatch reads them in its "
+                "script's file names as blanks, quotes, comments or patterns); choose another --out"
+            )
+
+    def start(self, prepared: Prepared, opened: OpenRun, reporter: Reporter, stop: StopRequest) -> Started:
+        notes = (WEIGH_NOTE.format(job=self.words.job),) if opened.settings.weigh else ()
+        slurm_args = prepared.settings if isinstance(prepared.settings, tuple) else ()
+        root, campaign = opened.store.run.root, opened.plan.campaign
+        array = submitted(opened, partial(submit_array, slurm_args=slurm_args), self.words.flag)
+        if array is None:
+            return Started(root, said=(*notes, f"{campaign}: every target is ok; nothing to submit"))
+        said = (
+            f"{campaign}: submitted Slurm array job {array.job_id} ({len(array.tasks)} tasks) for {root}\n"
+            f"  follow:  squeue -j {array.job_id}\n"
+            f"  collect: ncucampaign collect {root}\n"
+            f"  cancel:  scancel -t PENDING {array.job_id}; scancel -b -s INT {array.job_id}\n"
+            "           (-b -s INT alone stops the running tasks, which record what they did, but lets pending ones "
+            f"start; then: ncucampaign run --resume {root} --slurm)"
+        )
+        return Started(root, submission=array, said=(*notes, said))
+
+    def plan_text(self, prepared: Prepared, plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
+        slurm_args = list(prepared.settings) if isinstance(prepared.settings, tuple) else []
+        return batch_script(
+            campaign=plan.campaign, run_dir=run_dir, array=1, tasks=tasks, python=sys.executable, slurm_args=slurm_args
+        )
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)
 
-    def task_words(self, job: object, index: object, node: object = None) -> str:
-        return f"its Slurm task (job {job}, task {index}{f' on {node}' if node else ''})"
-
-    def what_it_printed(self, files: BatchFiles, job: str, index: int) -> str:
-        last_line, output = files.output_tail(job, index), f"{BATCH}/out/{job}_{index}.out"
-        if last_line is None:
-            return f"it left no output ({output}): Slurm could not start it or write its output"
-        return f"it printed: {last_line}" if last_line else "it printed nothing"
-
-    def still_running(self, what: str, jobs: str) -> str:
-        return (
-            f"{what}: Slurm array job {jobs} of this run is still queued or running; wait for it, or cancel "
-            f"it cleanly with `scancel -b -s INT {jobs.split(',')[0]}`"
-        )
-
-    def follow(self, jobs: str) -> str:
-        return f"Slurm array job {jobs} still running: `squeue -j {jobs}`"
+    def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
+        if tail is None:
+            return f"it left no output (slurm/out/{job}_{index}.out): Slurm could not start it or write its output"
+        return f"it printed: {tail}" if tail else "it printed nothing"
 
 
 SLURM = SlurmSystem()

@@ -1,0 +1,31 @@
+"""Handing an opened run to a batch system (Slurm's sbatch, the Kubernetes API), for every system: a
+refused submission of a fresh run leaves no run behind (its folder removed, `latest` where it was),
+and a refused one of a resumed run says how to finish it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.open_run import OpenRun
+from ncucampaign.execute.rundir.manifest import Submission
+
+
+def submitted(run: OpenRun, submit: Callable[[OpenRun], Submission], flag: str) -> Submission | None:
+    """What `submit` made of the opened run (None: every target is ok already); it lets go of the run."""
+    try:
+        if not run.to_run:
+            return None
+        try:
+            return submit(run)
+        except EnvironmentProblem as exc:
+            if run.settings.resume is None:  # nothing ran: no run directory left behind as `latest`
+                run.close()  # the lock first: its file is in the folder that goes
+                run.store.withdraw(run.latest_before)
+                raise EnvironmentProblem(f"{exc}\nnothing was submitted and no run directory was kept") from None
+            raise EnvironmentProblem(
+                f"{exc}\nnothing was submitted; once that is mended, finish this run with: ncucampaign run --resume "
+                f"{run.store.run.root} {flag}"
+            ) from None
+    finally:
+        run.close()
