@@ -44,7 +44,7 @@ def main() -> int:
             os.environ.pop(_NO_PLUGINS, None)
         # Python's own handler, also where SIGINT came in ignored (a background job of a script, or
         # `nohup`): a Ctrl-C or `kill -INT` stops the command at any moment with 130, as the run's own
-        # handler does (issue 40: one during the probe before the run was lost, and the run finished).
+        # handler does (one during the probe before the run was lost, and the run finished).
         signal.signal(signal.SIGINT, signal.default_int_handler)
     code = 130
     try:

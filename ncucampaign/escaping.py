@@ -1,5 +1,5 @@
 """One helper per medium for strings from outside: ncu's and the application's output, names and
-values from files, a task's record. Each makes a string inert where it is shown (issue 40: an
+values from files, a task's record. Each makes a string inert where it is shown (an
 application's `ESC]0;...BEL` reached the progress lines raw; an `<img onerror=...>` from ncu's output
 reached a CI job's Markdown summary).
 

@@ -22,7 +22,7 @@ from types import ModuleType
 
 class MarkersNeedTorch(ImportError):
     """The markers drive CUDA through PyTorch; without it they cannot run (a bare ModuleNotFoundError
-    said nothing of what to do; issue 40)."""
+    said nothing of what to do)."""
 
 
 def _torch() -> ModuleType:

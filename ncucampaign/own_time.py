@@ -1,4 +1,4 @@
-"""A run's own seconds, by phase (issue 41): the wall seconds the run spent on its own work, outside
+"""A run's own seconds, by phase: the wall seconds the run spent on its own work, outside
 the time ncu profiled. What ncucampaign itself adds to a run, kept in the manifest as `own_seconds`.
 
 Each thread keeps a stack of phases; its innermost one is what it does now (a wait, None, is
@@ -6,7 +6,7 @@ nothing). A moment counts when some thread works and no ncu profiles: while ncu 
 trace, a union, a target's own run) the GPU sets the pace, and a split or a read that runs beside it
 delays nothing. A moment in which several threads work is shared among their phases equally, so the
 phases add up to the wall seconds the run's own work took (the sum over threads overstated it: four
-splits at once for 0.1 s were 0.4 s, issue 41). Waits on other programs (ncu --import, git,
+splits at once for 0.1 s were 0.4 s). Waits on other programs (ncu --import, git,
 nvidia-smi) are theirs. Time outside every phase (the interpreter exiting, the final table printed
 after the manifest) is not counted.
 """

@@ -20,7 +20,6 @@ from ncucampaign.plan.share.nsys_select import (
     as_launch,
     selected,
     selector,
-    trace_holds,
     why_not_launcher,
     why_not_nsys,
 )
@@ -240,8 +239,8 @@ def test_the_nodes_of_a_graph_launch_come_as_they_ran(tmp_path: Path) -> None:
         ("node_a", ("graphed",)),
         ("node_b", ("graphed",)),
     ]
-    assert trace_holds(launches, options(kernel_name="before", launch_count=5)) == launches[:1]
-    assert trace_holds(launches, options(kernel_name="regex:node", launch_count=1)) == launches[1:2]
+    assert read_export(path, selector(options(kernel_name="before")), 5, Bounds()) == launches[:1]
+    assert read_export(path, selector(options(kernel_name="regex:node")), 1, Bounds()) == launches[1:2]
 
 
 def test_a_launch_without_its_api_call_is_refused(tmp_path: Path) -> None:

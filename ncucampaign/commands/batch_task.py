@@ -85,7 +85,7 @@ def task_names(listing: dict[str, Any], number: int, index: int) -> list[str]:
 
 
 def check_names(names: list[str], known: set[str], number: int) -> None:
-    """A task list naming targets the run's campaign does not have is damaged (issue 40: `[["nope",
+    """A task list naming targets the run's campaign does not have is damaged (`[["nope",
     "../../x"]]` ended 'claimed by another task already' with exit 0)."""
     unknown = [name for name in names if name not in known]
     if unknown:

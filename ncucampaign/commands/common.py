@@ -144,7 +144,7 @@ def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
 
 def out_console(stderr: bool = False) -> Console:
     """rich for stdout (or stderr): on a terminal, its width; piped, no wrapping (rich's own default
-    wrapped prose at 80 columns; issue 40)."""
+    wrapped prose at 80 columns)."""
     if (sys.stderr if stderr else sys.stdout).isatty():
         return Console(highlight=False, stderr=stderr)
     return PipedConsole(highlight=False, width=PIPED_WIDTH, stderr=stderr)

@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if args.run_b is None:
         raise UsageError("compare needs RUN_A and RUN_B (or RUN --reference DIR)")
     run_a = load_collected(args.run_a)  # Slurm runs: collected first
-    # A run against itself (an A/A check) is read once: 20,000 targets held twice took 1.35 GB (issue 40)
+    # A run against itself (an A/A check) is read once: 20,000 targets held twice took 1.35 GB
     same = Path(args.run_a).resolve() == Path(args.run_b).resolve()
     run_b = run_a if same else load_collected(args.run_b)
     return decided(args, run_a, run_b, frozenset())

@@ -170,9 +170,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
             results_text(record),
             console_text(how_obtained(record)),
             *((console_text(task),) if placed else ()),
-            console_text(
-                record.report.path if record.report else f"log: {record.log}" if record.log and record.attempts else "-"
-            ),
+            console_text(_report_cell(record)),
         )
     return table
 

@@ -1,4 +1,4 @@
-"""`ncucampaign doctor`'s checks (issue 34): whether this machine can run a campaign, each check with the
+"""`ncucampaign doctor`'s checks: whether this machine can run a campaign, each check with the
 fix in one line. Every check returns a value; the reading of ncu's output and of the numbers is pure
 (`counters_check`, `disk_check`, `stray_files`), the rest asks the machine once.
 
@@ -247,7 +247,7 @@ def trace_check(ncu_path: str, environ: Mapping[str, str]) -> Check:
 
 
 def run_checks(runs_root: Path) -> list[Check]:
-    """What `run` asks before its first target: the disk. No counters probe (issue 41): the run's first
+    """What `run` asks before its first target: the disk. No counters probe: the run's first
     ncu process meets what the probe would, and the attempt that sees it stops the run
     (execute/attempt/refusals.py) with the same fix."""
     return [disk_check(runs_root)]

@@ -68,7 +68,7 @@ def resolve_ncu(ncu: str) -> str:
 
 
 def preflight(plan: Plan, settings: RunSettings) -> list[str]:
-    """Everything that can be checked before a run directory exists, for every backend (issue 42: the
+    """Everything that can be checked before a run directory exists, for every backend (the
     machine's checks were met on the local path only): the GPUs asked for, each target's working
     directory, ncu, and doctor's run checks (execute/doctor.before_run: a failure every target would
     meet stops the run with exit 3). The notes to print: warnings, and failures that may not matter."""
@@ -109,7 +109,7 @@ def resumable_manifest(store: RunStore, plan: Plan, settings: RunSettings) -> Ma
 class Provenance:
     """What ncu, nvidia-smi and git say, asked before a fresh run's directory is made: a kill while
     they answer leaves nothing behind, and once the directory exists its manifest follows at once
-    (issue 40: a kill -9 then left a run directory with no manifest, which --resume could not finish)."""
+    (a kill -9 then left a run directory with no manifest, which --resume could not finish)."""
 
     ncu: NcuInfo
     gpus: list[GpuInfo] | None

@@ -46,7 +46,7 @@ def execute_units(
     manifest = ctx.book.manifest
     try:
         ctx.reporter.started(ctx.run, plan, skipped)
-        # The reader gets ready while the first ncu process runs (issue 41), once the run has lasted
+        # The reader gets ready while the first ncu process runs, once the run has lasted
         # READER_WARM_AFTER_S: a run over sooner (a fake ncu, nothing to profile) reads too little to
         # pay for starting readers it may not need; on a GPU an application's start under ncu alone
         # takes 1-15 s (docs/ncu-behaviour.md).

@@ -1,4 +1,4 @@
-"""A campaign as one Kubernetes Indexed Job (issue 34): one index per unit (an invocation, or a group
+"""A campaign as one Kubernetes Indexed Job: one index per unit (an invocation, or a group
 sharing one application run), as a Slurm array has one task per unit (plan/slurm.py). Pure.
 
 Each pod runs `ncucampaign k8s-task RUN_DIR --array N` and takes its unit from JOB_COMPLETION_INDEX;

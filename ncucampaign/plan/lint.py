@@ -67,7 +67,7 @@ _FIELD_OF_KEY = {info.alias or name: name for name, info in TargetOptions.model_
 
 
 def inherited(loaded: LoadedCampaign, path: KeyPath) -> KeyPath:
-    """A target's key path, or the `defaults:` key it inherits its value from (issue 40: a typo in
+    """A target's key path, or the `defaults:` key it inherits its value from (a typo in
     defaults: was reported once per target, each at the target's line)."""
     if len(path) < 3 or path[0] != "targets" or not isinstance(path[1], int) or path[2] not in _FIELD_OF_KEY:
         return path

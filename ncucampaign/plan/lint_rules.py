@@ -40,7 +40,7 @@ class Rule:
     check: Callable[[Context], Found]
     per_target: bool = False  # True: runs once per target entry over all its expansions
     # True: ncu is sure to refuse what it finds (the installed ncu says so): an error, not a warning
-    # (issue 40: validate exited 0 on "ncu will refuse it")
+    # (validate exited 0 on "ncu will refuse it")
     certain: bool = False
 
 

@@ -1,4 +1,4 @@
-"""The campaign's `kubernetes:` section (issue 34): where a campaign's Indexed Job runs. Every key can
+"""The campaign's `kubernetes:` section: where a campaign's Indexed Job runs. Every key can
 also come from a flag of `plan --k8s` / `run --k8s`, which wins. Pure models."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 # Kubernetes' own rules for names and labels (k8s.io/apimachinery's validation: IsDNS1123Label,
 # IsDNS1123Subdomain, IsQualifiedName, IsValidLabelValue), so that what the API server would refuse
-# at submission (exit 3) is a validation error (exit 2) naming the key (issue 40).
+# at submission (exit 3) is a validation error (exit 2) naming the key.
 _LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"  # one RFC 1123 label
 DNS_LABEL = rf"^{_LABEL}$"
 DNS_SUBDOMAIN = rf"^{_LABEL}(\.{_LABEL})*$"  # with at most 253 characters

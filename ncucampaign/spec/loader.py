@@ -133,7 +133,7 @@ def _valid_option(key: Any, value: Any) -> bool:
 
 def _without_invalid_keys(raw: Any) -> Target | None:
     """A target with the keys that do not validate left out, so that the lint sees the rest in the same
-    pass (issue 40: a section typo's warning waited behind a key error of its target); None when even
+    pass (a section typo's warning waited behind a key error of its target); None when even
     that is no target (no name, not a mapping)."""
     try:
         return Target.model_validate(raw)

@@ -158,7 +158,7 @@ def check_extra_args(args: tuple[str, ...]) -> None:
         option = options.get(spelled)
         if option is None:
             # by the names without their dashes, closely: every option's "--" and its common words made
-            # '--no-such-option' look like '--section' (issue 40)
+            # '--no-such-option' look like '--section'
             names = [k[2:] for k in options if k.startswith("--")]
             hint = difflib.get_close_matches(spelled.lstrip("-"), names, n=1, cutoff=0.75)
             suggestion = f"; did you mean '--{hint[0]}'?" if hint else ""

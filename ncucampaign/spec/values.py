@@ -56,7 +56,7 @@ def written_out(items: list[str]) -> str:
 
 
 def refuse_quoted_list(value: str) -> None:
-    """A list inside quotes is one string to YAML (issue 40: it passed validate and ncu refused it at run
+    """A list inside quotes is one string to YAML (it passed validate and ncu refused it at run
     time, for every target). An ncu NVTX expression may start with '[' or end with ']', so a bracketed
     string is a list only when it holds a comma, as `[decode_step/, mlp/]` does."""
     items = quoted_list(value)
@@ -130,7 +130,7 @@ Delay = Annotated[
 ]
 EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float)]
 EnvMap = dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], EnvValue]
-WholeNumber = Annotated[int, Strict()]  # 3, never true, '3' or 3.0 (issue 40: each validated as 3 or 1)
+WholeNumber = Annotated[int, Strict()]  # 3, never true, '3' or 3.0 (each validated as 3 or 1)
 MAX_DEVICE = 1023  # a GPU index; beyond this a typo (and a number too long to print)
 _Device = Annotated[int, Field(ge=0, le=MAX_DEVICE)]
 Devices = Annotated[

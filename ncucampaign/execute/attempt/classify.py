@@ -28,7 +28,7 @@ _USAGE_PATTERNS = (
 )
 # Profiler failures a second attempt cannot fix.
 _PERMANENT_PROFILER_PATTERNS = (r"ERR_NVGPUCTRPERM", r"LibraryNotLoaded")
-# An application that cannot start fails alike every time (issue 40: `python3 nosuch_app.py` was retried
+# An application that cannot start fails alike every time (`python3 nosuch_app.py` was retried
 # after 10 s): the interpreter cannot open the script (tests/fixtures/logs/missing_app.log), a program
 # or file that is not there, a shell's 126 (cannot execute) and 127 (not found).
 _CANNOT_START = re.compile(r"can't open file|No such file or directory|command not found|cannot execute")

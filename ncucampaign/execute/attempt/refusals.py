@@ -1,6 +1,6 @@
 """What ncu says when this machine refuses profiling altogether: no permission to read the GPU's
 counters, a counter library that does not load, another profiler holding the counters. Every target
-would meet the same refusal, so `run` stops at the first ncu process that shows it (issue 41: the run
+would meet the same refusal, so `run` stops at the first ncu process that shows it (the run
 starts no probe of its own), and `doctor`'s counters probe reads it the same way. Pure.
 
 ncu prints ERR_NVGPUCTRPERM and exits 1 after the application ran to its end (docs/ncu-behaviour.md).

@@ -1,6 +1,6 @@
 """Application errors that repeat across targets. A workload that cannot start (a missing module, a
 wrong path) fails every target the same way before ncu profiles anything; retrying each of them
-only pays the same failure again (issue 22: 21 identical failures, each retried after 10 s)."""
+only pays the same failure again (21 identical failures, each retried after 10 s)."""
 
 from __future__ import annotations
 

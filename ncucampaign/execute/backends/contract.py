@@ -39,16 +39,16 @@ class Words:
     """How people call a backend, its submissions and its tasks. Templates take {job}, {index} and
     {on} (' on <node>'), {what} and {jobs} (and {first}: the first of them)."""
 
-    flag: str  # what run takes to choose it ("" for here)
-    help: str  # that flag's help
-    job: str  # how one submission is named: "Slurm array job"
-    queue: str  # who says which submissions still run: "squeue"
-    task_column: str  # the final table's column of where each target ran
-    lost_because: str  # why a task ends without finishing, as people say it of this system
-    task: str  # "its Slurm task (job {job}, task {index}{on})"
-    running: str  # why {what} (a resume) waits: its submissions {jobs} still run
-    follow: str  # how to follow submissions {jobs} that still run
     stopping: str  # what the first Ctrl-C does, as `run` says it
+    flag: str = ""  # what run takes to choose it (none: this machine, the default)
+    help: str = ""  # that flag's help
+    job: str = ""  # how one submission is named: "Slurm array job"
+    queue: str = ""  # who says which submissions still run: "squeue"
+    task_column: str = ""  # the final table's column of where each target ran
+    lost_because: str = ""  # why a task ends without finishing, as people say it of this system
+    task: str = ""  # "its Slurm task (job {job}, task {index}{on})"
+    running: str = ""  # why {what} (a resume) waits: its submissions {jobs} still run
+    follow: str = ""  # how to follow submissions {jobs} that still run
 
     def task_words(self, job: object, index: object, node: object = None) -> str:
         return self.task.format(job=job, index=index, on=f" on {node}" if node else "")

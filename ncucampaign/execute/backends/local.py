@@ -89,18 +89,7 @@ def start_run(
 
 class LocalBackend:
     name = HERE
-    words = Words(
-        flag="",
-        help="",
-        job="run",
-        queue="",
-        task_column="",
-        lost_because="",
-        task="",
-        running="",
-        follow="",
-        stopping="stopping: asking ncu to finish and write its report (press Ctrl-C again to kill it at once).",
-    )
+    words = Words("stopping: asking ncu to finish and write its report (press Ctrl-C again to kill it at once).")
     flags: tuple[Flag, ...] = ()
     ncu_elsewhere = False
     retries_its_index = False

@@ -45,13 +45,13 @@ class Probed:
 
     @property
     def text(self) -> str:
-        """Decoded leniently: a byte that is not UTF-8 (issue 40: `Version 2025.3.1.0 \\351`) is no crash."""
+        """Decoded leniently: a byte that is not UTF-8 (`Version 2025.3.1.0 \\351`) is no crash."""
         return self.data.decode(errors="replace")
 
 
 class _LiveProbes:
     """The probes running now, in any thread: a Ctrl-C in the main thread stops them all, so that no
-    thread waits on a probe that takes its time (issue 40: 20 s after Ctrl-C, the pool still waited)."""
+    thread waits on a probe that takes its time (20 s after Ctrl-C, the pool still waited)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

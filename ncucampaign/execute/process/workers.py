@@ -1,7 +1,7 @@
 """Long-lived worker processes of this Python that answer one request a line (the report reader).
 
 A worker per request cost 0.4-0.7 s a report, most of it loading NVIDIA's reader: a run's "reports"
-phase was most of its own seconds (issue 41). A worker is kept for the next request once it answered;
+phase was most of its own seconds. A worker is kept for the next request once it answered;
 one that crashed, timed out or printed past the limit is killed and never reused, so a damaged
 report still costs only its own read. Each worker runs in a session of its own and ends when this
 process closes its stdin (also when this process is killed: its stdin closes with it).
@@ -78,7 +78,7 @@ class _Worker:
 
 class WorkerPool:
     """At most `most` workers running `argv`, kept idle between requests; a request that finds them
-    all busy waits for one (loading NVIDIA's reader costs more than most reads: issue 41 measured 11
+    all busy waits for one (loading NVIDIA's reader costs more than most reads: measured 11
     workers started at once for 11 splits, 1.6 s of the run's own time)."""
 
     def __init__(self, argv: Sequence[str], env_additions: Mapping[str, str], most: int = 2) -> None:

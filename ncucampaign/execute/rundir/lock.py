@@ -1,6 +1,6 @@
 """The run directory's lock: one runner at a time, and a runner's last words where they can still be
 written. The lock file holds who holds it, padded to LOCK_BYTES when taken, so that a runner whose disk
-filled up can still say so in place (no new block is needed) for the next start to tell (issue 35: a
+filled up can still say so in place (no new block is needed) for the next start to tell (a
 full disk left the manifest saying `running`, and nothing said why)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What of an attempt's log is read back to judge it, bounded (issue 40: every output ncucampaign reads
+"""What of an attempt's log is read back to judge it, bounded (every output ncucampaign reads
 is bounded). The log holds ncu's console and the application's own output, and an application may
 print gigabytes: past LOG_TEXT_BYTES, only ncu's lines (==PROF==, ==ERROR==, ==WARNING==, its list of
 available kernels) and the last TAIL_LINES lines are kept, which is all that judging an attempt reads

@@ -51,7 +51,7 @@ def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections) -> 
     names = found.names
     kernels = tuple(dict.fromkeys(names.get(launch.symbol) or short_name(launch.symbol) for launch in found.every))
     hints = diagnose(member.options, ConsoleSummary(no_kernels=True, available_kernels=kernels), Status.NO_KERNELS)
-    trace = f"{found.info.report}, by {found.trace.label}"
+    trace = f"{found.info.report}, by {found.trace.tracer.label}"
 
     def missed() -> None:
         record.status = Status.NO_KERNELS

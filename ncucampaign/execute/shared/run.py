@@ -100,14 +100,13 @@ class _SharedRun:
             self._give_up(self.members, found)
             return None
         self.names = found.names
+        tracer = found.trace.tracer
         for short in found.never:  # the application ran to its end without these launches
-            if short.nothing_to_profile and found.trace.closes_misses:
+            if short.nothing_to_profile and tracer.closes_misses:
                 self.outcome.done.append(decide_miss(self.ctx, short.member, found))
-            elif short.nothing_to_profile:
-                self._alone([short.member], f"{short.reason} in the discovery trace by {found.trace.label}, which "
-                            "closes no target: its own run decides")  # fmt: skip
             else:
-                self._alone([short.member], short.reason)
+                undecided = f" in the discovery trace by {tracer.label}, which closes no target: its own run decides"
+                self._alone([short.member], short.reason + (undecided if short.nothing_to_profile else ""))
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
         functions = found.functions or None
         placed = placed_members(self.members, found)

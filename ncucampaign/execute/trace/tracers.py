@@ -48,14 +48,6 @@ class Trace:
     kept: Kept
     tracer: Tracer
 
-    @property
-    def closes_misses(self) -> bool:
-        return self.tracer.closes_misses
-
-    @property
-    def label(self) -> str:
-        return self.tracer.label
-
     def more(self, ctx: RunContext, cache: TraceCache, wanted: Wanted) -> Listings | str:
         """More listings of the same trace (a union's filter)."""
         return self.tracer.listings(ctx, cache, self.kept, wanted)
@@ -101,8 +93,7 @@ def _kept(
         kept = Kept(found.path, key.digest)
         listed = _checked(tracer.listings(ctx, cache, kept, wanted))
         if not isinstance(listed, str):
-            info = TraceInfo(report=str(found.path), key=key.digest, launches=ask.launches, reused=found.reused,
-                             seconds=cache.seconds(key), tracer=tracer.name, launch_s=tracer.launch_s)  # fmt: skip
+            info = _info(tracer, key, ask, str(found.path), found.reused, cache.seconds(key))
             return Trace(info, listed, kept, tracer)
         found = f"the cached trace {found.path} cannot be used: {listed}"
     if found is not None:
@@ -135,10 +126,14 @@ def _taken(
         cache.forget(key.digest)
         _not_used(ctx, taken.record, listed)
         return f"the discovery trace {taken.record.name} by {tracer.label} was not used: {listed}"
-    info = TraceInfo(report=ctx.run.relative(taken.kept.path), key=key.digest, launches=ask.launches, reused=False,
-                     seconds=taken.seconds, tracer=tracer.name, launch_s=tracer.launch_s)  # fmt: skip
+    info = _info(tracer, key, ask, ctx.run.relative(taken.kept.path), False, taken.seconds)
     ctx.book.commit(lambda: setattr(taken.record, "trace", info))
     return Trace(info, listed, taken.kept, tracer)
+
+
+def _info(tracer: Tracer, key: TraceKey, ask: TraceAsk, report: str, reused: bool, seconds: float | None) -> TraceInfo:
+    return TraceInfo(report=report, key=key.digest, launches=ask.launches, reused=reused, seconds=seconds,
+                     tracer=tracer.name, launch_s=tracer.launch_s)  # fmt: skip
 
 
 def _checked(listed: Listings | str) -> Listings | str:

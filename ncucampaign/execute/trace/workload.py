@@ -5,7 +5,7 @@ command runs, and the environment it runs in; and so the key a trace is kept und
 - The files the command names (the script, a config), by content.
 - Every other file of its working directory that could change what it runs, by name, size and
   modification time: git's untracked files there, or without git every file there (a module the
-  script imports, a library it loads; issue 35: changing one left the cached timing pass stale).
+  script imports, a library it loads; changing one left the cached timing pass stale).
   More than MAX_FILES of them, and the workload is not identified (nothing is reused).
 - The exported environment (a knob read with os.environ), but for what only says where and how a
   shell runs (VOLATILE) and the run directories themselves.

@@ -1,6 +1,6 @@
 """The one price list of sharing: estimated seconds of an application start, a replayed launch per
 collection, a split, a trace; what a target costs on its own and what a group costs, calibrated on
-this machine's own runs or not. Every place that prices a group asks this module (issue 32: the price
+this machine's own runs or not. Every place that prices a group asks this module (the price
 was written four times, and the run's veto priced a calibrated partition with the fixed constants).
 Pure."""
 
@@ -95,7 +95,7 @@ FIT_RUNS, FIT_SPREAD = 2, 2.0  # runs, and how many times the largest union's pr
 
 
 def spread_enough(runs: Sequence[tuple[float, float]]) -> bool:
-    """Whether the union runs span sizes enough to fit a slope (issue 41: two runs of nearby sizes fitted
+    """Whether the union runs span sizes enough to fit a slope (two runs of nearby sizes fitted
     a new scale with every run, and the next partition followed it: 2 unions, then 1, then 3)."""
     priced = [p for _, p in runs]
     return len(runs) >= FIT_RUNS and min(priced) > 0 and max(priced) >= FIT_SPREAD * min(priced)

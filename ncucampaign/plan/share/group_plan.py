@@ -1,4 +1,4 @@
-"""One shared group on the trace, composed whole (issue 42): the union run's invocation, its window,
+"""One shared group on the trace, composed whole: the union run's invocation, its window,
 each member's window in it, and whether it pays, or why not. The run's driver (execute/shared/run.py)
 asks once per group; what the union's filter selects in the trace is handed in (listing it may run
 ncu). Pure."""

@@ -100,11 +100,6 @@ def selected(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[i
     return [position for position, launch in enumerate(launches) if selects(launch)]
 
 
-def trace_holds(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[TracedLaunch]:
-    """What ncu's trace with `options` (the trace's filters and its launch count) would hold."""
-    return [launches[position] for position in selected(launches, options)][: options.launch_count or None]
-
-
 def as_launch(position: int, launch: TracedLaunch, by_function: bool = False) -> Launch:
     """The launch as ncu lists it in `--page raw --csv` (by symbol, or with `by_function` by function
     name), numbered `position`."""

@@ -115,7 +115,7 @@ def held_still(
     found: list[list[Placed]], kept: KeptPartition | None, costs: Costs = UNCALIBRATED
 ) -> list[list[Placed]]:
     """The groups to run: `found`, unless an earlier run on this trace measured groups of the same members
-    cheaper than `found` is priced; then those (issue 41: each cached run refitted its costs and chose
+    cheaper than `found` is priced; then those (each cached run refitted its costs and chose
     other groups, 2, then 1, then 3; a cached run never picks groups priced above what they measured)."""
     by_name = {p.member.name: p for group in found for p in group}
     if kept is None or sorted(name for group in kept.groups for name in group) != sorted(by_name):

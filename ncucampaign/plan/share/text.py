@@ -58,7 +58,7 @@ def share_lines(shares: SharePlan, ncu: str, report_dir: Path, suffix: str) -> l
         members = ", ".join(data["members"])
         if group.window == "trace":
             # Only a run reads the trace and groups its targets: pasted, every target runs on its own
-            # (issue 33: a pasted plan ran the trace and nothing else, 0 of run's reports).
+            # (a pasted plan ran the trace and nothing else, 0 of run's reports).
             lines.append(
                 f"# {group.name}: ncucampaign run would share {members} after a discovery trace that only "
                 "the run reads; pasted, each runs on its own:"

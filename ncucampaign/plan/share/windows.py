@@ -35,7 +35,7 @@ from ncucampaign.plan.share.union import filter_words, split_argv
 
 @dataclass(frozen=True)
 class MemberWindow:
-    """Where a member's launches lie in its union's report, for both kinds of window (issue 32: an
+    """Where a member's launches lie in its union's report, for both kinds of window (an
     `int` for one and this for the other, switched on four times). A window from the targets is
     exact by construction (the same filters: the skip alone selects); one from the trace re-applies
     the member's filters on import and its split is verified against the trace."""

@@ -172,7 +172,7 @@ def rules_of(report: Path, ncu: str | None) -> list[RuleResult]:
 
 def _group(found: list[Finding], shares: Mapping[str, float] | None, names: Mapping[str, str] | None) -> FindingGroup:
     """A finding's occurrences, first the one the heading quotes: with shares, that of the kernel whose
-    gain leads (issue 40: the heading quoted another kernel's speedup than the gain line named), then
+    gain leads (the heading quoted another kernel's speedup than the gain line named), then
     by estimated speedup."""
     terms = tuple(gain_terms(((f.weighed_as, f.rule.speedup) for f in found), shares, names)) if shares else ()
     leading = {term.kernel: position for position, term in enumerate(terms) if term.gain is not None}

@@ -1,4 +1,4 @@
-"""compare's verdicts (issue 23): per target present in both runs, what its samples say. Pure.
+"""compare's verdicts: per target present in both runs, what its samples say. Pure.
 
 A target's samples are its results in the launch state of its first result: the same kernel, grid,
 block and NVTX stack (`launch_count: N` on a kernel launched in a loop gives N of them); results in
@@ -66,7 +66,7 @@ def target_verdicts(
         found.append(verdict("launch", exact_decision("launch", [_state_text(left[0])], [_state_text(right[0])])))
     if not unit_mismatch(left, right, DURATION):
         # Still the target's time when its kernel changed (on the H200, cuBLAS chose another GEMM kernel
-        # for a 60% wider weight, 34% slower: a gate that only said CHANGED passed it; issue 33).
+        # for a 60% wider weight, 34% slower: a gate that only said CHANGED passed it).
         decision = _with_left_out(_duration(left, right, threshold, alpha, size), left, right)
         if changed:
             decision = dataclasses.replace(decision, reason=f"{decision.reason} (its launch changed)")
@@ -113,7 +113,7 @@ def sample_summary(record: TargetRecord) -> str | None:
 
 def short_samples(record: TargetRecord, asked: int) -> str | None:
     """When fewer than the `asked` samples share the first result's launch state (the samples compare
-    decides on): how many, and how to pin them to that state or ask for enough (issue 40: `run
+    decides on): how many, and how to pin them to that state or ask for enough (`run
     --samples 5` gave 3, and only summarize said so)."""
     samples = _samples(record.results)
     if asked < 2 or not samples or len(samples) >= asked:

@@ -1,4 +1,4 @@
-"""A comparison as a CI gate reports it (issue 33): one line with the outcome and its reason, a JUnit
+"""A comparison as a CI gate reports it: one line with the outcome and its reason, a JUnit
 XML file (one test case per target and metric, a failure for each verdict the gate fails on, and one
 per problem) and a Markdown summary for a CI job's page. Pure."""
 

@@ -1,4 +1,4 @@
-"""A metric's history across runs, and where it changed (issue 43). Pure.
+"""A metric's history across runs, and where it changed. Pure.
 
 Runs come in order (the workload's first-parent commits, else time). A series is split into segments
 of one setting (GPU model, ncu version, clock control): a setting's change is a marker, never a

@@ -1,4 +1,4 @@
-"""A baseline that lives in git (issue 43): one reference file per GPU model, made from runs, and read
+"""A baseline that lives in git: one reference file per GPU model, made from runs, and read
 back as the A side of `compare` (the same verdicts, gate line and reports as `compare A B`). Pure.
 
     reference: 1

@@ -1,4 +1,4 @@
-"""Verdicts on repeated samples (issue 23): SAME, FASTER, SLOWER, AMBIGUOUS or CHANGED, with the
+"""Verdicts on repeated samples: SAME, FASTER, SLOWER, AMBIGUOUS or CHANGED, with the
 reason. Pure.
 
 Durations are noisy (docs/ncu-behaviour.md: one 3 us kernel profiled 8 times in one run spans 11%),

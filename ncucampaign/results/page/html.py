@@ -181,7 +181,7 @@ def _provenance(manifest: Manifest) -> str:
 
 
 def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
-    """Fixed column widths whose headers hold whole words (issue 33: "attemp|ts" at 1,400 px); below
+    """Fixed column widths whose headers hold whole words ("attemp|ts" at 1,400 px); below
     its minimum width the table scrolls in its own box, never the page, and the findings column keeps
     its width (at 800 px it had 0 px, and rows grew to 3,957 px)."""
     head = ("target", "status", "attempts, s", "GPU time %", "[result] kernel", *(c.header for c in COLUMNS))
@@ -201,7 +201,7 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
                     f"{escape(message)}</td>"
                 ]
             else:
-                # one line a result (issue 40: rows of 113 px at 800-1,200 px): a long kernel name
+                # one line a result (rows of 113 px at 800-1,200 px): a long kernel name
                 # shortened in the middle, as everywhere else, never broken inside an identifier
                 cells += [
                     f'<td class="one-line"><code title="{escape(result.demangled)}">[{result.index}] '

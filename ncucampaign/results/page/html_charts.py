@@ -95,7 +95,7 @@ def _label(target: TargetRecord, result: ResultRecord) -> str:
 
 def duration_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
     durations = [(t, r, r.value(DURATION)) for t, r in charted]
-    # finite and not negative: a manifest is data, and a NaN drew width="nan" (issue 40)
+    # finite and not negative: a manifest is data, and a NaN drew width="nan"
     bars = [(t, r, d) for t, r, d in durations if d is not None and 0 <= d < math.inf]
     label_width, plot_width, row = 230, 360, 20
     height = 40 + row * max(len(bars), 1)

@@ -71,7 +71,7 @@ def _workers() -> WorkerPool:
 
 def warm_up(ncu: str | None) -> None:
     """Make the first reads wait less, in threads of their own: this process imports NVIDIA's
-    reader, and each worker starts, loads it and reads a one-kernel report (issue 41: 0.3-0.5 s a
+    reader, and each worker starts, loads it and reads a one-kernel report (0.3-0.5 s a
     worker on the H200). A run asks for it a second in (execute/units.py), while its first ncu
     process runs, whose seconds it then hides in. What goes wrong here is left for the reads to meet."""
 

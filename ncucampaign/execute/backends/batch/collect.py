@@ -42,7 +42,7 @@ Systems = Mapping[str, Backend]  # by the manifest's `backend`
 def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: bool, save: bool = True) -> Collected:
     """Merge the tasks' records into `manifest` and (with `save`) save it. `clean_up`: also kill the
     ncu process groups that dead tasks left on this machine. A run that is only being read is
-    neither saved nor cleaned up after (issue 42: reading a batch run rewrote its manifest)."""
+    neither saved nor cleaned up after (reading a batch run rewrote its manifest)."""
     files = BatchFiles(store)
     jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
     active = active_arrays(manifest.slurm_arrays, systems)
