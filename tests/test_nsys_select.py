@@ -18,6 +18,7 @@ from ncucampaign.plan.share.launches import parse_raw_csv
 from ncucampaign.plan.share.nsys_select import (
     TracedLaunch,
     as_launch,
+    name_test,
     selected,
     selector,
     why_not_launcher,
@@ -275,6 +276,8 @@ def test_reading_stops_once_the_trace_holds_what_it_was_asked_and_keeps_what_its
     assert [x.function for x in held] == ["k1"] * 4  # read up to the 12th launch: within 20 rows
     with pytest.raises(ExportRefused, match="more than 20 launches before the trace's 40"):
         read_export(path, selector(options(kernel_name="k1")), 40, Bounds(rows=20))
+    k1 = options(kernel_name="k1")  # the rows of other kernels are never read: 17 of k1's within 20 rows
+    assert len(read_export(path, selector(k1), 40, Bounds(rows=20), name_test(k1))) == 17
 
 
 def test_reading_is_bounded_in_bytes_and_seconds_and_stops_with_the_run(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
-"""Reliability figures (issue 22), against the fake ncu: nothing here passes or fails, it counts.
+"""Reliability figures, against the fake ncu: nothing here passes or fails, it counts.
 
     python tests/benchmarks/reliability.py --kills 20 --floods 10 --storms 20 --early-kills 20
+    python tests/benchmarks/reliability.py --kills 0 --floods 0 --nsys --aimed-kills 30 --hostile-exports
 
 kills: a shared-run campaign is run once with --no-share (the reference); then, again and again, a
 shared run is killed with SIGKILL at a random moment (the runner only, as a crash would) and
@@ -8,14 +9,19 @@ resumed. Counted: resumes that ended with exit 0 and every target ok, targets wh
 launch other than the reference's, processes of the run left alive after the resume.
 floods: a run receives SIGINT as fast as it can be sent for a random time; counted: runs that did not
 end within 30 s of the flood, exit codes, and processes left alive.
-storms (issue 40): 10 SIGINTs at random moments from 0 to 3 s after the command starts, with SIGINT
+storms: 10 SIGINTs at random moments from 0 to 3 s after the command starts, with SIGINT
 inherited as ignored (a background job of a script, `nohup`) and as Python's default, half each;
 counted: exit codes (a run that exits 0 lost its Ctrl-C).
 aimed kills: kill -9 within 0.4 s of the run directory's appearing, where the discovery trace runs;
 counted as kills are, and where the kill landed. --nsys: every run takes its discovery trace by the
 fake Nsight Systems (tests/fake_nsys), not by the fake ncu.
-early kills (issue 40): kill -9 at a random moment from 0.05 to 2 s, the probes and the run's set-up
+early kills: kill -9 at a random moment from 0.05 to 2 s, the probes and the run's set-up
 included; counted: runs --resume finished (exit 0, every target ok) and runs that left nothing started.
+hostile exports: a run whose trace by the fake Nsight Systems has an export damaged or strange in one
+way of the fake's (tests/fake_nsys: every FAKE_NSYS_EXPORT mode, 3,000,000 more launches), each
+against the --no-share run; counted: exit 70s, targets ok with another launch than --no-share's,
+targets closed no_kernels on a trace, work folders left; and for the reads that would not end soon
+(an endless table, 3,000,000 launches) the seconds from a Ctrl-C to the run's end.
 The hostile suite's generated inputs are counted by pytest itself:
 `HOSTILE_EXAMPLES=1000 pytest tests/test_hostile_suite.py` ends with "hostile inputs: N cases".
 """
@@ -86,6 +92,10 @@ def left_alive(run_dir: Path) -> int:
     return count
 
 
+def work_folders(run_dir: Path) -> int:
+    return sum(1 for p in (run_dir / "reports").glob(".*") if p.is_dir() and p.name.startswith((".trace-", ".nsys-")))
+
+
 def launches(run_dir: Path) -> dict[str, list[tuple[str, ...]]]:
     manifest = json.loads((run_dir / "manifest.json").read_text())
     return {t["name"]: profiled_launch(run_dir, t["name"]) for t in manifest["targets"] if t["status"] == "ok"}
@@ -99,6 +109,7 @@ class Tally:
     wrong: int = 0
     compared: int = 0
     alive: int = 0
+    work_left: int = 0
 
     def resume(self, work: Path, out: Path, expected: dict[str, list[tuple[str, ...]]]) -> None:
         if not (out / "camp" / "latest").exists():
@@ -117,6 +128,7 @@ class Tally:
         self.compared += len(got)
         self.wrong += sum(1 for name, launch in got.items() if launch != expected.get(name))
         self.alive += left_alive(latest(out))
+        self.work_left += work_folders(latest(out))
 
     def show(self, title: str) -> None:
         print(title)
@@ -124,6 +136,7 @@ class Tally:
             print(f"  {times:3d}  {outcome}")
         print(f"  targets whose report holds another launch than --no-share's: {self.wrong} of {self.compared}")
         print(f"  processes of the run left alive after the resume: {self.alive}")
+        print(f"  work folders of a trace left in the run directory after the resume: {self.work_left}")
 
 
 def kills(work: Path, count: int, rng: random.Random) -> None:
@@ -278,6 +291,61 @@ def early_kills(work: Path, count: int, rng: random.Random) -> None:
         print(f"  {times:3d}  {outcome}")
 
 
+def hostile_exports(work: Path) -> None:
+    """Every way the fake Nsight Systems can damage its export, one run each, against --no-share."""
+    from importlib.machinery import SourceFileLoader
+
+    fake = SourceFileLoader("fake_nsys", str(NSYS)).load_module()
+    (work / "hostile").mkdir()
+    campaign = work / "hostile" / "camp.yaml"
+    campaign.write_text(campaign_text(TARGETS))
+    assert cli(campaign, work / "hostile" / "reference", "--no-share").wait() == 0
+    expected = launches(latest(work / "hostile" / "reference"))
+    modes = [{"FAKE_NSYS_EXPORT": m} for m in (*fake.DAMAGES, *sorted(fake.FILE_DAMAGES)) if m != "endless"]
+    modes.append({"FAKE_NSYS_LAUNCHES": "3000000"})
+    codes: Counter[int] = Counter()
+    wrong = closed = left = 0
+    for number, knobs in enumerate(modes):
+        out = work / "hostile" / f"mode-{number}"
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out)],
+            cwd=campaign.parent, env={**run_env(), "NCUCAMPAIGN_NSYS": str(NSYS), **knobs}, capture_output=True,
+            text=True,
+        )  # fmt: skip
+        took = time.monotonic() - started
+        codes[done.returncode] += 1
+        manifest = json.loads((latest(out) / "manifest.json").read_text())
+        got = launches(latest(out))
+        bad = sorted(name for name, launch in got.items() if launch != expected.get(name))
+        decided = sorted(t["name"] for t in manifest["targets"] if (t.get("obtained") or {}).get("how") == "trace")
+        wrong, closed, left = wrong + len(bad), closed + len(decided), left + work_folders(latest(out))
+        traces = [f"{r['tracer']} {r['status']}" for r in manifest["shared_runs"] if r["kind"] == "trace"]
+        why = next((r["message"] for r in manifest["shared_runs"] if r["kind"] == "trace" and r["status"] != "ok"), "")
+        mode = ",".join(f"{k.removeprefix('FAKE_NSYS_')}={v}" for k, v in knobs.items())
+        print(f"  {mode:32} exit {done.returncode} {took:5.1f} s; traces {traces}; ok {len(got)}; {why[:90]}")
+        if bad or decided:
+            print(f"    another launch: {bad}; closed on a trace: {decided}")
+    print(f"hostile exports: {len(modes)} modes; exit codes {dict(codes)}")
+    print(f"  targets ok with another launch than --no-share's: {wrong}; closed no_kernels on a trace: {closed}")
+    print(f"  work folders left: {left}")
+    for knobs in ({"FAKE_NSYS_EXPORT": "endless"}, {"FAKE_NSYS_LAUNCHES": "3000000"}):
+        out = work / "hostile" / f"stop-{len(knobs)}-{next(iter(knobs.values()))}"
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "ncucampaign", "run", str(campaign), "--out", str(out)], cwd=campaign.parent,
+            env={**run_env(), "NCUCAMPAIGN_NSYS": str(NSYS), **knobs}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        logs = out / "camp" / "latest" / "logs" / "shared"
+        while runner.poll() is None and not any("nsys export" in p.read_text() for p in logs.glob("trace-*.log")):
+            time.sleep(0.01)  # the export written: its read begins
+        time.sleep(0.3)  # within the read
+        sent = time.monotonic()
+        runner.send_signal(signal.SIGINT)
+        runner.communicate(timeout=120)
+        print(f"  Ctrl-C in the read of {knobs}: exit {runner.returncode}, {time.monotonic() - sent:.2f} s after it")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
@@ -287,6 +355,7 @@ def main() -> int:
     parser.add_argument("--aimed-kills", type=int, default=0)
     parser.add_argument("--seed", type=int, default=22)
     parser.add_argument("--nsys", action="store_true", help="the discovery trace by the fake Nsight Systems")
+    parser.add_argument("--hostile-exports", action="store_true", help="every damaged export of the fake nsys")
     args = parser.parse_args()
     TRACER["name"] = "nsys" if args.nsys else "ncu"
     rng = random.Random(args.seed)
@@ -302,6 +371,8 @@ def main() -> int:
             storms(Path(folder), args.storms, rng)
         if args.early_kills:
             early_kills(Path(folder), args.early_kills, rng)
+        if args.hostile_exports:
+            hostile_exports(Path(folder))
     return 0
 
 

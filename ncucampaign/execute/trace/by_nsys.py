@@ -42,6 +42,7 @@ from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.nsys_select import (
     TracedLaunch,
     as_launch,
+    name_test,
     selected,
     selector,
     why_not_launcher,
@@ -247,7 +248,8 @@ def _read(ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path) -> t
         return [], found
     try:
         with CLOCK.phase(TRACE_LISTING):
-            held = read_export(found, selector(trace.options), trace.options.launch_count or 0, Bounds(ctx.stop))
+            options, count = trace.options, trace.options.launch_count or 0
+            held = read_export(found, selector(options), count, Bounds(ctx.stop), name_test(options))
     except ExportRefused as exc:
         return [], str(exc)
     return held, None

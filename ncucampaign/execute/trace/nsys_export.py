@@ -56,10 +56,13 @@ class Bounds:
     ranges: int = 2_000_000
 
 
-def read_export(path: Path, holds: Callable[[TracedLaunch], bool], limit: int, bounds: Bounds) -> list[TracedLaunch]:
+def read_export(
+    path: Path, holds: Callable[[TracedLaunch], bool], limit: int, bounds: Bounds, named: NameTest | None = None
+) -> list[TracedLaunch]:
     """The launches of the export that `holds` selects, in call order, the first `limit` of them;
     ExportRefused with the reason when it cannot be read, is not what its schema says, goes past a
-    bound, or cannot be ordered as ncu orders launches."""
+    bound, or cannot be ordered as ncu orders launches. `named`: the kernel names `holds` can select
+    at all (symbol, function); the rows of other kernels are never read."""
     try:
         size = path.stat().st_size
         if size > bounds.size:
@@ -72,7 +75,7 @@ def read_export(path: Path, holds: Callable[[TracedLaunch], bool], limit: int, b
     reading = _Reading(db, bounds)
     db.set_progress_handler(lambda: 1 if reading.why_stop() else 0, _STEPS)
     try:
-        return reading.launches(holds, limit)
+        return reading.launches(holds, limit, named)
     except (sqlite3.Error, UnicodeError, ValueError, TypeError, OverflowError) as exc:
         why = reading.why_stop() or f"it cannot be read: {str(exc)[:200] or type(exc).__name__}"
         raise ExportRefused(f"the Nsight Systems export was not read: {why}") from exc
@@ -81,6 +84,7 @@ def read_export(path: Path, holds: Callable[[TracedLaunch], bool], limit: int, b
 
 
 Range = tuple[int, int | None, str]  # start, end (None while open), name
+NameTest = Callable[[str, str], bool]  # symbol, function -> selected
 
 
 class _Reading:
@@ -102,7 +106,7 @@ class _Reading:
     def columns(self, table: str) -> set[str]:
         return {str(row[1]) for row in self.db.execute(f"pragma table_info({table})")}
 
-    def launches(self, holds: Callable[[TracedLaunch], bool], limit: int) -> list[TracedLaunch]:
+    def launches(self, holds: Callable[[TracedLaunch], bool], limit: int, named: NameTest | None) -> list[TracedLaunch]:
         if not self.columns("CUPTI_ACTIVITY_KIND_KERNEL"):
             return []  # no kernel ran: nsys writes no such table
         if len(self.db.execute("select distinct globalPid from CUPTI_ACTIVITY_KIND_KERNEL limit 2").fetchall()) > 1:
@@ -116,7 +120,7 @@ class _Reading:
             "select coalesce(m.value, s.value), s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ,"
             " a.start, a.globalTid from CUPTI_ACTIVITY_KIND_KERNEL k"
             " left join StringIds s on s.id = k.shortName left join StringIds m on m.id = k.mangledName"
-            f" left join ({api}) a on a.correlationId = k.correlationId"
+            f" left join ({api}) a on a.correlationId = k.correlationId{self.kernels(named)}"
             " order by k.correlationId, k.start"  # the nodes of one graph launch share its call: as they ran
         )
         stacks, held = _Stacks(self.ranges()), []
@@ -131,6 +135,22 @@ class _Reading:
                 if len(held) >= limit:
                     break
         return held
+
+    def kernels(self, named: NameTest | None) -> str:
+        """A clause that keeps the launches of the kernels `named` can select and leaves out others (an
+        application launches few kernels, many times each): by the kernel's short name, whose every
+        launch is read when any of its symbols is selected, or when a name is no string (refused then)."""
+        if named is None:
+            return ""
+        pairs = self.db.execute(
+            "select distinct k.shortName, coalesce(m.value, s.value), s.value from CUPTI_ACTIVITY_KIND_KERNEL k"
+            " left join StringIds s on s.id = k.shortName left join StringIds m on m.id = k.mangledName"
+        ).fetchall()
+        ids = {short for short, symbol, function in pairs if not isinstance(symbol, str) or not isinstance(
+            function, str) or named(symbol, function)}  # fmt: skip
+        if not all(_is_int(short) for short in ids):
+            return ""  # a short name that is no number: every row is read (and refused)
+        return f" where k.shortName in ({','.join(str(short) for short in ids)})"
 
     def ranges(self) -> dict[int, list[Range]]:
         """Push/pop ranges per thread, by start. A range of a named domain refuses the export: ncu and

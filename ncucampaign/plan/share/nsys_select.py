@@ -79,12 +79,12 @@ def why_not_nsys(options: TargetOptions, env: Mapping[str, str]) -> str | None:
 
 def selector(options: TargetOptions) -> Callable[[TracedLaunch], bool]:
     """Whether the kernel and NVTX filters of `options` select a launch."""
-    kernel = _kernel_test(options)
+    kernel = name_test(options)
     includes = [_compiled(e) for e in options.nvtx_include or ()]
     excludes = [_compiled(e) for e in options.nvtx_exclude or ()]
 
     def selects(launch: TracedLaunch) -> bool:
-        if kernel is not None and not kernel(launch):
+        if kernel is not None and not kernel(launch.symbol, launch.function):
             return False
         stack = "".join(name + _SEP for name in launch.nvtx) if includes or excludes else ""
         if includes and not any(p.search(stack) for p in includes):
@@ -116,20 +116,18 @@ def _dims(xyz: tuple[int, int, int]) -> str:
     return f"({xyz[0]}, {xyz[1]}, {xyz[2]})"
 
 
-def _kernel_test(options: TargetOptions) -> Callable[[TracedLaunch], bool] | None:
+def name_test(options: TargetOptions) -> Callable[[str, str], bool] | None:
+    """Whether the kernel name filter of `options` selects a kernel (its symbol, its function name);
+    None: there is none."""
     name = options.kernel_name
     if name is None:
         return None
     is_regex, body = split_regex(name)
     mangled = options.kernel_name_base == "mangled"
-
-    def named(launch: TracedLaunch) -> str:
-        return launch.symbol if mangled else launch.function
-
     if is_regex:
         pattern = re.compile(body)
-        return lambda launch: pattern.search(named(launch)) is not None
-    return lambda launch: named(launch) == body
+        return lambda symbol, function: pattern.search(symbol if mangled else function) is not None
+    return lambda symbol, function: (symbol if mangled else function) == body
 
 
 def _compiled(expression: str) -> re.Pattern[str]:
