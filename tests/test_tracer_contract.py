@@ -174,18 +174,37 @@ def test_a_trace_that_lists_no_launch_at_all_is_not_taken(
     assert "it lists no launch at all" in _logs(run_dir) + json.dumps(manifest)
 
 
+LATE = "- name: late\n  kernel_name: rmsnorm_kernel\n  launch_skip: 55\n"  # past the application's end
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_a_target_is_closed_on_a_trace_only_by_a_tracer_that_closes_misses_and_it_says_which(
+def test_a_miss_is_closed_on_a_trace_ncu_listed_or_confirmed_and_says_which_tracer_decided(
     tmp_path: Path, name: str
 ) -> None:
-    write(tmp_path, "- name: late\n  kernel_name: rmsnorm_kernel\n  launch_skip: 55\n")
+    write(tmp_path, LATE)
     done, _, manifest = run(tmp_path, name)
     assert done.returncode == 1, done.stdout + done.stderr  # `late` profiles nothing, whoever says so
     late = next(t for t in manifest["targets"] if t["name"] == "late")
     tracer = next(t for t in TRACERS if t.name == name)
-    assert late["status"] == "no_kernels" and late["obtained"]["how"] == ("trace" if tracer.closes_misses else "alone")
+    assert late["status"] == "no_kernels" and late["obtained"]["how"] == "trace" and late["attempts"] == []
     assert f"by {tracer.label}" in late["obtained"]["reason"]
+    confirmed = "splits verified against it confirmed it" in late["obtained"]["reason"]
+    assert confirmed == tracer.needs_confirming
     assert {t["obtained"]["how"] for t in manifest["targets"] if t["name"] != "late"} == {"shared"}
+
+
+# How a trace whose listing needs confirming is made to list launches ncu's own runs do not confirm.
+UNCONFIRMED = {"nsys": {"FAKE_NSYS_EXPORT": "renamed"}}  # every kernel: nothing shares, nothing verifies
+
+
+@pytest.mark.parametrize("name", [t.name for t in TRACERS if t.needs_confirming])
+def test_a_miss_on_a_trace_no_verified_split_confirmed_is_decided_by_its_own_run(tmp_path: Path, name: str) -> None:
+    write(tmp_path, LATE)
+    done, _, manifest = run(tmp_path, name, **UNCONFIRMED[name])
+    assert done.returncode == 1, done.stdout + done.stderr
+    late = next(t for t in manifest["targets"] if t["name"] == "late")
+    assert late["status"] == "no_kernels" and late["obtained"]["how"] == "alone" and len(late["attempts"]) == 1
+    assert "which no verified split confirmed: its own run decides" in late["obtained"]["reason"]
 
 
 @pytest.mark.parametrize(("name", "forge"), cases(FORGED))

@@ -45,13 +45,14 @@ class SharedOutcome:
     alone: list[Alone] = field(default_factory=list)  # in the order they were handed back
 
 
-def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections) -> TargetRecord:
-    """Decided on the trace: its own run would profile nothing (no application start of its own)."""
+def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections, confirmed: str = "") -> TargetRecord:
+    """Decided on the trace: its own run would profile nothing (no application start of its own).
+    `confirmed`: how ncu's own runs confirmed a trace whose listing is not ncu's."""
     record = ctx.record(member.name)
     names = found.names
     kernels = tuple(dict.fromkeys(names.get(launch.symbol) or short_name(launch.symbol) for launch in found.every))
     hints = diagnose(member.options, ConsoleSummary(no_kernels=True, available_kernels=kernels), Status.NO_KERNELS)
-    trace = f"{found.info.report}, by {found.trace.tracer.label}"
+    trace = f"{found.info.report}, by {found.trace.tracer.label}" + (f"; {confirmed}" if confirmed else "")
 
     def missed() -> None:
         record.status = Status.NO_KERNELS

@@ -20,7 +20,13 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.trace.cache import TraceCache
-from ncucampaign.execute.trace.selection import TraceSelections, member_trace, placed_members, trace_selections
+from ncucampaign.execute.trace.selection import (
+    Short,
+    TraceSelections,
+    member_trace,
+    placed_members,
+    trace_selections,
+)
 from ncucampaign.own_time import CLOCK, PLANNING, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
@@ -66,6 +72,8 @@ class _SharedRun:
         self.refusals: dict[str, Refused] = {}  # the first refusal of each member that was regrouped
         self.costs = UNCALIBRATED  # this machine's, once the trace is known: the partition and the veto agree
         self.unions: list[tuple[tuple[str, ...], float]] = []  # members and seconds of each union run on the trace
+        self.unconfirmed: list[Short] = []  # misses on a trace whose listing ncu's own runs must confirm first
+        self.splits = {True: 0, False: 0}  # splits verified, and refused
 
     def run(self) -> SharedOutcome:
         self._mark(self.members, Status.RUNNING, "")
@@ -76,6 +84,7 @@ class _SharedRun:
                 if found is not None:
                     self._regroup(refused, found)
                     refused = self._collect()
+                    self._settle(found)
             else:
                 self._run_targets_window(self.members)
                 refused = self._collect()
@@ -100,13 +109,13 @@ class _SharedRun:
             self._give_up(self.members, found)
             return None
         self.names = found.names
-        tracer = found.trace.tracer
         for short in found.never:  # the application ran to its end without these launches
-            if short.nothing_to_profile and tracer.closes_misses:
-                self.outcome.done.append(decide_miss(self.ctx, short.member, found))
+            if not short.nothing_to_profile:
+                self._alone([short.member], short.reason)
+            elif found.trace.tracer.needs_confirming:
+                self.unconfirmed.append(short)  # decided once the union runs confirm the trace (_settle)
             else:
-                undecided = f" in the discovery trace by {tracer.label}, which closes no target: its own run decides"
-                self._alone([short.member], short.reason + (undecided if short.nothing_to_profile else ""))
+                self.outcome.done.append(decide_miss(self.ctx, short.member, found))
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
         functions = found.functions or None
         placed = placed_members(self.members, found)
@@ -134,6 +143,19 @@ class _SharedRun:
         alone = sum(alone_seconds(p.member, self.costs) for g in groups for p in g if p.member.name not in shared)
         names = tuple(tuple(p.member.name for p in group) for group in groups)
         self.cache.keep_partition(key, KeptPartition(names, sum(s for _, s in unions) + alone))
+
+    def _settle(self, found: TraceSelections) -> None:
+        """The misses on a trace whose listing is not ncu's own: closed on it once ncu's runs confirmed
+        it (splits verified against it, none refused: the names and launches it lists are ncu's);
+        otherwise each runs alone, and its own run decides."""
+        if self.splits[True] and not self.splits[False]:
+            confirmed = f"{self.splits[True]} splits verified against it confirmed it"
+            self.outcome.done.extend(decide_miss(self.ctx, s.member, found, confirmed) for s in self.unconfirmed)
+            return
+        label = found.trace.tracer.label
+        why = f"in the discovery trace by {label}, which no verified split confirmed: its own run decides"
+        for short in self.unconfirmed:
+            self._give_up([short.member], f"{short.reason} {why}")
 
     def _regroup(self, refused: list[Refused], found: TraceSelections) -> None:
         """The members whose splits were refused share one more run (its window from the trace, as any
@@ -234,6 +256,8 @@ class _SharedRun:
                 self._alone(members, splits, name)
                 continue
             self.outcome.done.extend(self.ctx.record(s.member.name) for s in splits if s.ok)
+            for split in splits:
+                self.splits[split.ok] += 1
             refused.extend(Refused(s.member, name, s.problem, s.detail) for s in splits if not s.ok)
         return refused
 

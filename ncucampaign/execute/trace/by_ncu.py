@@ -31,7 +31,7 @@ class NcuTracer:
     name = "ncu"
     label = "ncu"
     launch_s = TRACED_LAUNCH_S
-    closes_misses = True
+    needs_confirming = False  # its listing is ncu's own
 
     def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:
         return Readiness(True, ncu_path)

@@ -130,7 +130,7 @@ class NsysTracer:
     name = "nsys"
     label = "Nsight Systems"
     launch_s = 0.0  # it replays nothing: its seconds are a start under a tracer
-    closes_misses = False  # ncu's filters as applied here: a miss is ncu's to decide, in its own run
+    needs_confirming = True  # ncu's filters as applied here: ncu's runs confirm a miss
 
     def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:
         tools = find_nsys(ncu_path, environ)

@@ -80,7 +80,8 @@ class Tracer(Protocol):
     name: str  # as the manifest's trace info names it ("ncu", "nsys"): for people and records only
     label: str  # for people: "ncu", "Nsight Systems"
     launch_s: float  # seconds a traced launch adds to the application's start (what the limit prices)
-    closes_misses: bool  # a member its trace selects nothing of is closed no_kernels on it
+    needs_confirming: bool  # its listing is not ncu's own: a member it selects nothing of is closed
+    # no_kernels on it only once splits verified against it (ncu's own runs) confirm it
 
     def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:
         """Whether it can take traces here at all (a trace may still refuse it: stand_in)."""
