@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export, read_launches, write_launches
+from ncucampaign.execute.trace.listings import keep_launches, kept_launches
+from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export
 from ncucampaign.plan.share.launches import parse_raw_csv
 from ncucampaign.plan.share.nsys_select import (
     TracedLaunch,
@@ -202,8 +203,8 @@ def test_launches_come_in_call_order_with_the_ranges_open_on_their_thread(tmp_pa
     ]
     assert launches[0].grid == (4, 1, 1) and launches[0].block == (128, 1, 1)
     kept = tmp_path / "kept.json"
-    write_launches(kept, launches)
-    assert read_launches(kept) == launches
+    keep_launches(kept, launches)
+    assert kept_launches(kept) == launches
 
 
 @pytest.mark.parametrize(
@@ -329,17 +330,17 @@ def test_a_value_of_another_type_than_the_schema_says_refuses_the_export(tmp_pat
         read_all(path)
 
 
-def test_kept_launches_write_each_name_and_stack_once(tmp_path: Path) -> None:
-    """A trace runs to the application's end: 400,000 launches with every name written out took 57 MB,
-    past the bound a kept file is read under, and every later run traced again."""
+def test_kept_launches_write_each_name_once_as_ncu_would_list_them(tmp_path: Path) -> None:
+    """Kept as listings are (execute/trace/listings.py): each string once, and a digest; with every name
+    written out, 400,000 launches of 50 functions took 57 MB."""
     one = TracedLaunch("_Z3onev", "one", (1, 1, 1), (32, 1, 1), ("step",))
     two = TracedLaunch("_Z3twov", "two", (2, 1, 1), (64, 1, 1), ("step", "layer"))
     launches = [one, two] * 500
     kept = tmp_path / "kept.json"
-    write_launches(kept, launches)
+    keep_launches(kept, launches)
     written = json.loads(kept.read_text())
-    assert written["names"] == [["_Z3onev", "one"], ["_Z3twov", "two"]] and len(written["stacks"]) == 2
-    assert read_launches(kept) == launches
+    assert len(written["strings"]) == len(set(written["strings"])) < 12
+    assert kept_launches(kept) == launches
 
 
 @pytest.mark.parametrize(
@@ -361,5 +362,16 @@ def test_kept_launches_write_each_name_and_stack_once(tmp_path: Path) -> None:
 def test_kept_launches_that_are_damaged_read_as_none(tmp_path: Path, text: str) -> None:
     kept = tmp_path / "kept.json"
     kept.write_text(text)
-    assert read_launches(kept) is None
-    assert read_launches(tmp_path / "missing.json") is None
+    assert kept_launches(kept) is None
+    assert kept_launches(tmp_path / "missing.json") is None
+
+
+def test_kept_launches_whose_listings_are_valid_but_do_not_make_launches_read_as_none(tmp_path: Path) -> None:
+    from ncucampaign.execute.trace.listings import BY_FUNCTION, encode
+    from ncucampaign.plan.share.launches import Launch
+
+    kept = tmp_path / "kept.json"
+    odd = Launch(0, "_Z1kv", "(wide, 1, 1)", "(1, 1, 1)", ())
+    for listed in ({(): [odd], BY_FUNCTION: [odd]}, {(): [odd]}, {(): [odd], BY_FUNCTION: []}):
+        kept.write_text(json.dumps(encode(listed, [])))
+        assert kept_launches(kept) is None

@@ -196,7 +196,7 @@ def test_a_cached_nsys_trace_is_reused_and_a_damaged_one_traced_again(tmp_path: 
     _, third = load_manifest(tmp_path / "runs")
     assert [r["name"][:13] for r in third["shared_runs"]] == ["shared/trace-", "shared/1"]  # traced again
     assert calls.read_text().count(" profile ") == 2 and set(obtained(third).values()) == {"shared"}
-    assert json.loads(cached.read_text())["launches"]
+    assert json.loads(cached.read_text())["listings"]  # kept anew
     run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
     assert f"the cached trace {cached} is not the file that was kept (its stamp differs): traced again" in (
         trace_log(run_dir)

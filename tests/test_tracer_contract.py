@@ -10,6 +10,7 @@ to the table without its entries fails test_every_tracer_of_the_table_is_provoke
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import signal
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from ncucampaign.execute.trace.listings import decode, encode
 from ncucampaign.execute.trace.tracers import TRACERS, label_of
 from tests.conftest import FIXTURES, REPORT, campaign_text, fake_env, load_manifest, run_cli
 from tests.test_shared_runs import TRACE_TARGETS, obtained, profiled_launch
@@ -52,14 +54,14 @@ EMPTY: dict[str, list[dict[str, str]]] = {
 
 
 def _renamed_launches(kept: Path) -> None:
-    data = json.loads(kept.read_text())
-    data["names"] = [[f"forged_{symbol}", f"forged_{function}"] for symbol, function in data["names"]]
-    kept.write_text(json.dumps(data))  # the right format, names no kernel has
+    listed = decode(json.loads(kept.read_text()), [])
+    renamed = {words: [dataclasses.replace(x, symbol=f"forged_{x.symbol}") for x in xs] for words, xs in listed.items()}
+    kept.write_text(json.dumps(encode(renamed, [])))  # the right format and digest, names no kernel has
 
 
 def _infinite_grid(kept: Path) -> None:
     data = json.loads(kept.read_text())
-    data["launches"][0][1] = float("inf")
+    data["listings"][0][1][0][0] = float("inf")
     kept.write_text(json.dumps(data))  # json writes it Infinity
 
 

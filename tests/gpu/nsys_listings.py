@@ -19,9 +19,7 @@ from pathlib import Path
 
 from ncucampaign.commands.common import load_plan
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
-from ncucampaign.execute.trace.by_nsys import nsys_listings
-from ncucampaign.execute.trace.listings import BY_FUNCTION, decode, stamp_of
-from ncucampaign.execute.trace.nsys_export import read_launches
+from ncucampaign.execute.trace.listings import BY_FUNCTION, decode, kept_launches, nsys_listings, stamp_of
 from ncucampaign.execute.trace.selection import member_listings
 from ncucampaign.spec.model import TargetOptions
 
@@ -53,7 +51,7 @@ def main(campaign_file: str, ncu_runs: str, nsys_runs: str) -> int:
             print(f"  {trace['name']}: no Nsight Systems trace of the same members ({len(trace['members'])})")
             failed += 1
             continue
-        launches = read_launches(nsys_dir / other["report"]["path"])
+        launches = kept_launches(nsys_dir / other["report"]["path"])
         assert launches is not None, "the nsys trace's launches cannot be read"
         members = [invocations[name] for name in trace["members"]]
         every = TargetOptions.model_construct()

@@ -18,8 +18,8 @@ from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.cache import TraceCache, TraceKey
-from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, Wanted, trace_name
-from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings, disagreement
+from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, trace_name
+from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings, Wanted, disagreement
 from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, importer_of, list_launches
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.share.cost import TRACED_LAUNCH_S

@@ -33,17 +33,15 @@ from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, Share
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.execute.trace.cache import NSYS_SUFFIX, TraceCache, TraceKey
-from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, Wanted, trace_name
-from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings
-from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export, read_launches, write_launches
+from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, trace_name
+from ncucampaign.execute.trace.listings import Listings, Wanted, keep_launches, kept_launches, nsys_listings
+from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.nsys_select import (
     TracedLaunch,
-    as_launch,
     name_test,
-    selected,
     selector,
     why_not_launcher,
     why_not_nsys,
@@ -171,24 +169,10 @@ class NsysTracer:
 
     def listings(self, ctx: RunContext, cache: TraceCache, kept: Kept, wanted: Wanted) -> Listings | str:
         memo = kept.memo
-        launches = memo if isinstance(memo, list) else read_launches(kept.path)
+        launches = memo if isinstance(memo, list) else kept_launches(kept.path)
         if launches is None:
             return f"the trace {kept.path.name} cannot be read (damaged, or kept by another version of ncucampaign)"
         return nsys_listings(launches, wanted)
-
-
-def nsys_listings(held: Sequence[TracedLaunch], wanted: Wanted) -> Listings:
-    """The listings ncu would take of its own trace, taken from the launches an Nsight Systems trace
-    holds (in order: their IDs)."""
-    listed: Listings = {}
-    for words, options in wanted.items():
-        if words == ():
-            listed[words] = [as_launch(i, launch) for i, launch in enumerate(held)]
-        elif words == BY_FUNCTION:
-            listed[words] = [as_launch(i, launch, by_function=True) for i, launch in enumerate(held)]
-        else:
-            listed[words] = [as_launch(i, held[i]) for i in selected(held, options)]
-    return listed
 
 
 def _traced(
@@ -221,7 +205,7 @@ def _traced(
     kept = ctx.run.inside("reports", trace.name + NSYS_SUFFIX)
     try:
         if why is None:
-            write_launches(kept, launches)
+            keep_launches(kept, launches)
     except OSError as exc:  # a full or read-only disk: the run goes on with the next tracer
         why = f"its launches cannot be kept in {kept.name}: {exc.strerror or exc}"
     status = Status.INTERRUPTED if outcome.interrupted else Status.OK if why is None else Status.PROFILER_ERROR

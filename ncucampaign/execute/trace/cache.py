@@ -25,15 +25,12 @@ from typing import Any
 
 from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.trace.listings import Listings, decode, encode, stamp_of
+from ncucampaign.execute.trace.listings import MAX_LISTINGS_FILE, Listings, decode, encode, stamp_of
 from ncucampaign.plan.share.partition import KeptPartition
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 CACHE_FOLDER = Path(".cache") / "traces"
 KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
-# What ncu listed of a trace is kept up to this size: a bound on a damaged file, far above what
-# listings take (each launch is a few integers a listing, its strings kept once: listings.encode).
-MAX_LISTINGS_FILE = 32 << 20
 NSYS_SUFFIX = ".nsys-launches.json"  # an Nsight Systems trace's launches (execute/trace/nsys_export.py)
 _SUFFIXES = (*REPORT_SUFFIXES, NSYS_SUFFIX)
 

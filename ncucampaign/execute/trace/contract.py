@@ -15,13 +15,8 @@ from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import SharedRunRecord
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
 from ncucampaign.execute.trace.cache import TraceCache, TraceKey
-from ncucampaign.execute.trace.listings import Listings
+from ncucampaign.execute.trace.listings import Listings, Wanted
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.spec.model import TargetOptions
-
-# What each listing is asked to hold, by its key (listings.py): every launch under (), every launch
-# by function name under BY_FUNCTION, or what the options' filters (their ncu words: the key) select.
-Wanted = Mapping[tuple[str, ...], TargetOptions]
 
 
 def trace_name(key: TraceKey) -> str:

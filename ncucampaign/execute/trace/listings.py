@@ -1,12 +1,14 @@
-"""What `ncu --import` listed of a cached discovery trace, kept beside it so that a later run on the
-same trace does not list it again: each distinct filter's listing cost 0.6-0.9 s of CPU on the H200
-(docs/ncu-behaviour.md, "Shared runs"), on the critical path of every shared run with a cached trace.
+"""Listings of a discovery trace, kept. What `ncu --import` listed of a cached trace, kept beside it
+so that a later run on the same trace does not list it again: each distinct filter's listing cost
+0.6-0.9 s of CPU (docs/ncu-behaviour.md, "Shared runs"), on the critical path of every shared run.
 
 A listing is a function of the report and ncu's words (ncu's version is part of the trace's key).
 What is kept names the report file it was listed from (device, inode, size, modification time), so a
 trace replaced or rewritten is listed again, and carries the digest of its listings, so that a file
 damaged into other valid JSON (a launch lost: the trace would seem to end before it) is not believed;
-anything unreadable is no listing. Pure.
+anything unreadable is no listing. A trace by Nsight Systems keeps its launches the same way, as ncu
+would list them by symbol and by function name (keep_launches), and its members' listings are made
+from them as ncu's filters select (nsys_listings).
 """
 
 from __future__ import annotations
@@ -14,15 +16,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from ncucampaign.execute.cache_files import read_cache_text
+from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.nsys_select import DEFAULT_DOMAIN, TracedLaunch, as_launch, selected
+from ncucampaign.spec.model import TargetOptions
 
 Listings = dict[tuple[str, ...], list[Launch]]
 # The key of the listing of every launch by function name, the names --kernel-id numbers launches by
 # (every other listing is keyed by its filters as ncu words; every launch by ()).
 BY_FUNCTION = ("<function names>",)
+# What each listing is asked to hold, by its key: every launch under (), every launch by function
+# name under BY_FUNCTION, or what the options' filters (their ncu words: the key) select.
+Wanted = Mapping[tuple[str, ...], TargetOptions]
+# What ncu listed of a trace is kept up to this size: a bound on a damaged file, far above what
+# listings take (each launch is a few integers a listing, its strings kept once: encode).
+MAX_LISTINGS_FILE = 32 << 20
+_DIMS = re.compile(r"\((\d+), (\d+), (\d+)\)")  # a grid or block as ncu lists it
 
 
 def stamp_of(info: os.stat_result) -> list[int]:
@@ -96,3 +111,49 @@ def disagreement(listed: Listings) -> str | None:
         if odd is not None:
             return f"launch {odd.id} with {' '.join(words)} is not the launch listed alone"
     return None
+
+
+def keep_launches(path: Path, held: Sequence[TracedLaunch]) -> None:
+    """The launches held, kept as ncu would list them, by symbol and by function name (listings.py:
+    each string once, and a digest), whole or not at all and never through a link."""
+    every = TargetOptions.model_construct()
+    write_text_atomic(path, json.dumps(encode(nsys_listings(held, {(): every, BY_FUNCTION: every}), [])))
+
+
+def kept_launches(path: Path) -> list[TracedLaunch] | None:
+    """What keep_launches kept; None when the file is missing, damaged, or not what it writes."""
+    text = read_cache_text(path, MAX_LISTINGS_FILE)
+    try:
+        listed = decode(json.loads(text), []) if text is not None else {}
+    except (ValueError, RecursionError):
+        return None
+    by_symbol, by_function = listed.get(()), listed.get(BY_FUNCTION)
+    if by_symbol is None or by_function is None or len(by_symbol) != len(by_function):
+        return None
+    launches = []
+    for x, named in zip(by_symbol, by_function, strict=True):
+        grid, block = _xyz(x.grid), _xyz(x.block)
+        if grid is None or block is None:
+            return None
+        nvtx = tuple(name.removeprefix(f"{DEFAULT_DOMAIN}:") for name in x.nvtx)
+        launches.append(TracedLaunch(x.symbol, named.symbol, grid, block, nvtx))
+    return launches
+
+
+def _xyz(text: str) -> tuple[int, int, int] | None:
+    found = _DIMS.fullmatch(text)
+    return (int(found[1]), int(found[2]), int(found[3])) if found else None
+
+
+def nsys_listings(held: Sequence[TracedLaunch], wanted: Wanted) -> Listings:
+    """The listings ncu would take of its own trace, taken from the launches an Nsight Systems trace
+    holds (in order: their IDs)."""
+    listed: Listings = {}
+    for words, options in wanted.items():
+        if words == ():
+            listed[words] = [as_launch(i, launch) for i, launch in enumerate(held)]
+        elif words == BY_FUNCTION:
+            listed[words] = [as_launch(i, launch, by_function=True) for i, launch in enumerate(held)]
+        else:
+            listed[words] = [as_launch(i, held[i]) for i in selected(held, options)]
+    return listed

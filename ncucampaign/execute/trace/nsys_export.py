@@ -1,5 +1,4 @@
-"""Reading the launches of an Nsight Systems trace from its SQLite export (`nsys export -t sqlite`),
-and keeping them as JSON in the trace cache.
+"""Reading the launches of an Nsight Systems trace from its SQLite export (`nsys export -t sqlite`).
 
 The export's tables are NVIDIA's (Nsight Systems 2025.3.1, the one inside Nsight Compute 2025.3.1):
 CUPTI_ACTIVITY_KIND_KERNEL (a launch: names as StringIds, grid, block, correlationId, globalPid),
@@ -20,7 +19,6 @@ thousand of its steps, and so does the loop over the rows.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 import time
@@ -28,13 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncucampaign.execute.cache_files import read_cache_text
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.nsys_select import TracedLaunch
 
-MAX_LAUNCHES_FILE = 64 << 20  # a bound on a damaged kept file: about 2,000,000 launches
-KEPT_FORMAT = 3  # 3: the launches the trace's filters select (2 kept every launch: traced again)
 _PUSH_POP = 59  # NVTX_EVENTS.eventType of a push/pop range (NvtxPushPopRange)
 _STEPS = 5_000  # SQLite steps between two looks at the stop request and the clock
 _LARGEST_DIM = (1 << 31) - 1  # CUDA's grid and block dimensions are below 2^31
@@ -226,56 +220,3 @@ class _Stacks:
         self.state[thread] = (next_range, open_ranges, when)
         stack = tuple(name for _, _, name in open_ranges)
         return self.same.setdefault(stack, stack)
-
-
-def write_launches(path: Path, launches: list[TracedLaunch]) -> None:
-    """Whole or not at all; never through a link planted where it goes (store.write_text_atomic).
-    Names and NVTX stacks are written once each and launches refer to them by number (with every
-    name written out, 400,000 launches of 50 functions took 57 MB)."""
-    names: dict[tuple[str, str], int] = {}
-    stacks: dict[tuple[str, ...], int] = {}
-    rows = [
-        [
-            names.setdefault((x.symbol, x.function), len(names)),
-            *x.grid,
-            *x.block,
-            stacks.setdefault(x.nvtx, len(stacks)),
-        ]
-        for x in launches
-    ]
-    kept = {"format": KEPT_FORMAT, "names": list(names), "stacks": list(stacks), "launches": rows}
-    write_text_atomic(path, json.dumps(kept, separators=(",", ":")))
-
-
-def read_launches(path: Path) -> list[TracedLaunch] | None:
-    """What write_launches kept; None when the file is missing, damaged, of another format, or holds
-    anything write_launches never writes (a name that is no string, a dimension that is no integer of
-    1 to 2^31-1, an index out of range)."""
-    text = read_cache_text(path, MAX_LAUNCHES_FILE)
-    try:
-        kept = json.loads(text) if text is not None else None
-        if not isinstance(kept, dict) or kept.get("format") != KEPT_FORMAT:
-            return None
-        names = [_name_pair(pair) for pair in kept["names"]]
-        stacks = [tuple(_text(name) for name in stack) for stack in kept["stacks"]]
-        launches = []
-        for name, gx, gy, gz, bx, by, bz, stack in kept["launches"]:
-            if not _is_int(name) or not _is_int(stack) or name < 0 or stack < 0:
-                raise ValueError("an index that is no integer of 0 or more")
-            symbol, function = names[name]
-            launches.append(TracedLaunch(symbol, function, _dims((gx, gy, gz)), _dims((bx, by, bz)), stacks[stack]))
-        return launches
-    except (ValueError, TypeError, KeyError, IndexError, RecursionError, ExportRefused):
-        return None
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError("a name that is no string")
-    return sys.intern(value)
-
-
-def _name_pair(pair: object) -> tuple[str, str]:
-    if not isinstance(pair, list) or len(pair) != 2:
-        raise ValueError("a name pair that is no pair")
-    return _text(pair[0]), _text(pair[1])

@@ -25,8 +25,8 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.by_ncu import NcuTracer
 from ncucampaign.execute.trace.by_nsys import NsysTracer
 from ncucampaign.execute.trace.cache import Cached, TraceCache, TraceKey
-from ncucampaign.execute.trace.contract import Kept, TraceAsk, Tracer, Wanted, trace_name
-from ncucampaign.execute.trace.listings import Listings, disagreement
+from ncucampaign.execute.trace.contract import Kept, TraceAsk, Tracer, trace_name
+from ncucampaign.execute.trace.listings import Listings, Wanted, disagreement
 
 TRACERS: tuple[Tracer, ...] = (NsysTracer(), NcuTracer())
 WORK_PREFIX = ".trace-"  # a take's work folder in the run's reports
