@@ -66,8 +66,8 @@ def test_units_are_read_as_ncu_writes_them() -> None:
 
 def test_a_verdict_table_of_thousands_of_undecided_targets_shows_forty_and_counts_the_rest() -> None:
     """Issue 35: compare of a 20,000-target run spent 12-15 s drawing 20,000 AMBIGUOUS rows."""
-    from ncucampaign.results.gate.gate import TargetVerdict
-    from ncucampaign.results.gate.gate_tables import MAX_UNDECIDED_ROWS, verdict_table
+    from ncucampaign.results.gate.samples import TargetVerdict
+    from ncucampaign.results.gate.tables import MAX_UNDECIDED_ROWS, verdict_table
 
     undecided = tuple(
         TargetVerdict(f"t{i}", DURATION, Verdict.AMBIGUOUS, "one sample a side", (1, 1)) for i in range(1000)

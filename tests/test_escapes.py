@@ -13,7 +13,7 @@ import pytest
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text, markdown_inline
 from ncucampaign.results.gate.compare import Comparison
-from ncucampaign.results.gate.gate_report import junit_xml, markdown
+from ncucampaign.results.gate.report import junit_xml, markdown
 from tests.conftest import FAKE_NCU_DIR, campaign_text, fake_env, run_cli
 
 HOSTILE = (

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.results.findings.findings import Finding, rank
-from ncucampaign.results.findings.rules import RuleResult, plain
+from ncucampaign.results.findings import Finding, rank
+from ncucampaign.results.reading.rules import RuleResult, plain
 from tests.conftest import FIXTURES, REPORT, run_cli
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end

@@ -1,4 +1,4 @@
-"""Change points in a metric's history (results/gate/history.py, issue 43), on synthetic series: what
+"""Change points in a metric's history (results/history/changes.py, issue 43), on synthetic series: what
 each shape gives, and how often noise alone, or a 10% step, is flagged."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from ncucampaign.results.gate.history import Point, changes, newest_confirmed
+from ncucampaign.results.history.changes import Point, changes, newest_confirmed
 
 SETTING = ("NVIDIA H200", "2025.3.1.0", "base")
 # observed.md (H200): 8 launches of one 3 us kernel in one run, CV 3.7%; between runs of one commit a

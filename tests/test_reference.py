@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from ncucampaign.errors import EXIT_NOT_COMPARABLE
-from ncucampaign.results.gate.reference import file_name, moved, moved_markdown, not_comparable, rounded
+from ncucampaign.results.history.reference import file_name, moved, moved_markdown, not_comparable, rounded
 from tests.conftest import ROOT, checkout_in
 
 

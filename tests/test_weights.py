@@ -12,9 +12,9 @@ import pytest
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.timing_pass import gpu_time_of, target_shares
-from ncucampaign.results.findings.findings import Finding, group_text, rank, shares_of_shown
-from ncucampaign.results.findings.rules import RuleResult
-from ncucampaign.results.findings.weights import GainTerm, gpu_time_summary, kernel_names, shares_by_kernel
+from ncucampaign.results.findings import Finding, group_text, rank, shares_of_shown
+from ncucampaign.results.reading.rules import RuleResult
+from ncucampaign.results.weights import GainTerm, gpu_time_summary, kernel_names, shares_by_kernel
 from tests.conftest import fake_env, run_cli
 from tests.test_results_helpers import manifest_with, target_record
 

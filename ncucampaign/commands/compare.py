@@ -22,10 +22,10 @@ from ncucampaign.errors import (
 )
 from ncucampaign.escaping import console_text
 from ncucampaign.results.gate.compare import Comparison, compare_runs
-from ncucampaign.results.gate.gate_report import gate_line, junit_xml, markdown
-from ncucampaign.results.gate.gate_tables import verdict_table
-from ncucampaign.results.gate.reference import as_manifest, file_name, gpu_model, not_comparable
+from ncucampaign.results.gate.report import gate_line, junit_xml, markdown
+from ncucampaign.results.gate.tables import verdict_table
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
+from ncucampaign.results.history.reference import as_manifest, file_name, gpu_model, not_comparable
 from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 

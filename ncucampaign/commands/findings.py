@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
-from ncucampaign.results.findings.findings import (
+from ncucampaign.results.findings import (
     findings_of,
     group_data,
     group_text,
@@ -18,8 +18,8 @@ from ncucampaign.results.findings.findings import (
     shares_of_shown,
     top,
 )
-from ncucampaign.results.findings.weights import gpu_time_summary, kernel_names, shares_by_kernel
 from ncucampaign.results.reading.runs import LoadedRun
+from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

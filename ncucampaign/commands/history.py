@@ -1,5 +1,5 @@
 """`ncucampaign history RUNS... | --runs-root DIR`: every target's metric across runs, ordered by the
-workload's first-parent commits (else by time), and where it changed (results/gate/history.py)."""
+workload's first-parent commits (else by time), and where it changed (results/history/changes.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ncucampaign.escaping import console_text
 from ncucampaign.execute.process.short import probed
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import MANIFEST, write_text_atomic
-from ncucampaign.results.gate.history_series import Series, bisect_hint, commit_of, series_of
+from ncucampaign.results.history.series import Series, bisect_hint, commit_of, series_of
 from ncucampaign.results.page.history_page import history_page, where
 
 FAILING = ("SLOWER", "CHANGED")  # what --fail-on-regression fails on, as the newest confirmed change

@@ -1,6 +1,6 @@
 """`ncucampaign reference update RUN... [--to DIR]`: the runs' results as the campaign's reference,
 one file per GPU model (refs/<model>.yaml beside the campaign), for git; it prints, as a Markdown
-table for a pull request, what moved against the file it replaces (results/gate/reference.py)."""
+table for a pull request, what moved against the file it replaces (results/history/reference.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import write_text_atomic
-from ncucampaign.results.gate.reference import file_name, gpu_model, moved, moved_markdown, reference_data
+from ncucampaign.results.history.reference import file_name, gpu_model, moved, moved_markdown, reference_data
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
 
 REFS = "refs"

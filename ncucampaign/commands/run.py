@@ -26,10 +26,10 @@ from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
 from ncucampaign.plan.expand import Plan
-from ncucampaign.results.findings.weights import gpu_time_line
 from ncucampaign.results.limit import limit_line
 from ncucampaign.results.reading.records import NcuReportReader
 from ncucampaign.results.sharing import sharing_breakdown
+from ncucampaign.results.weights import gpu_time_line
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 

@@ -16,7 +16,7 @@ from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import parse_gpus
-from ncucampaign.results.gate.gate import short_samples
+from ncucampaign.results.gate.samples import short_samples
 from ncucampaign.spec.ncu_catalog import InstalledNcu
 
 

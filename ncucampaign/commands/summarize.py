@@ -14,7 +14,7 @@ from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError, printable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.gate.gate import sample_summary
+from ncucampaign.results.gate.samples import sample_summary
 from ncucampaign.results.reading.records import result_records
 from ncucampaign.results.reading.runs import run_rows, tidy_rows
 from ncucampaign.results.tables.tables import tidy_csv, tidy_json

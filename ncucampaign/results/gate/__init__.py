@@ -1,1 +1,1 @@
-"""results/gate/: comparing runs: verdicts, pooled samples, calibration, the gate and its tables."""
+"""results/gate/: comparing runs: verdicts, pooled samples, calibration, each target's samples, the gate."""

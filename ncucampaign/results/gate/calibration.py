@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.gate.compare import Comparison
-from ncucampaign.results.gate.gate import duration_samples
+from ncucampaign.results.gate.samples import duration_samples
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, Verdict, samples_to_decide
 from ncucampaign.results.metrics import DURATION
 

@@ -10,7 +10,7 @@ from ncucampaign.errors import plural
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.gate.gate import TargetVerdict, target_verdicts
+from ncucampaign.results.gate.samples import TargetVerdict, target_verdicts
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict, clocks_differ
 from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
 from ncucampaign.results.units import base_unit, base_value, not_finite
@@ -42,7 +42,7 @@ class Comparison:
     # ncu's findings (rule: title) per target that B has and A had not, and the other way round.
     findings_appeared: tuple[str, ...] = ()
     findings_disappeared: tuple[str, ...] = ()
-    # Per target in both runs: what its samples say (results/gate/gate.py).
+    # Per target in both runs: what its samples say (results/gate/samples.py).
     verdicts: tuple[TargetVerdict, ...] = ()
     # Targets whose verdicts a gate does not fail on (a reference's `xfail:` and `gate: soft`).
     excused: frozenset[str] = frozenset()

@@ -1,1 +1,1 @@
-"""results/page/: the HTML report: its page, charts, rooflines and SVG."""
+"""results/page/: the HTML reports (a run's, a history's) and their SVG charts."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ncucampaign.escaping import html_text
-from ncucampaign.results.gate.history_series import Series
+from ncucampaign.results.history.series import Series
 from ncucampaign.results.metrics import DURATION
 
 WIDTH, HEIGHT, PAD = 360, 150, 28

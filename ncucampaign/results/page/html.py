@@ -14,8 +14,7 @@ from urllib.parse import quote
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
-from ncucampaign.results.findings.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
-from ncucampaign.results.findings.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
+from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
 from ncucampaign.results.metrics import COLUMNS, middle
 from ncucampaign.results.page.html_charts import (
     campaign_roofline,
@@ -24,6 +23,7 @@ from ncucampaign.results.page.html_charts import (
     throughput_chart,
 )
 from ncucampaign.results.reading.runs import LoadedRun
+from ncucampaign.results.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d2330;background:#fff;

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from ncucampaign.results.page.roofline import Roofline
+from ncucampaign.results.reading.roofline import Roofline
 
 WIDTH, HEIGHT = 560, 360
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 14, 46  # margins

@@ -1,1 +1,1 @@
-"""results/reading/: reading reports (in worker processes, bounded in time and memory) and loading runs."""
+"""results/reading/: reading reports (in worker processes, bounded), what they say, and loading runs."""

@@ -16,9 +16,9 @@ from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES
 from ncucampaign.execute.process.workers import WorkerPool, worker_pool
 from ncucampaign.own_time import CLOCK, REPORTS
-from ncucampaign.results.findings.rules import RuleResult
 from ncucampaign.results.reading.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
 from ncucampaign.results.reading.report_limits import read_limits
+from ncucampaign.results.reading.rules import RuleResult
 
 
 def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:

@@ -22,10 +22,9 @@ from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.doctor_check import Check
-from ncucampaign.results.findings.rules import RuleResult, rule_fields
 from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
-from ncucampaign.results.page.chart_metrics import CHART_METRICS
-from ncucampaign.results.page.chart_reading import pm_samples, used_tensor_paths
+from ncucampaign.results.reading.charts import CHART_METRICS, pm_samples, used_tensor_paths
+from ncucampaign.results.reading.rules import RuleResult, rule_fields
 from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
 
 

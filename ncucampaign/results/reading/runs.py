@@ -16,8 +16,8 @@ from ncucampaign.execute.rundir.collector import collector_paused
 from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST
-from ncucampaign.results.findings.weights import shares_by_kernel, weighed_as
-from ncucampaign.results.page.roofline import chart_data
+from ncucampaign.results.reading.roofline import chart_data
+from ncucampaign.results.weights import shares_by_kernel, weighed_as
 
 TIDY_COLUMNS = (
     "run_id",

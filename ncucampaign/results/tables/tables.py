@@ -16,8 +16,8 @@ from rich.text import Text
 
 from ncucampaign.errors import printable
 from ncucampaign.results.gate.compare import Comparison
-from ncucampaign.results.gate.gate_report import gate_line
-from ncucampaign.results.gate.gate_tables import verdict_records
+from ncucampaign.results.gate.report import gate_line
+from ncucampaign.results.gate.tables import verdict_records
 from ncucampaign.results.metrics import DURATION, STANDARD_METRICS, middle
 from ncucampaign.results.reading.runs import TIDY_COLUMNS
 

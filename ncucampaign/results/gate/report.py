@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from ncucampaign.errors import plural, printable
 from ncucampaign.escaping import markdown_inline, xml_attribute, xml_text
 from ncucampaign.results.gate.compare import Comparison
-from ncucampaign.results.gate.gate import TargetVerdict
+from ncucampaign.results.gate.samples import TargetVerdict
 from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import STANDARD_METRICS
 

@@ -1,5 +1,5 @@
 """A result's roofline, memory flows and warp states from its recorded metrics, formed as ncu's
-own sections form them (results/page/chart_metrics.py). Pure: numbers in, numbers out."""
+own sections form them (results/reading/charts.py). Pure: numbers in, numbers out."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeGuard
 
-from ncucampaign.results.page.chart_metrics import (
+from ncucampaign.results.reading.charts import (
     DRAM_HZ,
     DRAM_PEAK,
     DRAM_RATE,

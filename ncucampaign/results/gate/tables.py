@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncucampaign.errors import printable
-from ncucampaign.results.gate.gate import TargetVerdict
+from ncucampaign.results.gate.samples import TargetVerdict
 from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import STANDARD_METRICS
 

@@ -28,7 +28,7 @@ from ncucampaign.escaping import markdown_inline
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.gate.gate import EXACT_METRICS, launch_state
+from ncucampaign.results.gate.samples import EXACT_METRICS, launch_state
 
 REFERENCE_VERSION = 1
 MAX_SAMPLES = 20

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable, UsageError
 from ncucampaign.execute.rundir.manifest import Manifest
-from ncucampaign.results.findings.rules import RuleResult
-from ncucampaign.results.findings.weights import GainTerm, gain_terms, percent, total_gain, weighed_as
 from ncucampaign.results.reading.isolated import read_launches, read_rule_results
+from ncucampaign.results.reading.rules import RuleResult
 from ncucampaign.results.reading.runs import LoadedRun, load_run
+from ncucampaign.results.weights import GainTerm, gain_terms, percent, total_gain, weighed_as
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 # Messages that are findings (something to act on); OK and NONE messages are informative.

@@ -1,4 +1,4 @@
-"""Runs of one campaign as series (results/gate/history.py): per target and metric, a point per run
+"""Runs of one campaign as series (results/history/changes.py): per target and metric, a point per run
 in the order given, with the run's setting; and each series' changes, with the commits between
 which to bisect. Pure."""
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.results.gate.gate import EXACT_METRICS, metric_samples
-from ncucampaign.results.gate.history import Change, Point, changes, newest_confirmed, segments
-from ncucampaign.results.gate.reference import gpu_model
+from ncucampaign.results.gate.samples import EXACT_METRICS, metric_samples
+from ncucampaign.results.history.changes import Change, Point, changes, newest_confirmed, segments
+from ncucampaign.results.history.reference import gpu_model
 from ncucampaign.results.metrics import DURATION
 
 

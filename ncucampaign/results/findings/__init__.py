@@ -1,1 +1,0 @@
-"""results/findings/: ncu's rule results ranked, and the weights of the timing pass."""
