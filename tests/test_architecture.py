@@ -69,13 +69,13 @@ EXECUTE = "ncucampaign.execute."
 ROOM_MAY_IMPORT = {
     "rundir": set(),
     "process": {"rundir"},
-    "attempt": {"rundir", "process", "top"},
-    "trace": {"rundir", "process", "attempt", "top"},
-    "shared": {"rundir", "process", "attempt", "top", "trace"},
+    "attempt": {"rundir", "process"},
+    "trace": {"rundir", "process", "attempt"},
+    "shared": {"rundir", "process", "attempt", "trace"},
 }
 ROOMS = {path.name for path in (PACKAGE / "execute").iterdir() if (path / "__init__.py").is_file()}
 # Modules of the top of execute/ that run units for any backend: never a backend imported by them.
-GENERIC = {"units", "executors", "open_run", "prepare", "context", "resume", "provenance"}
+GENERIC = {"units", "executors", "open_run", "prepare", "resume"}
 BACKENDS = EXECUTE + "backends."
 LOCAL = BACKENDS + "local"
 # execute/backends/: what each sibling may import of the others. The contract (contract.py: the Backend

@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from ncucampaign.cli import build_parser
-from ncucampaign.commands.run_request import ncu_of, request_from
+from ncucampaign.commands.running.request import ncu_of, request_from
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import BackendRequest, RunRequest

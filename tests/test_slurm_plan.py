@@ -323,7 +323,7 @@ def test_a_refused_sbatch_on_resume_keeps_the_run_and_says_how_to_finish_it(tmp_
 
 
 def test_waiting_prints_a_line_whenever_a_target_changes_state() -> None:
-    from ncucampaign.commands.batch_runs import progress_line
+    from ncucampaign.commands.running.batch import progress_line
     from ncucampaign.execute.rundir.manifest import Manifest
 
     manifest = Manifest.model_construct(

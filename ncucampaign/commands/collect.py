@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from ncucampaign.commands.batch_runs import collect_run, describe
 from ncucampaign.commands.common import out_console
 from ncucampaign.commands.progress import final_table
+from ncucampaign.commands.running.batch import collect_run, describe
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.reading.runs import load_run

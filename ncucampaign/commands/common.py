@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from rich.console import Console
 
 from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
-from ncucampaign.execute.provenance import installed_ncu
+from ncucampaign.execute.process.provenance import installed_ncu
 from ncucampaign.execute.rundir.collector import collector_paused
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.exec_limits import exec_size_problems

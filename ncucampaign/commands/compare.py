@@ -8,7 +8,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.commands.common import out_console, reading_runs
 from ncucampaign.commands.reference import read_reference
 from ncucampaign.errors import (
@@ -26,7 +25,7 @@ from ncucampaign.results.gate.report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate.tables import verdict_table
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
 from ncucampaign.results.history.reference import as_manifest, file_name, gpu_model, not_comparable
-from ncucampaign.results.reading.runs import LoadedRun
+from ncucampaign.results.reading.runs import LoadedRun, load_collected
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
 

@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
 from ncucampaign.results.findings import (
     findings_of,
@@ -18,7 +17,7 @@ from ncucampaign.results.findings import (
     shares_of_shown,
     top,
 )
-from ncucampaign.results.reading.runs import LoadedRun
+from ncucampaign.results.reading.runs import LoadedRun, load_collected
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
 

@@ -10,7 +10,6 @@ import json
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.commands.common import out_console, reading_runs
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.escaping import console_text
@@ -19,6 +18,7 @@ from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import MANIFEST, write_text_atomic
 from ncucampaign.results.history.series import Series, bisect_hint, commit_of, series_of
 from ncucampaign.results.page.history_page import history_page, where
+from ncucampaign.results.reading.runs import load_collected
 
 FAILING = ("SLOWER", "CHANGED")  # what --fail-on-regression fails on, as the newest confirmed change
 

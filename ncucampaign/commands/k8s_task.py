@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ncucampaign.commands.batch_task import array_listing, run_listed_task, task_names
+from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND

@@ -16,7 +16,7 @@ from ncucampaign.commands.common import (
     print_warnings,
     runs_root,
 )
-from ncucampaign.commands.run_request import add_backend_arguments, backend_request
+from ncucampaign.commands.running.request import add_backend_arguments, backend_request
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import RunRequest

@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
-from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.results.history.reference import file_name, gpu_model, moved, moved_markdown, reference_data
+from ncucampaign.results.reading.runs import load_collected
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
 
 REFS = "refs"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.page.html import write_report
+from ncucampaign.results.reading.runs import load_collected
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -9,12 +9,12 @@ import argparse
 import shutil
 import sys
 
-from ncucampaign.commands.batch_runs import before_resume, retire_rerun_claims, wait
 from ncucampaign.commands.common import file_from_only, installed_listing, out_console, print_warnings, runs_root
 from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.commands.run_request import add_run_arguments, request_from
-from ncucampaign.commands.run_resume import campaign_and_plan, latest_begun, resumed_run
-from ncucampaign.commands.run_steps import check_jobs_per_gpu, dry_run, gpu_list, local_ncu, samples_short
+from ncucampaign.commands.running.batch import before_resume, retire_rerun_claims, wait
+from ncucampaign.commands.running.request import add_run_arguments, request_from
+from ncucampaign.commands.running.resume import campaign_and_plan, latest_begun, resumed_run
+from ncucampaign.commands.running.steps import check_jobs_per_gpu, dry_run, gpu_list, local_ncu, samples_short
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError, printable
 from ncucampaign.execute.backends.contract import Backend, Prepared, Started
 from ncucampaign.execute.backends.systems import BACKENDS

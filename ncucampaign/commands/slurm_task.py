@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ncucampaign.commands.batch_task import array_listing, run_listed_task, task_names
+from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
 from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.slurm.placement import placement
 from ncucampaign.execute.rundir.store import RunStore

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from rich.text import Text
 
-from ncucampaign.commands.batch_runs import load_collected
 from ncucampaign.commands.common import PipedConsole, out_console, reading_runs
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError, printable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
@@ -16,7 +15,7 @@ from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import sample_summary
 from ncucampaign.results.reading.records import result_records
-from ncucampaign.results.reading.runs import run_rows, tidy_rows
+from ncucampaign.results.reading.runs import load_collected, run_rows, tidy_rows
 from ncucampaign.results.tables.tables import tidy_csv, tidy_json
 from ncucampaign.results.tables.target_tables import target_table, target_text
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES

@@ -25,8 +25,8 @@ from ncucampaign.discover.analysis import (
     summarize_kernels,
 )
 from ncucampaign.errors import UsageError
+from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.backends.local import start_run
-from ncucampaign.execute.context import Reporter
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.status import Status

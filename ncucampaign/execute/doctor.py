@@ -20,8 +20,8 @@ from pathlib import Path
 from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.attempt.refusals import machine_refusal
 from ncucampaign.execute.doctor_check import Check
+from ncucampaign.execute.process.provenance import asked_gpus, asked_version
 from ncucampaign.execute.process.short import run_captured
-from ncucampaign.execute.provenance import asked_gpus, asked_version
 from ncucampaign.execute.trace.contract import Readiness
 from ncucampaign.execute.trace.tracers import TRACERS
 from ncucampaign.plan.gpus import VISIBLE

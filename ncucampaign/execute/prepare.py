@@ -12,10 +12,10 @@ from typing import Any
 
 from ncucampaign import __version__
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
-from ncucampaign.execute.context import ReportReader
+from ncucampaign.execute.attempt.context import ReportReader
 from ncucampaign.execute.doctor import before_run, run_checks
+from ncucampaign.execute.process.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.process.short import answered, probing_pool
-from ncucampaign.execute.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.collector import collector_paused
 from ncucampaign.execute.rundir.manifest import (

@@ -14,8 +14,8 @@ import dataclasses
 from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
-from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
 from ncucampaign.execute.rundir.shared_kinds import TIMING_PREFIX
 from ncucampaign.execute.rundir.status import Status

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, first_line
 from ncucampaign.execute.attempt.attempts import run_attempts
-from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.executors import Executor
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Manifest, Obtained, TargetRecord

@@ -12,11 +12,11 @@ from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponen
 
 from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.attempt.ncu_checks import InstalledNcuChecks
 from ncucampaign.execute.attempt.refusals import MachineRefused, machine_refusal
 from ncucampaign.execute.attempt.stall import stall_watch
-from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord

@@ -7,8 +7,8 @@ import functools
 import shutil
 from dataclasses import dataclass
 
+from ncucampaign.execute.process.provenance import installed_ncu
 from ncucampaign.execute.process.short import run_captured
-from ncucampaign.execute.provenance import installed_ncu
 
 CHECK_TIMEOUT_S = 120.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import pending_record
 from ncucampaign.execute.rundir.manifest import SharedRunRecord
 from ncucampaign.execute.rundir.shared_kinds import SharedRunKind

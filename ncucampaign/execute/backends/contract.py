@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ncucampaign.execute.context import Reporter
+from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import Submission

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ncucampaign.errors import EXIT_INTERRUPTED
+from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
-from ncucampaign.execute.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings

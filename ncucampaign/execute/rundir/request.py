@@ -1,5 +1,5 @@
 """What `run` is asked to do, as one frozen value: built from the command line once
-(commands/run_request.py) or by `ab` for each of its runs, handed to every step of the run, and kept
+(commands/running/request.py) or by `ab` for each of its runs, handed to every step of the run, and kept
 in the manifest (`request`), where `run --resume` reads back what the run was started with. Nothing
 downstream reads an argv."""
 

@@ -54,6 +54,11 @@ class RunDir:
     def manifest(self) -> Path:
         return self.root / MANIFEST
 
+    @property
+    def runs_root(self) -> Path:
+        """Where the campaign's run directories go: a run directory is <runs root>/<campaign>/<run id>."""
+        return self.root.parent.parent
+
     def inside(self, *parts: str) -> Path:
         """A path under the run directory; refuses anything that would resolve outside it."""
         path = self.root.joinpath(*parts)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.diagnose import diagnose
-from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.selection import TraceSelections

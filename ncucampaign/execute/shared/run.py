@@ -12,8 +12,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.attempt.classify import parse_console
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
-from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status

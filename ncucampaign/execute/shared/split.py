@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
-from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Obtained, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord

@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ncucampaign.execute.attempt.attempts import run_attempts
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
-from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.cache import TraceCache, TraceKey
 from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, trace_name

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
-from ncucampaign.execute.context import RunContext
 from ncucampaign.execute.process.groups import RUN_MARKER, run_in_group
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso

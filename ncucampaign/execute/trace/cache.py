@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
+from ncucampaign.execute.rundir.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.execute.trace.listings import MAX_LISTINGS_FILE, Listings, decode, encode, stamp_of
 from ncucampaign.plan.share.partition import KeptPartition

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.manifest import SharedRunRecord
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
 from ncucampaign.execute.trace.cache import TraceCache, TraceKey

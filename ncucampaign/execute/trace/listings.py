@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.execute.cache_files import read_cache_text
+from ncucampaign.execute.rundir.cache_files import read_cache_text
 from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.nsys_select import DEFAULT_DOMAIN, TracedLaunch, as_launch, selected

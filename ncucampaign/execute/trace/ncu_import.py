@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.process.groups import RUN_MARKER
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.process.signals import StopRequest

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.trace.contract import TraceAsk

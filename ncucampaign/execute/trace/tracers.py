@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncucampaign.execute.context import RunContext
+from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.manifest import SharedRunRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.by_ncu import NcuTracer

@@ -8,12 +8,12 @@ from functools import partial
 from pathlib import Path
 
 from ncucampaign.errors import UsageError
+from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.k8s.api import active_jobs, require_cluster
 from ncucampaign.execute.backends.k8s.settings import FLAGS, KUBERNETES_BACKEND, k8s_runs_root, k8s_settings
 from ncucampaign.execute.backends.k8s.submit import submit_job
-from ncucampaign.execute.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.request import RunRequest

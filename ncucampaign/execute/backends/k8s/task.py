@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND
-from ncucampaign.execute.provenance import gpu_info
+from ncucampaign.execute.process.provenance import gpu_info
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.plan.gpus import VISIBLE
 

@@ -7,7 +7,7 @@ import socket
 
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.provenance import gpu_info
+from ncucampaign.execute.process.provenance import gpu_info
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.plan.gpus import VISIBLE
 

@@ -9,11 +9,11 @@ from functools import partial
 from pathlib import Path
 
 from ncucampaign.errors import UsageError, printable
+from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.slurm.queue import active_jobs, slurm_command
 from ncucampaign.execute.backends.slurm.submit import submit_array
-from ncucampaign.execute.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.request import RunRequest

@@ -15,8 +15,8 @@ from ncucampaign.execute.backends.batch.files import BATCH
 from ncucampaign.execute.backends.batch.task import run_task
 from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
+from ncucampaign.execute.process.provenance import installed_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.provenance import installed_ncu
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.plan.expand import build_plan
@@ -42,8 +42,9 @@ def run_listed_task(
     check_names(names, set(plan.names()), number)
     ncu_path = resolve_ncu(plan.ncu)
     installed = installed_ncu(ncu_path)
+    store = RunStore.open(root, report_suffix(installed))
     settings = RunSettings(
-        runs_root=root.parent.parent,
+        runs_root=store.run.runs_root,
         ncu_path=ncu_path,
         reader=NcuReportReader(ncu_path),
         command_line=tuple(sys.argv),
@@ -54,7 +55,6 @@ def run_listed_task(
     console = out_console()
     reporter = ConsoleReporter(console, live=False)
     with stop_on_signals(stop, reporter.stopping), reporter:
-        store = RunStore.open(root, report_suffix(installed))
         result = run_task(store, plan, settings, reporter, stop, main, names, where, batch_system(where.backend))
     if result is None:
         console.print(f"{command}: {', '.join(names)}: claimed by another task already; nothing to do")

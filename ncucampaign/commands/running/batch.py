@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ncucampaign.commands.progress import final_table
-from ncucampaign.commands.run_resume import Resumed
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError, printable
+from ncucampaign.commands.running.resume import Resumed
+from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
 from ncucampaign.execute.backends.batch.collect import Collected, collect
 from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.contract import Backend
@@ -35,24 +35,6 @@ def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Col
     store = RunStore.open(loaded.root)
     with store.lock():
         return store, collect(store, load_run(loaded.root).manifest, BACKENDS, clean_up)
-
-
-def load_collected(path: str | Path) -> LoadedRun:
-    """A run for a command that reads it (summarize, report, compare, findings): one submitted to Slurm
-    or Kubernetes has its tasks' records merged in memory, touching no process and writing nothing
-    (the run directory may be read-only, or another command's). Best effort: records that cannot be
-    read leave the run as its manifest says, with a note."""
-    loaded = load_run(path)
-    if not loaded.manifest.slurm_arrays:
-        return loaded
-    try:
-        collected = collect(RunStore.open(loaded.root), loaded.manifest, BACKENDS, clean_up=False, save=False)
-    except (EnvironmentProblem, UsageError) as exc:
-        print(
-            f"ncucampaign: note: the Slurm tasks' records were not collected ({printable(str(exc))})", file=sys.stderr
-        )
-        return loaded
-    return LoadedRun(loaded.root, collected.manifest)
 
 
 def newest_system(manifest: Manifest) -> Backend:

@@ -10,7 +10,7 @@ from pathlib import Path
 from ncucampaign.commands.common import checked_ncu
 from ncucampaign.errors import EXIT_OK, UsageError, plural, printable
 from ncucampaign.execute.prepare import resolve_ncu
-from ncucampaign.execute.provenance import usable_gpus
+from ncucampaign.execute.process.provenance import usable_gpus
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.plan.argv import ncu_argv, shell_command

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.commands.common import load_plan
-from ncucampaign.commands.run_request import ncu_of
+from ncucampaign.commands.running.request import ncu_of
 from ncucampaign.errors import EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.request import RunRequest

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import printable
-from ncucampaign.execute.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.process.short import Probed, answered, probe, probed, probing_pool
+from ncucampaign.execute.rundir.cache_files import read_cache_text, write_cache_text
 from ncucampaign.execute.rundir.manifest import GitInfo, GpuInfo, HostInfo, NcuInfo
 from ncucampaign.plan.gpus import VISIBLE, split_visible
 from ncucampaign.plan.share.union import NO_CONFIG
