@@ -21,7 +21,7 @@ from ncucampaign.execute.attempt.classify import ConsoleSummary, parse_console
 from ncucampaign.execute.attempt.diagnose import closest_kernels, diagnose, suggest_filter
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.expand import build_plan
-from ncucampaign.results.reading.reader import Launch
+from ncucampaign.results.reading.reader import ReportedLaunch
 from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_grammar import escape_regex
@@ -102,8 +102,8 @@ def test_suggested_filters() -> None:
 # --- discovery core --------------------------------------------------------------------------------------
 
 
-def launch(ordinal: int, function: str, ns: float, nvtx: str = "", demangled: str | None = None) -> Launch:
-    return Launch(ordinal, function, demangled or function, ns, (nvtx,) if nvtx else (), 0, 0, ordinal)
+def launch(ordinal: int, function: str, ns: float, nvtx: str = "", demangled: str | None = None) -> ReportedLaunch:
+    return ReportedLaunch(ordinal, function, demangled or function, ns, (nvtx,) if nvtx else (), 0, 0, ordinal)
 
 
 LAUNCHES = sorted(

@@ -19,7 +19,7 @@ from ncucampaign.discover.session import (
     discovery_plan,
     run_discovery,
 )
-from ncucampaign.discover.tables import kernel_table, target_table
+from ncucampaign.discover.tables import kernel_table, suggested_targets_table
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
 def print_discovery(console: Console, found: Discovery) -> None:
     if found.listed:
-        console.print(target_table(found.base, found.listed))
+        console.print(suggested_targets_table(found.base, found.listed))
     else:
         console.print(kernel_table(found.kernels, len(found.launches), found.limit))
         console.print("\nSuggested targets (paste under targets:):\n")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
 from ncucampaign.results.findings import (
+    finding_data,
     findings_of,
-    group_data,
     group_text,
     is_report_path,
     rank,
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     status = EXIT_USAGE if read.unreadable else EXIT_OK
     if args.format == "json":
         charts = run_charts(run) if run is not None else None
-        print(json.dumps([group_data(group, charts) for group in groups], indent=2))
+        print(json.dumps([finding_data(group, charts) for group in groups], indent=2))
         return status
     if not groups:
         print(nothing_found(run, read.unreadable, args.all))

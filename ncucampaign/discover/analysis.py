@@ -19,7 +19,7 @@ import yaml
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.results.metrics import DURATION
-from ncucampaign.results.reading.reader import Launch
+from ncucampaign.results.reading.reader import ReportedLaunch
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_grammar import escape_regex, nvtx_scope
 from ncucampaign.spec.roles import KERNEL_KEYS, SCOPE_KEYS
@@ -70,9 +70,9 @@ class KernelSummary:
     ordinals: tuple[int, ...]
 
 
-def summarize_kernels(launches: Sequence[Launch]) -> list[KernelSummary]:
+def summarize_kernels(launches: Sequence[ReportedLaunch]) -> list[KernelSummary]:
     """One row per kernel (demangled name), sorted by total GPU time."""
-    groups: dict[str, list[Launch]] = {}
+    groups: dict[str, list[ReportedLaunch]] = {}
     for launch in launches:
         groups.setdefault(launch.demangled, []).append(launch)
     grand_total = sum(launch.duration_ns or 0.0 for launch in launches) or 1.0
@@ -106,7 +106,7 @@ class Suggestion:
 
 def suggest_targets(
     kernels: Sequence[KernelSummary],
-    launches: Sequence[Launch],
+    launches: Sequence[ReportedLaunch],
     in_scope: Callable[[str], set[tuple[int, int]]] | None,
     base_options: dict[str, Any] | None = None,
     top: int = SUGGEST_TOP,
@@ -147,10 +147,10 @@ def suggest_targets(
 def _filters_for(
     kernel: KernelSummary,
     shared_name: bool,
-    launches: Sequence[Launch],
+    launches: Sequence[ReportedLaunch],
     in_scope: Callable[[str], set[tuple[int, int]]] | None,
     options: dict[str, Any],
-) -> list[Launch]:
+) -> list[ReportedLaunch]:
     """Add the kernel's filters (and NVTX scope) to `options`; the launches they match, in order."""
     path = kernel.nvtx[0][0] if kernel.nvtx else ""
     selected = None
@@ -203,11 +203,11 @@ def _wrap(text: str, width: int = 100) -> list[str]:
 
 @dataclass(frozen=True)
 class ListedLaunch:
-    launch: Launch
+    launch: ReportedLaunch
     profiled: bool  # the target's launch_skip/launch_count would profile it
 
 
-def mark_target_launches(launches: Sequence[Launch], options: TargetOptions) -> list[ListedLaunch]:
+def mark_target_launches(launches: Sequence[ReportedLaunch], options: TargetOptions) -> list[ListedLaunch]:
     """Every launch the target's filters matched (ncu filtered them), marking what skip/count pick."""
     skip = options.launch_skip or 0
     end = skip + options.launch_count if options.launch_count is not None else len(launches)

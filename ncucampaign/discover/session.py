@@ -34,7 +34,7 @@ from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.units import RunResult
 from ncucampaign.plan.expand import Invocation, Plan, build_plan
 from ncucampaign.results.reading.isolated import nvtx_selected_each, read_launches
-from ncucampaign.results.reading.reader import Launch
+from ncucampaign.results.reading.reader import ReportedLaunch
 from ncucampaign.spec.loader import LoadedCampaign, parse_campaign
 from ncucampaign.spec.model import Target
 from ncucampaign.spec.ncu_grammar import nvtx_scope
@@ -88,7 +88,7 @@ class Discovery:
     result: RunResult
     base: Invocation
     limit: int
-    launches: tuple[Launch, ...]
+    launches: tuple[ReportedLaunch, ...]
     kernels: tuple[KernelSummary, ...] = ()
     suggestions: tuple[Suggestion, ...] = ()
     listed: tuple[ListedLaunch, ...] = ()

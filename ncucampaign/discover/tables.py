@@ -10,7 +10,7 @@ from rich.table import Table
 from ncucampaign.discover.analysis import KernelSummary, ListedLaunch, short
 from ncucampaign.escaping import console_text
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.results.reading.reader import Launch
+from ncucampaign.results.reading.reader import ReportedLaunch
 
 
 def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) -> Table:
@@ -38,7 +38,7 @@ def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) ->
     return table
 
 
-def target_table(base: Invocation, listed: Sequence[ListedLaunch]) -> Table:
+def suggested_targets_table(base: Invocation, listed: Sequence[ListedLaunch]) -> Table:
     skip = base.options.launch_skip or 0
     count = base.options.launch_count
     picked = [item.launch.ordinal for item in listed if item.profiled]
@@ -51,7 +51,7 @@ def target_table(base: Invocation, listed: Sequence[ListedLaunch]) -> Table:
     for column in ("launch_skip", "kernel", "us", "NVTX", ""):
         table.add_column(column, justify="right" if column in ("launch_skip", "us") else "left")
     for item in listed:
-        launch: Launch = item.launch
+        launch: ReportedLaunch = item.launch
         table.add_row(
             str(launch.ordinal),
             console_text(short(launch.function, 50)),

@@ -222,7 +222,7 @@ def gain_arithmetic(group: FindingGroup, shown: int | None = 3) -> str:
     return " + ".join(words)
 
 
-def group_data(group: FindingGroup, charts: Mapping[tuple[str, int], object] | None = None) -> dict[str, object]:
+def finding_data(group: FindingGroup, charts: Mapping[tuple[str, int], object] | None = None) -> dict[str, object]:
     """`charts`: (target, result) -> the result's chart numbers (results.roofline.chart_data)."""
     rule = group.first
     charts = charts or {}

@@ -16,7 +16,7 @@ from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES
 from ncucampaign.execute.process.workers import WorkerPool, worker_pool
 from ncucampaign.own_time import CLOCK, REPORTS
-from ncucampaign.results.reading.reader import NO_READER, Launch, MeasuredResult, ncu_report_module
+from ncucampaign.results.reading.reader import NO_READER, MeasuredResult, ReportedLaunch, ncu_report_module
 from ncucampaign.results.reading.report_limits import read_limits
 from ncucampaign.results.reading.rules import RuleResult
 
@@ -129,8 +129,8 @@ def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = N
     ]
 
 
-def read_launches(report: Path, ncu: str | None = None) -> list[Launch]:
-    return [Launch(**{**row, "nvtx": tuple(row["nvtx"])}) for row in _ask("launches", report, ncu)]
+def read_launches(report: Path, ncu: str | None = None) -> list[ReportedLaunch]:
+    return [ReportedLaunch(**{**row, "nvtx": tuple(row["nvtx"])}) for row in _ask("launches", report, ncu)]
 
 
 def nvtx_selected_each(report: Path, expressions: list[str], ncu: str | None = None) -> dict[str, set[tuple[int, int]]]:

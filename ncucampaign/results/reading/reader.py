@@ -138,7 +138,7 @@ DEFAULT_DOMAIN = "<default domain>"
 
 
 @dataclass(frozen=True)
-class Launch:
+class ReportedLaunch:
     """One result of a report, in report order."""
 
     ordinal: int
@@ -151,15 +151,15 @@ class Launch:
     action_index: int
 
 
-def read_launches(report: Path, ncu: str | None = None) -> list[Launch]:
+def read_launches(report: Path, ncu: str | None = None) -> list[ReportedLaunch]:
     context = load(report, ncu)
     demangled_base = ncu_report_module(ncu).IAction.NameBase_DEMANGLED  # type: ignore[union-attr]
-    launches: list[Launch] = []
+    launches: list[ReportedLaunch] = []
     with reading(report):
         for range_index, action_index, action in actions(context):
             duration = action.metric_by_name(DURATION)
             launches.append(
-                Launch(
+                ReportedLaunch(
                     ordinal=len(launches),
                     function=name_of(action),
                     demangled=name_of(action, demangled_base),
