@@ -11,8 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "ncucampaign"
 STAGES = ("spec", "plan", "execute", "results", "discover", "commands", "cli")
 BASE = {"errors", "escaping", "markers", "own_time", "__init__"}  # importable from anywhere; import no stage
-MAX_MODULE_LINES = 300
-MAX_FUNCTION_LINES = 50
+MAX_MODULE_LINES = 280
+MAX_FUNCTION_LINES = 45
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
 

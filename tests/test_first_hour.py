@@ -173,7 +173,7 @@ def test_validation_reports_every_problem_of_a_file_in_one_pass(tmp_path: Path) 
 def test_a_reader_older_than_ncu_is_named_with_the_wheel_to_install(
     ncu: str | None, wheel: str | None, problem: bool
 ) -> None:
-    from ncucampaign.results.reading.reader import reader_too_old
+    from ncucampaign.results.reading.report_reader import reader_too_old
 
     found = reader_too_old(ncu, wheel)
     assert (found is not None) == problem

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ncucampaign.cli import main
-from ncucampaign.spec.model import OPTION_KEYS
+from ncucampaign.spec.keys import OPTION_KEYS
 from tests.conftest import FAKE_APP, FIXTURES, ROOT, fake_env, run_cli
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end

@@ -14,7 +14,8 @@ from ncucampaign.discover.analysis import FILTER_KEYS
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.groups import alone_reason, filter_signature, group_key
 from ncucampaign.plan.share.union import filter_words
-from ncucampaign.spec.model import OPTION_KEYS, TargetOptions, field_name
+from ncucampaign.spec.keys import OPTION_KEYS, field_name
+from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.roles import (
     FIELD_OF_KEY,
     IMPORT_FILTERS,

@@ -9,7 +9,8 @@ import pytest
 
 from ncucampaign.errors import CampaignError
 from ncucampaign.plan.argv import escape_macros, ncu_argv, shell_command
-from ncucampaign.plan.expand import Plan, build_plan, slug
+from ncucampaign.plan.expand import Plan, build_plan
+from ncucampaign.plan.matrix import slug
 from ncucampaign.spec.loader import parse_campaign
 
 

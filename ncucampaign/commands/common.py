@@ -23,7 +23,7 @@ from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.exec_limits import exec_size_problems
 from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
 from ncucampaign.plan.lint import LintWarning, lint_plan
-from ncucampaign.results.reading.reader import reader_too_old, wheel_version
+from ncucampaign.results.reading.report_reader import reader_too_old, wheel_version
 from ncucampaign.spec.loader import LoadedCampaign, load_campaign, parse_campaign
 from ncucampaign.spec.model import MAX_SAMPLES
 from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options

@@ -15,7 +15,7 @@ from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.doctor import machine_checks, ncu_check
 from ncucampaign.execute.doctor_check import Check
-from ncucampaign.results.reading.reader import reader_check
+from ncucampaign.results.reading.report_reader import reader_check
 from ncucampaign.spec.loader import load_campaign
 
 STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}

@@ -86,7 +86,7 @@ def _run(request: RunRequest) -> int:
         jobs_per_gpu=request.jobs_per_gpu,
         resume=resumed.root if resumed else None,
         resumed=resumed.manifest if resumed else None,
-        resumed_stamp=resumed.stamp if resumed else (),
+        resumed_stamp=resumed.stamp if resumed else None,
         rerun_failed=request.rerun_failed,
         share=not request.no_share,
         installed=installed,

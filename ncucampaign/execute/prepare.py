@@ -17,6 +17,7 @@ from ncucampaign.execute.doctor import before_run, run_checks
 from ncucampaign.execute.process.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.process.short import answered, probing_pool
 from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.cache_files import stamp_of
 from ncucampaign.execute.rundir.collector import collector_paused
 from ncucampaign.execute.rundir.manifest import (
     CampaignInfo,
@@ -49,7 +50,7 @@ class RunSettings:
     jobs_per_gpu: int = 1
     resume: Path | None = None
     resumed: Manifest | None = None  # the resumed run's manifest, as read before its lock was taken
-    resumed_stamp: tuple[int, ...] = ()  # of the file it was read from: read again if it changed since
+    resumed_stamp: list[int] | None = None  # of the file it was read from: read again if it changed since
     rerun_failed: bool = False
     share: bool = True  # run --no-share: every target in its own application run
     installed: InstalledNcu | None = None  # what the ncu lists: a target asking for more never shares
@@ -125,8 +126,7 @@ def provenance(plan: Plan, loaded: LoadedCampaign, settings: RunSettings) -> Pro
 
 
 def _unchanged(store: RunStore, settings: RunSettings) -> bool:
-    info = os.stat(store.run.manifest)
-    return settings.resumed_stamp == (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    return settings.resumed_stamp == stamp_of(store.run.manifest)
 
 
 def new_manifest(

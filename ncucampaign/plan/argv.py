@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.plan.expand import Invocation, Plan
-from ncucampaign.spec.model import option_value
+from ncucampaign.spec.keys import option_value
 from ncucampaign.spec.ncu_catalog import OPTION_SPECS, OptionSpec, option_flags
 
 

@@ -4,7 +4,6 @@ options ncu needs implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, 
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import os
 import re
@@ -13,15 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ncucampaign.errors import Problem
 from ncucampaign.plan.checks import too_many_invocations, unknown_codes
 from ncucampaign.plan.command import PlanProblems, command_argv
 from ncucampaign.plan.implied import implied_options
+from ncucampaign.plan.matrix import checked_matrix, expanded_name
+from ncucampaign.spec.keys import OPTION_KEYS, field_name, keys_set
 from ncucampaign.spec.loader import LoadedCampaign
-from ncucampaign.spec.messages import message_for
-from ncucampaign.spec.model import NAME_PATTERN, OPTION_KEYS, Target, TargetOptions, field_name, keys_set, option_value
+from ncucampaign.spec.model import NAME_PATTERN, Target, TargetOptions
 
 DEFAULT_TIMEOUT_S = 1800.0
 DEFAULT_RETRIES = 1
@@ -139,7 +137,7 @@ def _duplicate_names(invocations: list[Invocation]) -> list[Problem]:
 
 def _expand_target(loaded: LoadedCampaign, index: int, target: Target) -> list[Invocation]:
     here: tuple[str | int, ...] = ("targets", index)
-    matrix = _checked_matrix(target, here)
+    matrix = checked_matrix(target, here)
     placeholders = set(re.findall(r"\{([^{}]*)\}", target.name))
     unknown = placeholders - {key for key, _ in matrix}
     if unknown:
@@ -151,62 +149,12 @@ def _expand_target(loaded: LoadedCampaign, index: int, target: Target) -> list[I
     invocations = []
     for combo in combos:
         chosen = tuple(zip(keys, combo, strict=True))
-        name = _expanded_name(target.name, chosen)
+        name = expanded_name(target.name, chosen)
         if not re.match(NAME_PATTERN, name):
             raise PlanProblems([Problem((*here, "name"), f"expanded name {name!r} is not a valid target name")])
         options = _resolve_options(loaded.campaign.defaults, target, dict(chosen), here)
         invocations.append(_invocation(loaded, index, target, name, chosen, options))
     return invocations
-
-
-def _checked_matrix(target: Target, here: tuple[str | int, ...]) -> list[tuple[str, list[Any]]]:
-    if not target.matrix:
-        return []
-    problems = []
-    checked = []
-    for key, values in target.matrix.items():
-        where = (*here, "matrix", key)
-        if key not in OPTION_KEYS:
-            hint = difflib.get_close_matches(key, OPTION_KEYS, n=1)
-            suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
-            problems.append(Problem(where, f"'{key}' is not a target option{suggestion}"))
-            continue
-        if key in keys_set(target):
-            problems.append(Problem(where, f"'{key}' is set both in the target and in its matrix"))
-            continue
-        validated = []
-        for position, value in enumerate(values):
-            try:
-                option = TargetOptions.model_validate({key: value})
-            except ValidationError as exc:
-                message = message_for(exc.errors(include_url=False)[0], (*where, position))
-                problems.append(Problem((*where, position), message))
-                continue
-            validated.append(option_value(option, key))
-        checked.append((key, validated))
-    if problems:
-        raise PlanProblems(problems)
-    return checked
-
-
-def slug(value: Any) -> str:
-    """A matrix value as a file-name-safe name part: '::(4|8)' -> '4_8', ['A', 'B'] -> 'A_B'."""
-    if isinstance(value, bool):
-        text = "on" if value else "off"
-    elif isinstance(value, list | tuple):
-        text = "_".join(slug(item) for item in value)
-    else:
-        text = str(value)
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.-") or "x"
-
-
-def _expanded_name(template: str, chosen: tuple[tuple[str, Any], ...]) -> str:
-    if not chosen:
-        return template
-    if "{" in template:
-        values = {key: slug(value) for key, value in chosen}
-        return re.sub(r"\{([^{}]*)\}", lambda m: values[m.group(1)], template)
-    return "-".join([template, *(slug(value) for _, value in chosen)])
 
 
 # --- resolution ------------------------------------------------------------------------------------------

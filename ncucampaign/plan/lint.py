@@ -14,6 +14,7 @@ from ncucampaign.errors import format_key_path, printable
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.lint_rules import RULES, Context, KeyPath
+from ncucampaign.spec.keys import OPTION_KEYS, field_name
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu
@@ -63,15 +64,12 @@ def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None
     return sorted(located, key=lambda w: (w.line or 0, w.code))
 
 
-_FIELD_OF_KEY = {info.alias or name: name for name, info in TargetOptions.model_fields.items()}
-
-
 def inherited(loaded: LoadedCampaign, path: KeyPath) -> KeyPath:
     """A target's key path, or the `defaults:` key it inherits its value from (a typo in
     defaults: was reported once per target, each at the target's line)."""
-    if len(path) < 3 or path[0] != "targets" or not isinstance(path[1], int) or path[2] not in _FIELD_OF_KEY:
+    if len(path) < 3 or path[0] != "targets" or not isinstance(path[1], int) or path[2] not in OPTION_KEYS:
         return path
-    target, field = loaded.target_at(path[1]), _FIELD_OF_KEY[str(path[2])]
+    target, field = loaded.target_at(path[1]), field_name(str(path[2]))
     own = field in target.model_fields_set or path[2] in (target.matrix or {})
     if not own and field in loaded.campaign.defaults.model_fields_set:
         return ("defaults", *path[2:])

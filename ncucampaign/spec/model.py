@@ -2,8 +2,7 @@
 
 `schemas/campaign.schema.json` is generated from `Campaign` (see `schema.py`); a test fails when the
 two drift. Models are frozen; sequences are tuples. Cross-target checks (duplicate names, matrix
-expansion) live in `ncucampaign.plan.expand`, because they need key paths that pydantic validators
-cannot give.
+expansion) need key paths and live in `ncucampaign.plan.expand`.
 """
 
 from __future__ import annotations
@@ -277,24 +276,3 @@ class Campaign(Frozen):
     defaults: TargetOptions = Field(default_factory=TargetOptions, description="options every target inherits")
     kubernetes: KubernetesSection | None = Field(None, description="where plan --k8s and run --k8s run it")
     targets: tuple[Target, ...] = Field(min_length=1, description="what to profile")
-
-
-# The campaign key of every option (`set` is the one whose field has another name: section_set).
-_FIELD_OF_KEY: dict[str, str] = {(info.alias or name): name for name, info in TargetOptions.model_fields.items()}
-OPTION_KEYS: tuple[str, ...] = tuple(_FIELD_OF_KEY)
-
-
-def field_name(key: str) -> str:
-    """The TargetOptions field that holds a campaign key ('set' -> 'section_set')."""
-    return _FIELD_OF_KEY.get(key, key)
-
-
-def option_value(options: TargetOptions, key: str) -> Any:
-    """The value of a campaign key in `options` (None when not set)."""
-    return getattr(options, field_name(key))
-
-
-def keys_set(options: TargetOptions) -> set[str]:
-    """The campaign keys that `options` sets explicitly."""
-    fields = TargetOptions.model_fields
-    return {(fields[name].alias or name) for name in options.model_fields_set if name in fields}

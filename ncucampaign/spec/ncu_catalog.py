@@ -15,14 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from ncucampaign.spec.ncu_versions import (
-    ADDED_OPTIONS,
-    LATEST_KNOWN,
-    MEASURED,
-    REPORT_SUFFIX,
-    NcuVersion,
-    release_text,
-)
+from ncucampaign.spec.ncu_versions import ADDED_OPTIONS, LATEST_KNOWN, MEASURED, REPORT_SUFFIX, NcuVersion, release_text
 
 OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch", "onoff_path"]
 

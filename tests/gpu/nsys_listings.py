@@ -13,13 +13,13 @@ block, NVTX stack; the listing by function name too. Prints the counts; exits 1 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 from ncucampaign.commands.common import load_plan
+from ncucampaign.execute.rundir.cache_files import stamp_of
 from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
-from ncucampaign.execute.trace.listings import BY_FUNCTION, decode, kept_launches, nsys_listings, stamp_of
+from ncucampaign.execute.trace.listings import BY_FUNCTION, decode, kept_launches, nsys_listings
 from ncucampaign.execute.trace.selection import member_listings
 from ncucampaign.spec.model import TargetOptions
 
@@ -45,7 +45,7 @@ def main(campaign_file: str, ncu_runs: str, nsys_runs: str) -> int:
         short = trace["name"].removeprefix(TRACE_PREFIX)
         (report,) = [p for p in cache.glob(f"{short}*") if p.name.endswith((".ncu-rep", ".ncu-repz"))]
         listed = decode(json.loads(report.with_name(report.name.split(".")[0] + ".listings.json").read_text()),
-                        stamp_of(os.stat(report)))  # fmt: skip
+                        stamp_of(report))  # fmt: skip
         other = nsys_traces.get(tuple(sorted(trace["members"])))
         if other is None:
             print(f"  {trace['name']}: no Nsight Systems trace of the same members ({len(trace['members'])})")

@@ -81,7 +81,7 @@ def before_resume(resumed: Resumed) -> Resumed:
     if collected.active:
         jobs = ", ".join(sorted(collected.active))
         raise UsageError(system.words.still_running(f"--resume {store.run.root}", jobs))
-    return Resumed(resumed.root, collected.manifest, ())  # written by collect: read again under the lock
+    return Resumed(resumed.root, collected.manifest, None)  # written by collect: read again under the lock
 
 
 def retire_rerun_claims(opened: OpenRun) -> None:

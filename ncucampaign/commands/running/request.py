@@ -25,7 +25,6 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--samples", type=int, metavar="N", help="samples per target for compare's verdicts, over the campaign's"
     )
     add_ncu_option(parser)
-    parser.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
     parser.add_argument(
         "--resume",
         nargs="?",
@@ -38,7 +37,6 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --resume (implied): run only the targets that failed or are incomplete",
     )
-    parser.add_argument("--gpus", metavar="LIST", help="run targets side by side, one per GPU: 0,1,... or all")
     parser.add_argument(
         "--no-share",
         action="store_true",
@@ -51,6 +49,14 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="after the targets, time every launch of the application once (as `weigh: true` does), so that "
         "findings rank by what they would gain the whole application",
     )
+    add_here_arguments(parser)
+    add_backend_arguments(parser, submits=True)
+
+
+def add_here_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a run on this machine takes (a batch backend refuses them: its system places its tasks)."""
+    parser.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
+    parser.add_argument("--gpus", metavar="LIST", help="run targets side by side, one per GPU: 0,1,... or all")
     parser.add_argument(
         "--jobs-per-gpu",
         type=int,
@@ -58,7 +64,6 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="ncu processes sharing one GPU (default 1: sharing can disturb the numbers)",
     )
-    add_backend_arguments(parser, submits=True)
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser, submits: bool) -> None:

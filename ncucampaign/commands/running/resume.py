@@ -13,6 +13,7 @@ from pathlib import Path
 from ncucampaign.commands.common import load_plan
 from ncucampaign.commands.running.request import ncu_of
 from ncucampaign.errors import EnvironmentProblem, UsageError, printable
+from ncucampaign.execute.rundir.cache_files import stamp_of
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import MANIFEST, latest_run, open_regular
@@ -31,7 +32,7 @@ class Resumed:
 
     root: Path
     manifest: Manifest
-    stamp: tuple[int, ...]
+    stamp: list[int] | None
 
     def keep(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan) -> tuple[RunRequest, LoadedCampaign, Plan]:
         """The request with what the run was started with (--no-share, --weigh, --samples), and the plan
@@ -60,15 +61,10 @@ def resumed_run(resume: str | None) -> Resumed | None:
         return None
     loaded = load_run(resume)
     try:
-        stamp = _stamp(loaded.root.resolve() / MANIFEST)
+        stamp: list[int] | None = stamp_of(loaded.root.resolve() / MANIFEST)
     except OSError:
-        stamp = ()  # read again under the run's lock
+        stamp = None  # read again under the run's lock
     return Resumed(loaded.root.resolve(), loaded.manifest, stamp)
-
-
-def _stamp(path: Path) -> tuple[int, ...]:
-    info = os.stat(path)
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def campaign_and_plan(request: RunRequest, resumed: Resumed | None) -> tuple[LoadedCampaign, Plan]:

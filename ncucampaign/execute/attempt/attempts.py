@@ -19,10 +19,10 @@ from ncucampaign.execute.attempt.refusals import MachineRefused, machine_refusal
 from ncucampaign.execute.attempt.stall import stall_watch
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.cache_files import sha256_of
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.own_time import CLOCK, REPORTS
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation

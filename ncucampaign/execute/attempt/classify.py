@@ -91,26 +91,29 @@ def _app_last_line(text: str) -> str | None:
 _MISSES = ("No kernels were profiled", "No ranges were profiled")
 
 
+def _available_kernels(lines: list[str]) -> tuple[str, ...]:
+    """The kernels ncu lists after "Available Kernels:" when nothing was profiled."""
+    found: list[str] = []
+    listing = False
+    for line in lines:
+        item = _AVAILABLE_ITEM.match(line) if listing else None
+        if item:
+            found.append(item.group(1).strip())
+        listing = line.startswith("Available Kernels:") or item is not None
+    return tuple(found)
+
+
 def parse_console(text: str) -> ConsoleSummary:
     profiled = 0
     errors: list[str] = []
     warnings: list[str] = []
-    available: list[str] = []
     reports: list[str] = []
     connected: list[tuple[int, str]] = []
     app_exit_code = None
     last_profiled = None
-    in_available = False
-    for line in _lines(text):
-        if in_available:
-            item = _AVAILABLE_ITEM.match(line)
-            if item:
-                available.append(item.group(1).strip())
-                continue
-            in_available = False
-        if line.startswith("Available Kernels:"):
-            in_available = True
-        elif match := _PROFILED.match(line):
+    lines = list(_lines(text))
+    for line in lines:
+        if match := _PROFILED.match(line):
             profiled += 1
             last_profiled = match.group(1)
         elif line.startswith("==ERROR=="):
@@ -130,7 +133,7 @@ def parse_console(text: str) -> ConsoleSummary:
         errors=tuple(errors),
         warnings=tuple(warnings),
         no_kernels=any(miss in w for w in warnings for miss in _MISSES),
-        available_kernels=tuple(available),
+        available_kernels=_available_kernels(lines),
         nvtx_start_end_note="match only start/end ranges" in joined,
         nvtx_push_pop_note="match only push/pop ranges" in joined,
         child_process_note="--target-processes all" in joined,
@@ -185,13 +188,7 @@ def classify_attempt(
         name = _signal_name(-exit_code)
         return Verdict(Status.PROFILER_ERROR, True, f"ncu was killed by {name}{kept}")
     if console.app_exit_code is not None and console.app_exit_code != 0:
-        code = console.app_exit_code
-        hint = f" (killed by {_signal_name(code)}?)" if code in _CRASH_SIGNALS else ""
-        said = f": {console.app_last_line}" if console.app_last_line else ""
-        message = f"the application returned error code {code}{hint}{said}{kept}"
-        if not console.profiled and (code in _CANNOT_START_CODES or _CANNOT_START.search(console.app_last_line or "")):
-            return Verdict(Status.APP_FAILED, False, f"{message}; not retried: the application cannot start")
-        return Verdict(Status.APP_FAILED, True, message)
+        return _app_failed(console, console.app_exit_code, kept)
     if exit_code:
         first = console.errors[0] if console.errors else _exit_text(exit_code)
         permanent = _has(_PERMANENT_PROFILER_PATTERNS, console.errors) is not None
@@ -207,6 +204,16 @@ def classify_attempt(
         return Verdict(Status.INCOMPLETE, False, f"the report holds {results} of the {expected} results asked for")
     count = f"{results} result{'s' if results != 1 else ''}" if results is not None else "report written"
     return Verdict(Status.OK, False, count)
+
+
+def _app_failed(console: ConsoleSummary, code: int, kept: str) -> Verdict:
+    """The application failed: retried, unless it cannot start (it would fail alike every time)."""
+    hint = f" (killed by {_signal_name(code)}?)" if code in _CRASH_SIGNALS else ""
+    said = f": {console.app_last_line}" if console.app_last_line else ""
+    message = f"the application returned error code {code}{hint}{said}{kept}"
+    if not console.profiled and (code in _CANNOT_START_CODES or _CANNOT_START.search(console.app_last_line or "")):
+        return Verdict(Status.APP_FAILED, False, f"{message}; not retried: the application cannot start")
+    return Verdict(Status.APP_FAILED, True, message)
 
 
 def _exit_text(code: int) -> str:

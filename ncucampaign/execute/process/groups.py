@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.process.log_tail import LogTail
@@ -61,26 +62,10 @@ def run_in_group(
     shut the application down and write the report). `watch`: asked while the attempt runs; a reason
     it returns stops the attempt like a timeout does.
     """
-    env = {**os.environ, **env_additions}
     start = time.monotonic()
     with os.fdopen(open_regular(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as log:
         offset = log.tell()
-        try:
-            proc = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
-        except NotADirectoryError as exc:
-            raise EnvironmentProblem(f"cannot start in {cwd}: {exc.strerror}") from None
-        except PermissionError as exc:
-            raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+        proc = _started(argv, log, cwd, {**os.environ, **env_additions})
     if on_start is not None:
         on_start(proc.pid)
     tail = LogTail(log_path, offset, echo) if echo else None
@@ -91,6 +76,25 @@ def run_in_group(
         if tail:
             tail.stop()
     return outcome
+
+
+def _started(argv: Sequence[str], log: IO[bytes], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """The process, in a session of its own, its output into `log`; an EnvironmentProblem when it
+    cannot start (no such program, no such folder, not allowed)."""
+    try:
+        return subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+    except NotADirectoryError as exc:
+        raise EnvironmentProblem(f"cannot start in {cwd}: {exc.strerror}") from None
+    except (FileNotFoundError, PermissionError) as exc:
+        raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
 
 
 def _supervise(
@@ -134,15 +138,8 @@ def _supervise(
     # A stop requested while ncu was dying of the same signal (Slurm's SIGTERM reaches every process
     # of a job at once): the attempt was interrupted, not failed.
     interrupted = interrupted or (stop.level >= 1 and not timed_out and stalled is None)
-    return ProcessOutcome(
-        exit_code=proc.returncode,
-        seconds=time.monotonic() - start,
-        timed_out=timed_out,
-        interrupted=interrupted,
-        signals_sent=tuple(sent),
-        leftovers_killed=leftovers,
-        stalled=stalled,
-    )
+    seconds = time.monotonic() - start
+    return ProcessOutcome(proc.returncode, seconds, timed_out, interrupted, tuple(sent), leftovers, stalled)
 
 
 def _escalate(sent: list[str], send: Callable[[signal.Signals], None], now: float, grace: float) -> float | None:

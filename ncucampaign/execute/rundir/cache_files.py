@@ -1,10 +1,12 @@
 """The files of ncucampaign's caches (discovery traces, their costs, what the installed ncu lists),
 read and written without following links: a link planted where a cache file goes can neither feed a
-run what it points to nor have its target overwritten (docs/running.md, "Unattended runs": writes never follow
-links). A cache that cannot be read or written is no cache: the work is done again."""
+run what it points to nor have its target overwritten (docs/running.md, "Unattended runs": writes
+never follow links). A cache that cannot be read or written is no cache: the work is done again.
+And what identifies a file: its stamp and its digest."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -36,3 +38,18 @@ def write_cache_text(path: Path, text: str) -> bool:
     except (OSError, EnvironmentProblem):
         return False
     return True
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def stamp_of(path: Path) -> list[int]:
+    """What tells a file from another at the same path, or the same one rewritten: device, inode,
+    size, modification time (OSError when it cannot be read)."""
+    info = os.stat(path)
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns]

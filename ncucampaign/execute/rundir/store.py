@@ -9,7 +9,6 @@ rename): a crash leaves the previous complete version, never half a file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -272,11 +271,3 @@ def write_text_atomic(path: Path, text: str) -> None:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

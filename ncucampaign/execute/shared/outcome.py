@@ -3,6 +3,7 @@ why); and the one record a shared run finishes without profiling, a miss decided
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ncucampaign.execute.attempt.classify import ConsoleSummary
@@ -10,7 +11,7 @@ from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.trace.selection import TraceSelections
+from ncucampaign.execute.trace.selection import Short, TraceSelections
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import short_name
 
@@ -66,3 +67,17 @@ def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections, con
 
     ctx.book.commit(missed)
     return record
+
+
+def settled(
+    ctx: RunContext, found: TraceSelections, misses: Sequence[Short], verified: int, refused: int
+) -> tuple[list[TargetRecord], list[tuple[Invocation, str]]]:
+    """The misses on a trace whose listing is not ncu's own: closed on it once ncu's runs confirmed it
+    (`verified` splits verified against it, none `refused`: the launches it lists are ncu's); otherwise
+    handed back with why, to run alone (their own runs decide)."""
+    if verified and not refused:
+        confirmed = f"{verified} splits verified against it confirmed it"
+        return [decide_miss(ctx, short.member, found, confirmed) for short in misses], []
+    label = found.trace.tracer.label
+    why = f"in the discovery trace by {label}, which no verified split confirmed: its own run decides"
+    return [], [(short.member, f"{short.reason} {why}") for short in misses]

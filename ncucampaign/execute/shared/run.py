@@ -17,16 +17,10 @@ from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss
+from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss, settled
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.trace.cache import TraceCache
-from ncucampaign.execute.trace.selection import (
-    Short,
-    TraceSelections,
-    member_trace,
-    placed_members,
-    trace_selections,
-)
+from ncucampaign.execute.trace.selection import Short, TraceSelections, member_trace, placed_members, trace_selections
 from ncucampaign.own_time import CLOCK, PLANNING, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
@@ -35,16 +29,8 @@ from ncucampaign.plan.share.group_plan import compose_group
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.partition import KeptPartition, Placed, held_still, partition, selected_ids
-from ncucampaign.plan.share.union import (
-    TRACE_LAUNCHES,
-    filter_words,
-    renamed,
-)
-from ncucampaign.plan.share.windows import (
-    MemberWindow,
-    UnionWindow,
-    targets_windows,
-)
+from ncucampaign.plan.share.union import TRACE_LAUNCHES, filter_words, renamed
+from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_windows
 
 
 def run_shared(
@@ -145,17 +131,11 @@ class _SharedRun:
         self.cache.keep_partition(key, KeptPartition(names, sum(s for _, s in unions) + alone))
 
     def _settle(self, found: TraceSelections) -> None:
-        """The misses on a trace whose listing is not ncu's own: closed on it once ncu's runs confirmed
-        it (splits verified against it, none refused: the names and launches it lists are ncu's);
-        otherwise each runs alone, and its own run decides."""
-        if self.splits[True] and not self.splits[False]:
-            confirmed = f"{self.splits[True]} splits verified against it confirmed it"
-            self.outcome.done.extend(decide_miss(self.ctx, s.member, found, confirmed) for s in self.unconfirmed)
-            return
-        label = found.trace.tracer.label
-        why = f"in the discovery trace by {label}, which no verified split confirmed: its own run decides"
-        for short in self.unconfirmed:
-            self._give_up([short.member], f"{short.reason} {why}")
+        """The misses on a trace whose listing is not ncu's own (outcome.settled)."""
+        decided, undecided = settled(self.ctx, found, self.unconfirmed, self.splits[True], self.splits[False])
+        self.outcome.done.extend(decided)
+        for member, why in undecided:
+            self._give_up([member], why)
 
     def _regroup(self, refused: list[Refused], found: TraceSelections) -> None:
         """The members whose splits were refused share one more run (its window from the trace, as any

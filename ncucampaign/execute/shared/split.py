@@ -13,10 +13,10 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.cache_files import sha256_of
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Obtained, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
 from ncucampaign.own_time import CLOCK, REPORTS, SPLITS, VERIFICATION
 from ncucampaign.plan.argv import shell_command

@@ -29,9 +29,9 @@ from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.process.groups import RUN_MARKER, run_in_group
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
+from ncucampaign.execute.rundir.cache_files import sha256_of
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.rundir.store import sha256_of
 from ncucampaign.execute.trace.cache import NSYS_SUFFIX, TraceCache, TraceKey
 from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, trace_name
 from ncucampaign.execute.trace.listings import Listings, Wanted, keep_launches, kept_launches, nsys_listings
@@ -39,13 +39,7 @@ from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_ex
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.nsys_select import (
-    TracedLaunch,
-    name_test,
-    selector,
-    why_not_launcher,
-    why_not_nsys,
-)
+from ncucampaign.plan.share.nsys_select import TracedLaunch, name_test, selector, why_not_launcher, why_not_nsys
 
 NSYS_ENV = "NCUCAMPAIGN_NSYS"
 NSYS_LIBRARIES_ENV = "NCUCAMPAIGN_NSYS_LIBRARY_PATH"
@@ -201,13 +195,8 @@ def _traced(
         on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid)),
     )
     why = _why_not_profiled(outcome.exit_code, outcome.timed_out, outcome.interrupted, trace.timeout)
-    launches, why = _read(ctx, trace, tools, work) if why is None else ([], why)
     kept = ctx.run.inside("reports", trace.name + NSYS_SUFFIX)
-    try:
-        if why is None:
-            keep_launches(kept, launches)
-    except OSError as exc:  # a full or read-only disk: the run goes on with the next tracer
-        why = f"its launches cannot be kept in {kept.name}: {exc.strerror or exc}"
+    launches, why = _read(ctx, trace, tools, work, kept) if why is None else ([], why)
     status = Status.INTERRUPTED if outcome.interrupted else Status.OK if why is None else Status.PROFILER_ERROR
     message = f"{len(launches)} launches traced by Nsight Systems" if why is None else f"not used: {why}"
     ctx.store.append_log(trace.name, f"# ncucampaign: {message}\n")
@@ -224,9 +213,12 @@ def _traced(
     return (launches, kept) if why is None else why
 
 
-def _read(ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path) -> tuple[list[TracedLaunch], str | None]:
+def _read(
+    ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path, kept: Path
+) -> tuple[list[TracedLaunch], str | None]:
     """The launches nsys recorded that the trace's filters select (the first of them up to its launch
-    count, as ncu's trace holds them), imported and exported; and why they cannot stand in for ncu's."""
+    count, as ncu's trace holds them), imported, exported and kept in `kept`; or why they cannot
+    stand in for ncu's."""
     found = _imported_and_exported(ctx, trace.name, tools, work)
     if isinstance(found, str):
         return [], found
@@ -234,8 +226,11 @@ def _read(ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path) -> t
         with CLOCK.phase(TRACE_LISTING):
             options, count = trace.options, trace.options.launch_count or 0
             held = read_export(found, selector(options), count, Bounds(ctx.stop), name_test(options))
+        keep_launches(kept, held)
     except ExportRefused as exc:
         return [], str(exc)
+    except OSError as exc:  # a full or read-only disk: the run goes on with the next tracer
+        return [], f"its launches cannot be kept in {kept.name}: {exc.strerror or exc}"
     return held, None
 
 

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.execute.rundir.cache_files import read_cache_text, write_cache_text
-from ncucampaign.execute.rundir.store import sha256_of
-from ncucampaign.execute.trace.listings import MAX_LISTINGS_FILE, Listings, decode, encode, stamp_of
+from ncucampaign.execute.rundir.cache_files import read_cache_text, sha256_of, stamp_of, write_cache_text
+from ncucampaign.execute.trace.listings import MAX_LISTINGS_FILE, Listings, decode, encode
 from ncucampaign.plan.share.partition import KeptPartition
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
@@ -43,7 +42,7 @@ class Cached:
 
 def _seal(path: Path) -> dict[str, Any]:
     """What identifies a kept file: its stamp (device, inode, size, modification time) and digest."""
-    return {"stamp": stamp_of(os.stat(path)), "sha256": sha256_of(path)}
+    return {"stamp": stamp_of(path), "sha256": sha256_of(path)}
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ class TraceCache:
         if not isinstance(seal, dict):
             return f"the cached trace {cached} was kept without a stamp and digest (by an older ncucampaign)"
         try:
-            if seal.get("stamp") != stamp_of(os.stat(cached)):
+            if seal.get("stamp") != stamp_of(cached):
                 return f"the cached trace {cached} is not the file that was kept (its stamp differs)"
             if seal.get("sha256") != sha256_of(cached):
                 return f"the cached trace {cached} is not the file that was kept (its digest differs)"
@@ -210,7 +209,7 @@ class TraceCache:
             return {}
         text = read_cache_text(self._listings_path(digest), MAX_LISTINGS_FILE)
         try:
-            return decode(json.loads(text), stamp_of(os.stat(report))) if text else {}
+            return decode(json.loads(text), stamp_of(report)) if text else {}
         except (OSError, ValueError, RecursionError):
             return {}
 
@@ -220,8 +219,8 @@ class TraceCache:
         if self.folder is None or cached is None or not cached.is_file() or cached.is_symlink():
             return
         try:
-            stamp = stamp_of(os.stat(report))
-            if stamp_of(os.stat(cached)) != stamp:
+            stamp = stamp_of(report)
+            if stamp_of(cached) != stamp:
                 return  # not the file the cache holds
         except OSError:
             return

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,11 +37,6 @@ Wanted = Mapping[tuple[str, ...], TargetOptions]
 # listings take (each launch is a few integers a listing, its strings kept once: encode).
 MAX_LISTINGS_FILE = 32 << 20
 _DIMS = re.compile(r"\((\d+), (\d+), (\d+)\)")  # a grid or block as ncu lists it
-
-
-def stamp_of(info: os.stat_result) -> list[int]:
-    """The report file a listing was made from."""
-    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns]
 
 
 def encode(listed: Mapping[tuple[str, ...], list[Launch]], stamp: list[int]) -> dict[str, Any]:

@@ -24,7 +24,8 @@ from ncucampaign.plan.share.union import (
     union_options,
     with_options,
 )
-from ncucampaign.spec.model import TargetOptions, option_value
+from ncucampaign.spec.keys import option_value
+from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu
 from ncucampaign.spec.roles import GROUP_KEY_OPTIONS, MEMBER_FILTERS
 

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from ncucampaign.plan.argv import escape_macros, render_option
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.spec.model import TargetOptions, field_name, option_value
+from ncucampaign.spec.keys import field_name, option_value
+from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import OPTION_SPECS
 from ncucampaign.spec.ncu_grammar import escape_regex, split_regex
 from ncucampaign.spec.roles import IMPORT_FILTERS

@@ -149,20 +149,11 @@ def _compare_target(
     told: tuple[list[str], list[str]],
 ) -> list[Change]:
     """The changes of one target's results; `told`: the notes and the problems, added to."""
-    notes = told[0]
-    for status, run in ((target_a.status, "A"), (target_b.status, "B")):
-        if status != Status.OK:
-            notes.append(f"{target_a.name}: {status.value} in run {run}")
-    notes.extend(_clock_notes(target_a, target_b))
-    if len(target_a.results) != len(target_b.results):
-        notes.append(
-            f"{target_a.name}: {plural(len(target_a.results), 'result')} in A, {len(target_b.results)} in B; "
-            "only the first ones are compared"
-        )
+    told[0].extend(_target_notes(target_a, target_b))
     changes = []
     for result_a, result_b in zip(target_a.results, target_b.results, strict=False):
         if result_a.kernel != result_b.kernel:
-            notes.append(f"{target_a.name}[{result_a.index}]: kernel {result_a.kernel} in A, {result_b.kernel} in B")
+            told[0].append(f"{target_a.name}[{result_a.index}]: kernel {result_a.kernel} in A, {result_b.kernel} in B")
         for metric in wanted:
             if metric not in result_a.metrics or metric not in result_b.metrics:  # the common case, cheaply
                 continue
@@ -187,6 +178,20 @@ def _compare_target(
                 )
             )
     return changes
+
+
+def _target_notes(target_a: TargetRecord, target_b: TargetRecord) -> list[str]:
+    """What to say of a target before its results are compared: a status other than ok, the clocks,
+    results of other counts."""
+    runs = ((target_a.status, "A"), (target_b.status, "B"))
+    notes = [f"{target_a.name}: {status.value} in run {run}" for status, run in runs if status != Status.OK]
+    notes.extend(_clock_notes(target_a, target_b))
+    if len(target_a.results) != len(target_b.results):
+        notes.append(
+            f"{target_a.name}: {plural(len(target_a.results), 'result')} in A, {len(target_b.results)} in B; "
+            "only the first ones are compared"
+        )
+    return notes
 
 
 def _comparable(

@@ -16,12 +16,7 @@ from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
 from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
 from ncucampaign.results.metrics import COLUMNS, middle
-from ncucampaign.results.page.html_charts import (
-    campaign_roofline,
-    duration_chart,
-    target_charts,
-    throughput_chart,
-)
+from ncucampaign.results.page.html_charts import campaign_roofline, duration_chart, target_charts, throughput_chart
 from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
 

@@ -16,8 +16,9 @@ from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES
 from ncucampaign.execute.process.workers import WorkerPool, worker_pool
 from ncucampaign.own_time import CLOCK, REPORTS
-from ncucampaign.results.reading.reader import NO_READER, MeasuredResult, ReportedLaunch, ncu_report_module
+from ncucampaign.results.reading.reader import MeasuredResult, ReportedLaunch
 from ncucampaign.results.reading.report_limits import read_limits
+from ncucampaign.results.reading.report_reader import NO_READER, ncu_report_module
 from ncucampaign.results.reading.rules import RuleResult
 
 

@@ -19,13 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.results.reading.reader import (
-    ncu_report_module,
-    nvtx_selected,
-    read_launches,
-    read_results,
-    read_rule_results,
-)
+from ncucampaign.results.reading.reader import nvtx_selected, read_launches, read_results, read_rule_results
+from ncucampaign.results.reading.report_reader import ncu_report_module
 
 
 def answer(request: dict[str, Any]) -> Any:
