@@ -12,8 +12,8 @@ import pytest
 from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.compare import compare_runs
-from ncucampaign.results.gate.pooling import pooled
 from ncucampaign.results.gate.samples import target_verdicts
+from ncucampaign.results.gate.verdicts import pooled
 from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
 from tests.conftest import campaign_text, fake_env, run_cli
 from tests.test_results_helpers import manifest_with, target_record

@@ -36,8 +36,7 @@ from ncucampaign.execute.rundir.store import LATEST
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.gate.calibration import CalibrationRow, calibration
 from ncucampaign.results.gate.compare import compare_runs
-from ncucampaign.results.gate.pooling import pooled
-from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD
+from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, pooled
 from ncucampaign.results.reading.runs import load_run
 from ncucampaign.results.tables.tables import comparison_json
 from ncucampaign.spec.values import ENV_NAME_PATTERN

@@ -21,11 +21,10 @@ from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
-from ncucampaign.plan.batch import array_tasks
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.share.text import group_data, plan_text
 from ncucampaign.plan.share.union import TIMING_LAUNCHES, timing_invocation
-from ncucampaign.plan.units import units_in_plan_order
+from ncucampaign.plan.units import array_tasks, units_in_plan_order
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 

@@ -7,7 +7,7 @@ import argparse
 
 from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
 from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.slurm.placement import placement
+from ncucampaign.execute.backends.slurm.queue import placement
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import load_run
 

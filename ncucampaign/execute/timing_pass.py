@@ -17,8 +17,7 @@ from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
-from ncucampaign.execute.rundir.shared_kinds import TIMING_PREFIX
-from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.status import TIMING_PREFIX, Status
 from ncucampaign.execute.trace.cache import Cached, TraceCache, TraceKey
 from ncucampaign.execute.trace.ncu_import import importer_of
 from ncucampaign.execute.trace.workload import key_of

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from ncucampaign.plan.batch import ArrayTask, gpus_per_task, signal_grace
+from ncucampaign.plan.units import ArrayTask, gpus_per_task, signal_grace
 from ncucampaign.spec.kubernetes import KubernetesSection
 
 CONTAINER = "ncucampaign"

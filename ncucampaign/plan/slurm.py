@@ -14,8 +14,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from ncucampaign.plan.batch import ArrayTask, gpus_per_task, signal_grace
 from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation
+from ncucampaign.plan.units import ArrayTask, gpus_per_task, signal_grace
 
 MARGIN_S = 300.0  # start-up, report reading, claims and records, per task
 # Directives ncucampaign writes itself: passing them through would break the array or its records.

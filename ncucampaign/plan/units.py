@@ -2,11 +2,13 @@
 
 With several GPU lanes the longest units go first, timed by the previous run of the same campaign
 where it has one (an estimate otherwise), so that no lane is left with one long target at the end.
-"""
+And what every batch system's plan shares: one task a unit."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import named_gpus
@@ -47,3 +49,27 @@ def estimated_s(unit: Unit, previous: dict[str, float]) -> float:
 def longest_first(units: Sequence[Unit], previous: dict[str, float]) -> list[Unit]:
     """Sorted by estimated seconds, longest first; ties keep plan order."""
     return sorted(units, key=lambda unit: -estimated_s(unit, previous))
+
+
+@dataclass(frozen=True)
+class ArrayTask:
+    """One array task: the invocations it runs (several when they share one application run)."""
+
+    names: tuple[str, ...]
+    invocations: tuple[Invocation, ...]
+
+
+def array_tasks(units: Sequence[Unit]) -> list[ArrayTask]:
+    """One array task per unit: an invocation, or a group sharing one application run."""
+    return [ArrayTask(tuple(i.name for i in invocations_of(u)), invocations_of(u)) for u in units]
+
+
+def gpus_per_task(invocations: Sequence[Invocation]) -> int:
+    """`devices: [0, 2]` indexes the GPUs a task sees: it needs three."""
+    return max((max(inv.options.devices) + 1 if inv.options.devices else 1) for inv in invocations)
+
+
+def signal_grace(invocations: Sequence[Invocation]) -> int:
+    """Seconds before the time limit that the runner gets SIGINT: room for ncu to write its report
+    (stop_grace after SIGINT, again after SIGTERM) and for the runner to save its record."""
+    return max(60, math.ceil(2 * max((inv.stop_grace for inv in invocations), default=20.0) + 30))

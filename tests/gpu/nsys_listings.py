@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ncucampaign.commands.common import load_plan
 from ncucampaign.execute.rundir.cache_files import stamp_of
-from ncucampaign.execute.rundir.shared_kinds import TRACE_PREFIX
+from ncucampaign.execute.rundir.status import TRACE_PREFIX
 from ncucampaign.execute.trace.listings import BY_FUNCTION, decode, kept_launches, nsys_listings
 from ncucampaign.execute.trace.selection import member_listings
 from ncucampaign.spec.model import TargetOptions

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 
-from ncucampaign.execute.rundir.shared_kinds import kind_of
+from ncucampaign.execute.rundir.status import kind_of
 
 # First attempts of this many application runs ending with the same application error make it
 # deterministic.

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import pending_record
 from ncucampaign.execute.rundir.manifest import SharedRunRecord
-from ncucampaign.execute.rundir.shared_kinds import SharedRunKind
+from ncucampaign.execute.rundir.status import SharedRunKind
 from ncucampaign.plan.argv import ncu_argv
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.union import Window

@@ -18,8 +18,8 @@ from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import Submission
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.units import RunResult
-from ncucampaign.plan.batch import ArrayTask
 from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.units import ArrayTask
 from ncucampaign.spec.loader import LoadedCampaign
 
 

@@ -21,10 +21,9 @@ from ncucampaign.execute.rundir.request import HERE, RunRequest
 from ncucampaign.execute.timing_pass import weigh
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
-from ncucampaign.plan.batch import ArrayTask
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share.groups import share_plan
-from ncucampaign.plan.units import Unit, longest_first, units_in_plan_order
+from ncucampaign.plan.units import ArrayTask, Unit, longest_first, units_in_plan_order
 from ncucampaign.spec.loader import LoadedCampaign
 
 

@@ -12,8 +12,7 @@ from pydantic import Field, model_validator
 
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.result_records import Record, ResultRecord
-from ncucampaign.execute.rundir.shared_kinds import SharedRunKind, kind_of
-from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.rundir.status import SharedRunKind, Status, kind_of
 from ncucampaign.spec.schema import json_schema
 
 MANIFEST_VERSION: Literal[1] = 1

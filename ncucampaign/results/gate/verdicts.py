@@ -20,6 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+
 ALPHA = 0.01  # two-sided; asv uses 0.002 with a 10% factor, nvbench confirms gaps in cycles
 # The practical threshold: smaller shifts are SAME even when significant. Below the 5% a CI gate must
 # catch; above what a 1% change shows with 32 samples a side of a kernel with 3.7% spread
@@ -211,3 +214,21 @@ def _subset_sums(values: tuple[int, ...], size: int) -> dict[int, int]:
             for total, count in table[taken - 1].items():
                 table[taken][total + value] = table[taken].get(total + value, 0) + count
     return table[size]
+
+
+def pooled(runs: Sequence[Manifest]) -> Manifest:
+    """The first run, each of its targets holding the results of that target in every run (indexed
+    anew). A target is ok only where it was ok in every run; otherwise it keeps the first failure."""
+    first = runs[0]
+    targets = []
+    for record in first.targets:
+        same = [t for run in runs for t in run.targets if t.name == record.name]
+        targets.append(_pooled_target(same))
+    return first.model_copy(update={"targets": targets})
+
+
+def _pooled_target(records: Sequence[TargetRecord]) -> TargetRecord:
+    failed = next((r for r in records if r.status != Status.OK), None)
+    results = [r.model_copy(update={"index": i}) for i, r in enumerate(x for t in records for x in t.results)]
+    base = failed if failed is not None else records[0]
+    return base.model_copy(update={"results": results if failed is None else []})

@@ -11,10 +11,9 @@ from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Submission
-from ncucampaign.plan.batch import array_tasks
 from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, task_names
 from ncucampaign.plan.share.groups import share_plan
-from ncucampaign.plan.units import units_in_plan_order
+from ncucampaign.plan.units import array_tasks, units_in_plan_order
 from ncucampaign.spec.kubernetes import KubernetesSection
 
 

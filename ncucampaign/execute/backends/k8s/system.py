@@ -17,9 +17,9 @@ from ncucampaign.execute.backends.k8s.submit import submit_job
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.request import RunRequest
-from ncucampaign.plan.batch import ArrayTask
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
+from ncucampaign.plan.units import ArrayTask
 from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign
 

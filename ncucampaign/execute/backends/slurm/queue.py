@@ -1,13 +1,20 @@
 """Asking Slurm about arrays: which are still queued or running, through Slurm's own commands
-(squeue: no accounting database is needed, and `sacct` fails without one)."""
+(squeue: no accounting database is needed, and `sacct` fails without one).
+And where an array task runs, as its own environment and nvidia-smi say."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 from collections.abc import Iterable
 
-from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.execute.backends.batch.files import BatchFiles
+from ncucampaign.execute.process.provenance import gpu_info
 from ncucampaign.execute.process.short import run_captured
+from ncucampaign.execute.rundir.manifest import TaskPlacement
+from ncucampaign.plan.gpus import VISIBLE
 
 SLURM_TIMEOUT_S = 120.0
 
@@ -55,3 +62,25 @@ def active_jobs(job_ids: Iterable[str]) -> set[str] | None:
             found |= one
         return found
     return {line.strip() for line in out.splitlines() if line.strip()} & set(wanted)
+
+
+def placement(files: BatchFiles) -> TaskPlacement:
+    """Where this task runs, from the environment Slurm gives it."""
+    env = os.environ
+    if not env.get("SLURM_ARRAY_TASK_ID", "").isdigit():
+        raise UsageError("slurm-task runs inside a Slurm array task (SLURM_ARRAY_TASK_ID is not set)")
+    array_job, task = env.get("SLURM_ARRAY_JOB_ID", env.get("SLURM_JOB_ID", "?")), int(env["SLURM_ARRAY_TASK_ID"])
+    visible = env.get(VISIBLE)
+    # SLURM_JOB_GPUS holds the node's GPU indices; CUDA_VISIBLE_DEVICES may be renumbered from 0
+    # where Slurm constrains devices with cgroups.
+    indices = (env.get("SLURM_JOB_GPUS") or visible or "").split(",")
+    known = {str(gpu.index): gpu.uuid for gpu in gpu_info() or ()}
+    return TaskPlacement(
+        job_id=env.get("SLURM_JOB_ID", "?"),
+        array_job_id=array_job,
+        array_task_id=task,
+        node=env.get("SLURMD_NODENAME") or socket.gethostname(),
+        cuda_visible_devices=visible,
+        gpu_uuids=[known[i] for i in indices if i in known],
+        record=files.record_path(array_job, task),
+    )

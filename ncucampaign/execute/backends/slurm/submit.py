@@ -16,10 +16,9 @@ from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Submission
-from ncucampaign.plan.batch import array_tasks
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.slurm import batch_script
-from ncucampaign.plan.units import units_in_plan_order
+from ncucampaign.plan.units import array_tasks, units_in_plan_order
 
 
 def submit_array(run: OpenRun, slurm_args: Sequence[str]) -> Submission:

@@ -17,9 +17,9 @@ from ncucampaign.execute.backends.slurm.submit import submit_array
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.request import RunRequest
-from ncucampaign.plan.batch import ArrayTask
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.slurm import batch_script, check_slurm_args
+from ncucampaign.plan.units import ArrayTask
 from ncucampaign.spec.loader import LoadedCampaign
 
 SLURM_ARG = "--slurm-arg"
