@@ -115,11 +115,6 @@ def partial_warnings(exc: CampaignError, installed: InstalledNcu | None, stream:
     return print_warnings(exc.partial, plan, installed, stream)
 
 
-def installed(ncu: str | None) -> InstalledNcu | None:
-    found = shutil.which(ncu or "ncu")
-    return installed_ncu(found) if found else None
-
-
 def print_warnings(
     loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None, stream: TextIO
 ) -> list[LintWarning]:
@@ -184,10 +179,10 @@ def checked_ncu(ncu_path: str, plan: Plan) -> InstalledNcu | None:
     return installed
 
 
-def installed_listing(ncu: str) -> InstalledNcu | None:
+def installed_listing(ncu: str | None) -> InstalledNcu | None:
     """What the ncu a run would use lists (cached per binary), so that `plan` keeps out of shared runs
     what `run` keeps out; None where that ncu is not installed (a laptop): then it cannot know."""
-    found = shutil.which(ncu)
+    found = shutil.which(ncu or "ncu")
     return installed_ncu(str(Path(found).absolute())) if found else None
 
 

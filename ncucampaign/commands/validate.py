@@ -7,7 +7,7 @@ import sys
 
 from ncucampaign.commands.common import (
     add_ncu_option,
-    installed,
+    installed_listing,
     load_plan,
     ncu_choice,
     partial_warnings,
@@ -26,7 +26,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     failed = 0
-    ncu = installed(ncu_choice(args))
+    ncu = installed_listing(ncu_choice(args))
     for file in args.files:
         try:
             loaded, plan = load_plan(file, None, None)
