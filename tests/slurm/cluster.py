@@ -1,9 +1,12 @@
 """A real one-node Slurm for the tests: munged, slurmctld and slurmd from the distribution's packages,
 brought up as root without systemd, with 4 fake GPUs (device nodes, so that Slurm sets
-CUDA_VISIBLE_DEVICES per task), and torn down by their pid files (README.md, "Tests").
+CUDA_VISIBLE_DEVICES per task), and torn down with every process it started (README.md, "Tests").
 
-Everything it writes is private (BASE, its own ports, SLURM_CONF pointing there), so a real Slurm on
-the same machine is never touched; the clients the tests run find it through SLURM_CONF."""
+Each test session has a cluster of its own: its own folder (state, logs, pid files, a munged of its
+own on its own socket), its own two free ports, and SLURM_CONF pointing there, so that two sessions
+on one machine (two checkouts' `.ci/run` at once) never touch each other's daemons or jobs, and a real
+Slurm on the machine is never touched. A session that ended without tearing its cluster down (killed)
+leaves an owner that is no longer alive: the next session tears that cluster down first."""
 
 from __future__ import annotations
 
@@ -14,18 +17,16 @@ import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 GPUS = 4
-BASE = Path("/tmp/ncucampaign-test-slurm")
-CONF = BASE / "slurm.conf"
-FAKE_GPU_DIR = BASE / "gpus"
-PID_FILES = (BASE / "slurmctld.pid", BASE / "slurmd.pid")
-MUNGE_PID = Path("/run/munge/munged.pid")
+PREFIX = "ncucampaign-test-slurm-"
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
-PORTS = (16817, 16818)  # not Slurm's defaults: a real Slurm here keeps its own
+WAIT_S = 300.0  # upper bounds of waits on Slurm's states: they hold on a machine at load 15
+PID_NAMES = ("slurmctld.pid", "slurmd.pid", "munge/munged.pid")
 
 
 def why_not() -> str | None:
@@ -40,19 +41,30 @@ def why_not() -> str | None:
     return None
 
 
-def _conf(host: str, memory: int) -> str:
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for one in sockets:
+            one.bind(("127.0.0.1", 0))
+        return [one.getsockname()[1] for one in sockets]
+    finally:
+        for one in sockets:
+            one.close()
+
+
+def _conf(base: Path, host: str, memory: int, ports: list[int]) -> str:
     return "\n".join(
         [
             f"ClusterName=ncucampaign-test\nSlurmctldHost={host}",
-            f"SlurmctldPort={PORTS[0]}\nSlurmdPort={PORTS[1]}",
-            "SlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge",
+            f"SlurmctldPort={ports[0]}\nSlurmdPort={ports[1]}",
+            f"SlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge\nAuthInfo=socket={base / 'munge' / 'munge.socket'}",
             "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none",
             "AccountingStorageType=accounting_storage/none\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core",
             "SlurmdParameters=config_overrides\nGresTypes=gpu\nReturnToService=2\nMpiDefault=none",
             "SchedulerParameters=bf_interval=1,sched_min_interval=100000\nKillWait=5",
-            f"StateSaveLocation={BASE / 'ctld'}\nSlurmdSpoolDir={BASE / 'd'}",
-            f"SlurmctldPidFile={PID_FILES[0]}\nSlurmdPidFile={PID_FILES[1]}",
-            f"SlurmctldLogFile={BASE / 'slurmctld.log'}\nSlurmdLogFile={BASE / 'slurmd.log'}",
+            f"StateSaveLocation={base / 'ctld'}\nSlurmdSpoolDir={base / 'd'}",
+            f"SlurmctldPidFile={base / PID_NAMES[0]}\nSlurmdPidFile={base / PID_NAMES[1]}",
+            f"SlurmctldLogFile={base / 'slurmctld.log'}\nSlurmdLogFile={base / 'slurmd.log'}",
             f"NodeName={host} NodeAddr=127.0.0.1 CPUs={GPUS} RealMemory={memory} Gres=gpu:{GPUS} State=UNKNOWN",
             "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
             "",
@@ -61,14 +73,14 @@ def _conf(host: str, memory: int) -> str:
 
 
 def _memory() -> int:
-    out = subprocess.run(["/usr/sbin/slurmd", "-C"], capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run(["/usr/sbin/slurmd", "-C"], capture_output=True, text=True, timeout=60).stdout
     for word in out.split():
         if word.startswith("RealMemory="):
             return max(1, int(word.split("=", 1)[1]) - 256)
     return 1000
 
 
-def _wait_for(check: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
+def _wait_for(check: Callable[[], bool], what: str, seconds: float = WAIT_S) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if check():
@@ -77,60 +89,109 @@ def _wait_for(check: Callable[[], bool], what: str, seconds: float = 60.0) -> No
     raise RuntimeError(f"Slurm test cluster: {what} did not happen within {seconds:g} s")
 
 
-def _node_idle() -> bool:
-    done = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, timeout=30)
-    return done.returncode == 0 and done.stdout.strip() == "idle"
-
-
-def stop() -> None:
-    for pid_file in PID_FILES:
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int(pid_file.read_text().split()[0]), signal.SIGTERM)
-    for pid_file in PID_FILES:
-        _wait_for(lambda p=pid_file: not _alive(p), f"{pid_file.name} to stop", 30)
-
-
-def _alive(pid_file: Path) -> bool:
+def _pid(path: Path) -> int | None:
     try:
-        os.kill(int(pid_file.read_text().split()[0]), 0)
-    except (OSError, ValueError):
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
         return False
     return True
 
 
-def start() -> None:
-    """Bring the cluster up (after stopping one a crashed test run left), with an empty job state."""
-    os.environ["SLURM_CONF"] = str(CONF)  # the daemons, and every client the tests start
-    stop()
+def _started_for(base: Path) -> list[int]:
+    """Every process whose environment names this cluster's configuration: its daemons' job steps
+    (slurmstepd) and the jobs' processes, which inherit SLURM_CONF."""
+    marker = f"SLURM_CONF={base / 'slurm.conf'}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+    return found
+
+
+def stop(base: Path) -> None:
+    """Tear the cluster in `base` down: its jobs cancelled, its daemons stopped, and whatever it
+    started (job steps, jobs) killed; its folder removed."""
+    if _alive(_pid(base / PID_NAMES[0])):
+        env = {**os.environ, "SLURM_CONF": str(base / "slurm.conf")}
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(["scancel", "--user=root"], env=env, capture_output=True, timeout=60)
+    for name in PID_NAMES:  # slurmctld, slurmd, then munged: the daemons stop first
+        pid = _pid(base / name)
+        if _alive(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)  # type: ignore[arg-type]
+            _wait_for(lambda p=pid: not _alive(p), f"{name} to stop", 60)
+    for pid in _started_for(base):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _tear_down_orphans() -> None:
+    """Clusters of sessions that ended without tearing them down (their owner is gone)."""
+    for base in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        if base.is_dir() and not _alive(_pid(base / "owner")):
+            stop(base)
+
+
+def _munged(base: Path) -> None:
+    """A munged of this cluster's own, on its own socket (the system's key)."""
+    folder = base / "munge"
+    folder.mkdir()
+    shutil.chown(folder, "munge", "munge")
+    subprocess.run(
+        ["runuser", "-u", "munge", "--", "/usr/sbin/munged", "--force", f"--socket={folder / 'munge.socket'}",
+         f"--pid-file={base / PID_NAMES[2]}", f"--log-file={folder / 'munged.log'}",
+         f"--seed-file={folder / 'munged.seed'}"],
+        check=True, timeout=60,
+    )  # fmt: skip
+
+
+def start() -> Path:
+    """Bring a cluster of this session's own up, with an empty job state; its folder."""
+    _tear_down_orphans()
+    base = Path(tempfile.mkdtemp(prefix=PREFIX))
+    base.chmod(0o755)  # munged runs as its own user, in base/munge
+    (base / "owner").write_text(f"{os.getpid()}\n")
+    os.environ["SLURM_CONF"] = str(base / "slurm.conf")  # the daemons, and every client the tests start
     host = socket.gethostname().split(".")[0]
-    for folder in (BASE / "ctld", BASE / "d"):
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-    FAKE_GPU_DIR.mkdir(parents=True, exist_ok=True)
+    for folder in (base / "ctld", base / "d", base / "gpus"):
+        folder.mkdir()
     for index in range(GPUS):
-        node = FAKE_GPU_DIR / f"nvidia{index}"
-        if not node.exists():
-            os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(195, index))
-    CONF.write_text(_conf(host, _memory()))
-    (BASE / "gres.conf").write_text(f"NodeName={host} Name=gpu File={FAKE_GPU_DIR}/nvidia[0-{GPUS - 1}]\n")
-    if not _alive(MUNGE_PID):  # munged may serve a real Slurm here too: then it is used as it is
-        munge = MUNGE_PID.parent
-        munge.mkdir(exist_ok=True)
-        shutil.chown(munge, "munge", "munge")
-        subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged", "--force"], check=True, timeout=30)
-    subprocess.run(["/usr/sbin/slurmctld", "-c"], check=True, timeout=30)  # -c: no saved state
-    subprocess.run(["/usr/sbin/slurmd"], check=True, timeout=30)
+        os.mknod(base / "gpus" / f"nvidia{index}", 0o666 | stat.S_IFCHR, os.makedev(195, index))
+    (base / "slurm.conf").write_text(_conf(base, host, _memory(), _free_ports(2)))
+    (base / "gres.conf").write_text(f"NodeName={host} Name=gpu File={base / 'gpus'}/nvidia[0-{GPUS - 1}]\n")
+    _munged(base)
+    subprocess.run(["/usr/sbin/slurmctld", "-c"], check=True, timeout=60)  # -c: no saved state
+    subprocess.run(["/usr/sbin/slurmd"], check=True, timeout=60)
     _wait_for(_node_idle, "the node to become idle")
+    return base
+
+
+def _node_idle() -> bool:
+    done = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, timeout=60)
+    return done.returncode == 0 and done.stdout.strip() == "idle"
 
 
 @contextlib.contextmanager
-def cluster() -> Iterator[None]:
+def cluster() -> Iterator[Path]:
     before = os.environ.get("SLURM_CONF")
-    start()
+    base = start()
     try:
-        yield
+        yield base
     finally:
-        stop()
+        stop(base)
         if before is None:
             os.environ.pop("SLURM_CONF", None)
         else:
