@@ -23,6 +23,7 @@ import pytest
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.spec.model import TargetOptions
+from tests.inner_loop_budget import pytest_runtest_call  # noqa: F401 (the hook: a test over its budget fails)
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -124,7 +125,7 @@ def logging_ncu(folder: Path) -> tuple[Path, Path]:
 
 
 # Commands run in the test's process through cli.main: a process start each cost 0.3-0.5 s of CPU, and
-# 1,170 CLI processes were most of the suite's CPU on 2 cores (issue 42). What a process starts (ncu,
+# 1,170 CLI processes were most of the suite's CPU on 2 cores. What a process starts (ncu,
 # the application, report readers) still runs as a process; signals, Ctrl-C and kills are tested on a
 # CLI process of its own (Popen in those tests), as are `ab`, `discover`, `doctor`, `collect` and the
 # task entries. NCUCAMPAIGN_TEST_SUBPROCESS=1 runs every command in a process of its own.
@@ -221,7 +222,7 @@ def gone(pid: int) -> bool:
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """How many hostile cases the generated suite ran (the closing note reports it)."""
-    suite = sys.modules.get("tests.test_hostile_suite")
+    suite = sys.modules.get("tests.hostile.test_generated")
     if suite is not None and suite.CASES:
         counts = ", ".join(f"{count} {kind}" for kind, count in sorted(suite.CASES.items()))
         terminalreporter.write_line(f"hostile inputs: {sum(suite.CASES.values())} cases ({counts})")

@@ -285,7 +285,7 @@ def test_backends_are_siblings(path: Path) -> None:
     assert backend_problems(module_name(path), imported(path)) == []
 
 
-# Where the word for Kubernetes' backend may be written (issue 42): its own folder and command side,
+# Where the word for Kubernetes' backend may be written: its own folder and command side,
 # the campaign's section (spec/) and the manifest's list of backends.
 KUBERNETES_PLACES = ("execute/backends/k8s/", "spec/", "execute/rundir/manifest.py")
 
@@ -300,6 +300,6 @@ def test_only_the_kubernetes_backend_names_it() -> None:
 
 
 def test_the_kubernetes_plan_does_not_stand_on_slurms() -> None:
-    """plan/batch.py holds what both batch plans share (issue 42: plan/k8s.py imported plan/slurm.py)."""
+    """plan/batch.py holds what both batch plans share (plan/k8s.py imported plan/slurm.py)."""
     assert "ncucampaign.plan.slurm" not in imported(PACKAGE / "plan" / "k8s.py")
     assert "ncucampaign.plan.k8s" not in imported(PACKAGE / "plan" / "slurm.py")

@@ -1,4 +1,4 @@
-"""Every relative link of the README and docs/ resolves (issue 42: the README is a front door to
+"""Every relative link of the README and docs/ resolves (the README is a front door to
 docs/, and a page moved or renamed must not leave a dead link behind)."""
 
 from __future__ import annotations

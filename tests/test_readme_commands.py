@@ -1,4 +1,4 @@
-"""The commands of the README and docs/ as written (issue 22, first hour 2): every `ncucampaign` line
+"""The commands of the README and docs/ as written: every `ncucampaign` line
 parses and names files that exist, and the "Try it without a GPU" block runs, verbatim, against the
 fake ncu."""
 
@@ -58,7 +58,7 @@ def test_the_try_it_without_a_gpu_block_runs_as_written(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
-    """issue 23: the one-line A/B gate against the fake ncu, with the Try block's environment."""
+    """The one-line A/B gate against the fake ncu, with the Try block's environment."""
     line = next(c for c in COMMANDS if c.startswith("ncucampaign ab campaigns/try.yaml"))
     checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
     python = shlex.quote(sys.executable)
@@ -89,7 +89,7 @@ def test_the_readme_ci_gate_example_runs_as_written(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_pasted_plan_gives_every_report_the_run_gives(tmp_path: Path) -> None:
-    """issue 33: `plan campaigns/try.yaml | bash` ran the discovery trace and nothing else (0 of 4)."""
+    """Before the fix: `plan campaigns/try.yaml | bash` ran the discovery trace and nothing else (0 of 4)."""
     checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
     python = shlex.quote(sys.executable)
     script = (

@@ -1,6 +1,6 @@
 """The lint rules: each is a function that yields (key path, message), registered in `RULES` with its
 stable code. To add one: write the function, add a `Rule` to `RULES`, and give it a campaign that
-triggers it and one that does not in tests/test_lint.py. The reasons cite docs/ncu-behaviour.md.
+triggers it and one that does not in tests/spec/test_lint.py. The reasons cite docs/ncu-behaviour.md.
 """
 
 from __future__ import annotations

@@ -273,7 +273,7 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
             )
         )
         manifests[mode] = manifest_of(out, name)
-        for line in "".join(printed).splitlines():  # run's own breakdown (issue 20, item 6)
+        for line in "".join(printed).splitlines():  # run's own breakdown
             if line.startswith(("sharing:", "  alone:")):
                 print(f"  {line}")
         statuses = [t["status"] for t in manifests[mode]["targets"]]

@@ -1,4 +1,4 @@
-"""compare's verdicts on real samples (issue 23, must-show 1): nothing here passes or fails, it counts.
+"""compare's verdicts on real samples: nothing here passes or fails, it counts.
 
     python tests/benchmarks/gate.py --baseline 8 --changed 4        # on a GPU machine
 

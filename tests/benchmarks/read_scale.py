@@ -1,4 +1,4 @@
-"""Reading a run at the campaign limit (issue 22, hostile 9): a run of one fake-ncu target, copied to
+"""Reading a run at the campaign limit: a run of one fake-ncu target, copied to
 `targets` targets of one result each, read by `summarize` and `compare` in their every format.
 Prints seconds and peak memory per command; nothing here passes or fails on a number."""
 

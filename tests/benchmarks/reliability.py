@@ -23,7 +23,7 @@ against the --no-share run; counted: exit 70s, targets ok with another launch th
 targets closed no_kernels on a trace, work folders left; and for the reads that would not end soon
 (an endless table, 3,000,000 launches) the seconds from a Ctrl-C to the run's end.
 The hostile suite's generated inputs are counted by pytest itself:
-`HOSTILE_EXAMPLES=1000 pytest tests/test_hostile_suite.py` ends with "hostile inputs: N cases".
+`HOSTILE_EXAMPLES=1000 pytest tests/hostile/test_generated.py` ends with "hostile inputs: N cases".
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import campaign_text, fake_env  # noqa: E402
-from tests.test_shared_runs import TRACE_TARGETS, profiled_launch  # noqa: E402
+from tests.execute.shared_campaigns import TRACE_TARGETS, profiled_launch  # noqa: E402
 
 TARGETS = TRACE_TARGETS + (
     "- name: rms_sections_{sections}\n  kernel_name: rmsnorm_kernel\n  launch_skip: 2\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.conftest import ROOT
-from tests.test_golden_plans import CAMPAIGNS, GOLDEN, planned
+from tests.plan.test_golden_plans import CAMPAIGNS, GOLDEN, planned
 
 if __name__ == "__main__":
     for campaign in CAMPAIGNS:

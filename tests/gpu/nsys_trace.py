@@ -1,4 +1,4 @@
-"""Does an Nsight Systems trace list the launches the discovery trace lists (issue 41, must-show 2)?
+"""Does an Nsight Systems trace list the launches the discovery trace lists?
 
     python3 tests/gpu/nsys_trace.py TRACE.ncu-rep EXPORT.sqlite 'UNION REGEX'
 

@@ -8,8 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.chart_check import TOLERANCE, check_run
 from tests.gpu.gpu import ROOT, manifest_of, needs_gpu, out_dir, run
+from tests.results.chart_check import TOLERANCE, check_run
 
 pytestmark = needs_gpu
 

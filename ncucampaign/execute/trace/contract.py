@@ -2,7 +2,7 @@
 back. A tracer is one sibling of tracers.py's table: ncu's own trace (by_ncu.py) and Nsight Systems'
 (by_nsys.py). The guarantees they share (a damaged or empty trace is not taken, a kept file is
 believed only with its stamp and digest, work folders go) are kept by tracers.py, once for all;
-tests/test_tracer_contract.py runs each case against every tracer of the table."""
+tests/execute/test_tracer_contract.py runs each case against every tracer of the table."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from ncucampaign.execute.rundir.status import Status
 ALPHA = 0.01  # two-sided; asv uses 0.002 with a 10% factor, nvbench confirms gaps in cycles
 # The practical threshold: smaller shifts are SAME even when significant. Below the 5% a CI gate must
 # catch; above what a 1% change shows with 32 samples a side of a kernel with 3.7% spread
-# (tests/test_verdicts.py).
+# (tests/results/test_verdicts.py).
 THRESHOLD = 0.03
 # With too few samples for the rank test, a shift at least this large decides by itself: run-to-run
 # noise of one 3 us kernel reached 15-18% between runs on the H200 (docs/ncu-behaviour.md, "Shared runs").

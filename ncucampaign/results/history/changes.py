@@ -25,7 +25,7 @@ from ncucampaign.results.gate.verdicts import ALPHA, Verdict, duration_decision
 WINDOW = 3  # runs a side pooled to test a boundary
 # Samples of one run share that run's conditions (its clocks, its neighbours on the machine): pooled
 # across runs they overstate significance, so history asks for a larger shift than compare's 3%
-# (tests/test_history.py: 1,000 noise-only series, false changes <= 1%).
+# (tests/results/test_history.py: 1,000 noise-only series, false changes <= 1%).
 HISTORY_THRESHOLD = 0.05
 
 

@@ -1,0 +1,74 @@
+"""`ncucampaign history` end to end: run directories of one campaign at commits of a
+workload's git history, out of time order; the change is named at its first measured commit, with
+the commits between to bisect, and the page is one self-contained file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import checkout_in, fake_env, run_cli
+
+pytestmark = pytest.mark.slow  # runs the CLI end to end
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def runs_at_commits(tmp_path: Path, knob_from: int | None) -> tuple[Path, list[str]]:
+    """One real run of the fake, copied as the run of each measured commit (commit 4 never measured);
+    from commit `knob_from` on, rmsnorm_0 is 30% slower. Started in reverse commit order."""
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
+    done = run_cli("run", "campaigns/try.yaml", "--samples", "8", "--only", "rmsnorm_0", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    made = next(p for p in (tmp_path / "campaigns" / "runs" / "try").iterdir() if p.name[0].isdigit())
+    work = tmp_path / "workload"
+    work.mkdir()
+    git(work, "init", "-q")
+    for i in range(8):
+        git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", f"c{i}")
+    commits = list(reversed(git(work, "rev-list", "--first-parent", "HEAD").split()))
+    root = tmp_path / "history"
+    for i, commit in enumerate(commits):
+        if i == 4:
+            continue
+        copy = root / f"2026120{9 - i}-000000"
+        shutil.copytree(made, copy, symlinks=True)
+        manifest = json.loads((copy / "manifest.json").read_text())
+        manifest["run_id"], manifest["started_at"] = copy.name, f"2026-12-0{9 - i}T00:00:00+00:00"
+        manifest["workload_git"] = {"root": str(work), "commit": commit, "dirty": False}
+        for j, result in enumerate(manifest["targets"][0]["results"]):
+            slower = 1.3 if knob_from is not None and i >= knob_from else 1.0
+            result["metrics"]["gpu__time_duration.sum"]["value"] *= slower * (1 + 0.004 * (j % 5 - 2))
+        (copy / "manifest.json").write_text(json.dumps(manifest))
+    return root, commits
+
+
+def test_history_names_the_commit_of_a_step_and_what_to_bisect(tmp_path: Path) -> None:
+    root, commits = runs_at_commits(tmp_path, knob_from=4)
+    page = tmp_path / "history.html"
+    done = run_cli("history", "--runs-root", str(root), "--html", str(page), cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ordered by the workload's first-parent commits" in done.stdout
+    assert f"rmsnorm_0 gpu__time_duration.sum: SLOWER at 20261204-000000 ({commits[5][:10]})" in done.stdout
+    assert f"git bisect start {commits[5]} {commits[3]}  # 1 commit(s) between" in done.stdout
+    assert done.stdout.count(": SLOWER at") == 1 and "FASTER" not in done.stdout
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "<script" not in html and "SLOWER at" in html
+    as_json = run_cli("history", "--runs-root", str(root), "--format", "json", cwd=tmp_path, env=fake_env())
+    series = json.loads(as_json.stdout)
+    duration = next(s for s in series if s["metric"] == "gpu__time_duration.sum")
+    assert [p["commit"] for p in duration["points"]] == [c for i, c in enumerate(commits) if i != 4]
+    gate = run_cli("history", "--runs-root", str(root), "--fail-on-regression", cwd=tmp_path, env=fake_env())
+    assert gate.returncode == 1
+
+
+def test_the_same_commits_without_the_knob_flag_nothing(tmp_path: Path) -> None:
+    root, _ = runs_at_commits(tmp_path, knob_from=None)
+    done = run_cli("history", "--runs-root", str(root), "--fail-on-regression", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0 and "no change found" in done.stdout, done.stdout + done.stderr

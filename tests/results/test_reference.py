@@ -1,0 +1,146 @@
+"""Baselines in git: `reference update` writes one file per GPU model, deterministically,
+and `compare RUN --reference DIR` judges a run against it as against a run A."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+
+from ncucampaign.errors import EXIT_NOT_COMPARABLE
+from ncucampaign.results.history.reference import file_name, moved, moved_markdown, not_comparable, rounded
+from tests.conftest import ROOT, checkout_in
+
+
+def test_values_are_rounded_to_five_figures_and_whole_numbers_stay_whole() -> None:
+    assert rounded(3144912345) == 3144900000 and isinstance(rounded(3144912345), int)
+    assert rounded(0.000123456789) == 0.00012346 and rounded(2.5) == 2.5 and rounded(0) == 0
+    assert file_name("NVIDIA H200") == "NVIDIA-H200.yaml" and file_name("A100-SXM4 (80GB)") == "A100-SXM4-80GB.yaml"
+
+
+def ref(**targets: dict[str, Any]) -> dict[str, Any]:
+    return {"reference": 1, "gpu": "NVIDIA H200", "header": {}, "targets": targets}
+
+
+def entry(median: float, tolerance: float | None = None, exact: bool = False) -> dict[str, Any]:
+    metric: dict[str, Any] = {"median": median, "samples": [median]}
+    metric.update({"exact": True} if exact else {"tolerance": tolerance or 0})
+    return {"metrics": {"m": metric}}
+
+
+def test_what_moved_is_named_beyond_the_previous_tolerance_and_exact_values_on_any_change() -> None:
+    before = ref(up=entry(100, 5), down=entry(100, 5), still=entry(100, 5), regs=entry(32, exact=True), gone=entry(1))
+    after = ref(up=entry(106, 5), down=entry(90, 5), still=entry(104, 5), regs=entry(40, exact=True), fresh=entry(1))
+    found = {(m.target, m.what) for m in moved(before, after)}
+    assert found == {("up", "HIGHER"), ("down", "LOWER"), ("regs", "CHANGED"), ("gone", "gone"), ("fresh", "new")}
+    table = moved_markdown(moved(before, after))
+    assert (
+        table.startswith("| target | metric | moved | before | after |") and "| up | m | HIGHER | 100 | 106 |" in table
+    )
+    assert moved_markdown(moved(after, after)) == "Nothing moved beyond its tolerance.\n"
+
+
+def test_another_gpu_ncu_driver_or_clock_setting_is_not_comparable() -> None:
+    gpu = SimpleNamespace(name="NVIDIA H200", driver_version="580.1")
+    run = SimpleNamespace(
+        gpus=[gpu], ncu=SimpleNamespace(version="2025.3.1.0"), targets=[SimpleNamespace(clock_control=None)],
+        campaign=SimpleNamespace(name="c", sha256="s"), run_id="r", workload_git=None,
+    )  # fmt: skip
+    header = {"ncu": "2025.3.1.0", "driver": "580.1", "clock_control": "base"}
+    same = {"reference": 1, "gpu": "NVIDIA H200", "header": header, "targets": {}}
+    assert not_comparable(same, run) is None  # type: ignore[arg-type]
+    assert "ncu version is 2025.3.1.0" in str(not_comparable({**same, "header": {**header, "ncu": "2026.3.1.0"}}, run))  # type: ignore[arg-type]
+    assert "driver" in str(not_comparable({**same, "header": {**header, "driver": "570"}}, run))  # type: ignore[arg-type]
+    assert "clock control" in str(not_comparable({**same, "header": {**header, "clock_control": "none"}}, run))  # type: ignore[arg-type]
+    assert "of NVIDIA A100" in str(not_comparable({**same, "gpu": "NVIDIA A100"}, run))  # type: ignore[arg-type]
+
+
+def shell(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
+    setup = (
+        'export PATH="$PWD/tests/fake_ncu:$PATH" FAKE_NCU_REPORTS="$PWD/tests/fixtures/reports"\n'
+        f'ncucampaign() {{ PYTHONPATH={shlex.quote(str(ROOT))} {shlex.quote(sys.executable)} -m ncucampaign "$@"; }}\n'
+    )
+    return subprocess.run(["bash", "-c", setup + script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_a_reference_from_three_runs_gates_a_run_as_a_run_a_would(tmp_path: Path) -> None:
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
+    made = shell(tmp_path, "for i in 1 2 3; do ncucampaign run campaigns/try.yaml --samples 3 --only rmsnorm_0 mlp_gemm; done\n"
+                 "ncucampaign reference update campaigns/runs/try/2*")  # fmt: skip
+    refs = tmp_path / "campaigns" / "refs"
+    reference = refs / "NVIDIA-H200.yaml"
+    assert made.returncode == 0 and reference.is_file(), made.stdout[-2000:] + made.stderr[-2000:]
+    first = reference.read_bytes()
+    again = shell(tmp_path, "ncucampaign reference update campaigns/runs/try/2*")
+    assert again.returncode == 0 and "(unchanged)" in again.stdout and "Nothing moved" in again.stdout
+    assert reference.read_bytes() == first  # updating twice from the same runs changes no byte
+    data = yaml.safe_load(first)
+    assert sorted(data["targets"]) == ["mlp_gemm", "rmsnorm_0"] and len(data["header"]["runs"]) == 3
+    duration = data["targets"]["rmsnorm_0"]["metrics"]["gpu__time_duration.sum"]
+    launch = data["targets"]["rmsnorm_0"]["launch"]
+    pooled = [  # compare's samples: the results in one launch state, the newest run's first result's
+        r for m in sorted((tmp_path / "campaigns" / "runs" / "try").glob("2*/manifest.json"))
+        for r in next(t for t in json.loads(m.read_text())["targets"] if t["name"] == "rmsnorm_0")["results"]
+        if (r["kernel"], r["grid"], r["block"], r["nvtx"]) == (launch["kernel"], launch["grid"], launch["block"], launch["nvtx"])
+    ]  # fmt: skip
+    assert 3 <= len(duration["samples"]) == len(pooled) < 9 and duration["tolerance"] > 0 and duration["unit"]
+    gate = "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs --fail-on-regression"
+    passed = shell(tmp_path, gate)
+    assert passed.returncode == 0 and "gate: pass" in passed.stdout, passed.stdout[-2000:] + passed.stderr
+    only_one = shell(tmp_path, "ncucampaign run campaigns/try.yaml --samples 3 --only rmsnorm_0\n" + gate)
+    assert only_one.returncode == 1, only_one.stdout[-2000:]  # mlp_gemm, in the reference, profiled nothing
+    assert "mlp_gemm" in only_one.stdout and "gate: FAIL" in only_one.stdout, only_one.stdout[-2000:]
+    faster = {**data}  # the reference 30% faster than every run: the run is SLOWER
+    shell(tmp_path, "ncucampaign run campaigns/try.yaml --samples 3 --only rmsnorm_0 mlp_gemm")
+    for metric in faster["targets"]["rmsnorm_0"]["metrics"].values():
+        metric["samples"] = [round(v * 0.7, 6) for v in metric["samples"]]
+    reference.write_text(yaml.safe_dump(faster))
+    failed = shell(tmp_path, gate)
+    assert failed.returncode == 1 and "SLOWER" in failed.stdout and "rmsnorm_0" in failed.stdout, failed.stdout[-3000:]
+    assert failed.stdout.strip().splitlines()[-1].startswith("gate: FAIL: 1 SLOWER (rmsnorm_0")
+    faster["targets"]["rmsnorm_0"]["gate"] = "soft"  # a soft target is shown, and does not fail the gate
+    reference.write_text(yaml.safe_dump(faster))
+    assert shell(tmp_path, gate).returncode == 0
+    other = {**data, "header": {**data["header"], "ncu": "2026.3.1.0"}}
+    reference.write_text(yaml.safe_dump(other))
+    refused = shell(tmp_path, gate)
+    assert refused.returncode == EXIT_NOT_COMPARABLE and "not comparable: its ncu version" in refused.stderr
+    reference.rename(refs / "NVIDIA-A100.yaml")
+    missing = shell(tmp_path, gate)
+    assert missing.returncode == 2 and "no reference for NVIDIA H200" in missing.stderr
+    assert "there: NVIDIA-A100.yaml" in missing.stderr and "Traceback" not in missing.stderr
+
+
+@pytest.mark.slow
+def test_a_damaged_reference_is_named_never_an_internal_error(tmp_path: Path) -> None:
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
+    made = shell(tmp_path, "ncucampaign run campaigns/try.yaml --only rmsnorm_0\n"
+                 "ncucampaign reference update campaigns/runs/try/2*")  # fmt: skip
+    reference = tmp_path / "campaigns" / "refs" / "NVIDIA-H200.yaml"
+    assert reference.is_file(), made.stdout + made.stderr
+    good = yaml.safe_load(reference.read_text())
+    target = good["targets"]["rmsnorm_0"]
+    damaged = [
+        "reference: 1\ntargets: [1, 2\n",  # not YAML
+        "a: &a [*a]\n",  # a self-referencing alias
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "launch": {**target["launch"], "grid": "wide"}}}}),
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "launch": "gemm"}}}),
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "metrics": {"m": {"samples": ["x"]}}}}}),
+        yaml.safe_dump({**good, "targets": {"rmsnorm_0": {**target, "metrics": {"m": {"samples": [1]}}}}}),
+        yaml.safe_dump({**good, "header": "none"}),
+        yaml.safe_dump({**good, "reference": 2}),
+        "\0" * 100,
+    ]
+    for text in damaged:
+        reference.write_text(text)
+        done = shell(tmp_path, "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs")
+        assert done.returncode in (0, 1, 2, 4) and "Traceback" not in done.stderr, (text[:200], done.stderr[-2000:])
+        assert "internal error" not in done.stderr, (text[:200], done.stderr[-2000:])

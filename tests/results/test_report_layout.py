@@ -1,0 +1,91 @@
+"""The HTML report laid out by Chromium from 800 to 1,400 px: the page never scrolls sideways
+(a wide table scrolls in its own box), no table row is taller than 400 px, and headers and statuses
+break between words only. Measured on a weighed `set: full` run of campaigns/try.yaml with the fake's
+full_decode2 fixture, as the issue was."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import checkout_in, fake_env, run_cli
+from tests.results.test_charts import CHROMIUM, chromium_probe
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium (Debian: apt-get install chromium)"),
+]
+pytest.importorskip("ncu_report", reason="results are read with ncu_report")
+
+# Every word of a header or a status cell whose text lies on more than one line is broken mid-word.
+PROBE = """<script>window.addEventListener('load', () => {
+  const box = e => e.getBoundingClientRect(), broken = [];
+  for (const cell of document.querySelectorAll('th, td.status-ok, td.status-bad')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (const m of n.data.matchAll(/\\S+/g)) {
+        const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+        if (new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  const rows = [...document.querySelectorAll('tr')].map(r => box(r).height);
+  const targetRows = [...document.querySelectorAll('#targets tbody tr')].map(r => box(r).height);
+  // a kernel name on one line, and whole as the report wrote it (shortened by it, not cut by the browser)
+  const kernels = [...document.querySelectorAll('#targets td code')].filter(code => {
+    const r = document.createRange(); r.selectNodeContents(code);
+    const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top))).size;
+    return lines > 1 || code.parentElement.scrollWidth > code.parentElement.clientWidth;
+  }).map(code => code.textContent);
+  const out = document.createElement('pre'); out.id = 'probe';
+  out.textContent = JSON.stringify({page: document.documentElement.scrollWidth, viewport: window.innerWidth,
+    height: document.documentElement.scrollHeight, tallest: Math.max(...rows),
+    tallestTarget: Math.max(...targetRows), kernels: targetRows.length, cut: kernels, broken});
+  document.body.appendChild(out);
+});</script>"""
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp_path = tmp_path_factory.mktemp("layout")
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu")
+    campaign = tmp_path / "campaigns/try.yaml"
+    campaign.write_text(campaign.read_text().replace("sections: [SpeedOfLight]", "set: full"))
+    env = fake_env(FAKE_NCU_FIXTURE="full_decode2")
+    done = run_cli("run", str(campaign), "--weigh", "--no-share", cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr  # `typo` profiles nothing, on purpose
+    made = run_cli("report", "campaigns/runs/try/latest", cwd=tmp_path, env=env)
+    assert made.returncode == 0, made.stderr
+    return Path(made.stdout.strip())
+
+
+@pytest.mark.parametrize("width", [800, 1000, 1200, 1400])
+def test_the_report_reads_from_800_to_1400_px(report: Path, tmp_path: Path, width: int) -> None:
+    probe = chromium_probe(report.read_text(), PROBE, width, tmp_path)
+    print(f"{width} px: {probe}")  # the numbers, for the record (pytest -s)
+    assert probe["page"] <= probe["viewport"], probe  # no sideways scroll of the page
+    assert probe["tallest"] <= 400, probe
+    # before the fix: rows of 113 px, set by the findings column out of sight, and kernel names broken
+    # mid-identifier (nvjet_sm90_hsh_64x8_64x16_4x / 1_v_bz_NNT)
+    assert probe["kernels"] >= 9 and probe["tallestTarget"] <= 60, probe
+    assert probe["cut"] == [], probe
+    assert probe["broken"] == [], probe
+    assert "no_kernels" in report.read_text()  # the statuses checked include a long one
+
+
+def test_the_roofline_legend_lies_below_the_plot_not_over_its_ceilings(report: Path) -> None:
+    svgs = re.findall(r'<svg[^>]*class="roofline".*?</svg>', report.read_text(), re.S)
+    assert svgs
+    for svg in svgs:
+        bottom = number(r'data-plot="[^ ]+ ([^ ]+) ', svg)  # the x axis
+        legend_top = number(r'class="legend" transform="translate\([^,]+,([^)]+)\)', svg)
+        height = number(r'height="([^"]+)"', svg)
+        assert bottom < legend_top < height, (bottom, legend_top, height)
+
+
+def number(pattern: str, text: str) -> float:
+    found = re.search(pattern, text)
+    assert found is not None, pattern
+    return float(found.group(1))
