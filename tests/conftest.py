@@ -57,7 +57,7 @@ def _python_shim() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="ncucampaign-python-"))
     atexit.register(shutil.rmtree, folder, True)
     shim = folder / "python3"  # a script, not a link: a venv's python is known by where it is started
-    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -S "$@"\n')
     shim.chmod(0o755)
     return folder
 
@@ -90,7 +90,7 @@ def campaign_text(targets: str, defaults: str = "", application_extra: str = "")
     default_block = textwrap.indent(textwrap.dedent(defaults).strip(), "  ") if defaults.strip() else ""
     return (
         "application:\n"
-        f"  command: [{json.dumps(sys.executable)}, {json.dumps(str(FAKE_APP))}]\n"
+        f"  command: [{json.dumps(sys.executable)}, -S, {json.dumps(str(FAKE_APP))}]\n"
         f"{application_extra}"
         "defaults:\n"
         "  sections: SpeedOfLight\n"

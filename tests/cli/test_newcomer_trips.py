@@ -206,6 +206,10 @@ def test_runs_are_counted_by_kind() -> None:
 def test_the_fake_ncu_runs_under_the_tests_own_python(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # as outside the venv: another python3 comes first
     found = subprocess.run(
-        ["python3", "-c", "import sys; print(sys.prefix)"], env=fake_env(), capture_output=True, text=True, check=True
+        ["python3", "-c", "import site, sys; site.main(); print(sys.prefix)"],
+        env=fake_env(),
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     assert found == sys.prefix, found  # the same interpreter and the same venv (its packages: zstandard)
