@@ -1,11 +1,8 @@
-"""The `ncucampaign` command's entry point.
+"""The `ncucampaign` command's entry point, kept tiny: pip's wrapper imports it before anything else.
 
-Start-up (importing the command line and every command, pydantic, rich, PyYAML) runs under a SIGINT
-handler that only notes the interrupt: a Ctrl-C then can neither print a traceback from the middle
-of an import (seen: one raised inside importlib's own callback, which Python prints as "Exception
-ignored") nor be lost. After start-up Python's own handler is installed (whatever the command
-inherited) and `cli.main` turns a Ctrl-C into exit 130. pip's console-script wrapper imports this
-module before anything of ours runs, so it stays tiny.
+Start-up (importing every command, pydantic, rich, PyYAML) runs under a SIGINT handler that only notes
+the interrupt, so a Ctrl-C can neither print a traceback from the middle of an import nor be lost;
+then Python's own handler is installed and `cli.main` turns a Ctrl-C into exit 130.
 """
 
 from __future__ import annotations

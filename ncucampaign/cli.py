@@ -1,8 +1,6 @@
-"""The command table, and the mapping of errors to exit codes. Each command lives in
-`ncucampaign.commands.<name>` with `add_parser` and `run`.
-
-Only the standard library is imported at module level: `ncucampaign._entry` imports the commands
-under a Ctrl-C guard (`load_commands`), and `main` turns a later Ctrl-C into exit 130.
+"""The command table, and the mapping of errors to exit codes; each command is
+`ncucampaign.commands.<name>` with `add_parser` and `run`. Only the standard library is imported here:
+`_entry` imports the commands under a Ctrl-C guard, and `main` turns a later Ctrl-C into exit 130.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""One helper per medium for strings from outside: ncu's and the application's output, names and
-values from files, a task's record. Each makes a string inert where it is shown (an
-application's `ESC]0;...BEL` reached the progress lines raw; an `<img onerror=...>` from ncu's output
-reached a CI job's Markdown summary).
-
-- a terminal: `printable` (ncucampaign/errors.py: control characters written as escapes);
-- rich, which also reads `[...]` as markup: `console_text`;
-- Markdown (GitHub's): `markdown_inline`;
-- HTML and SVG: `html_text`; XML (JUnit): `xml_text` and `xml_attribute`;
-- YAML: written only through PyYAML's safe_dump, which quotes what needs quoting.
+"""One helper per medium that makes outside strings (ncu's and the application's output, names from
+files, a task's record) inert where shown: `printable` for a terminal (errors.py), `console_text` for
+rich (which reads `[...]` as markup), `markdown_inline`, `html_text` (HTML, SVG), `xml_text` and
+`xml_attribute` (JUnit). YAML is written only through PyYAML's safe_dump.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
-"""Markers for your own code: NVTX push/pop ranges and cudaProfilerStart/Stop, the two code markers of
-docs/ncu-behaviour.md ("Filter grammar"). torch is imported only when they run.
+"""Markers for your own code, NVTX ranges and cudaProfilerStart/Stop (docs/ncu-behaviour.md, "Filter
+grammar"); torch is imported only when they run. Both synchronize before and after, so earlier kernels
+do not leak in and the range does not end before its kernels were submitted.
 
-    from ncucampaign.markers import ncu_range, profiled_region
-
-    with ncu_range("decode_step"):          # target: nvtx_include: decode_step/
+    with ncu_range("decode_step"):     # target: nvtx_include: decode_step/
         logits = model.decode_one_token(...)
-
-    with profiled_region():                  # target: profile_from_start: false
+    with profiled_region():            # target: profile_from_start: false
         out = run_decode_step(model, inputs)
-
-Both synchronize before and after, so kernels queued earlier do not leak into the range and the
-range does not end before its own kernels were submitted.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""A run's own seconds, by phase: the wall seconds the run spent on its own work, outside
-the time ncu profiled. What ncucampaign itself adds to a run, kept in the manifest as `own_seconds`.
+"""A run's own seconds, by phase: the wall seconds it spent on its own work outside the time ncu
+profiled, kept in the manifest as `own_seconds`.
 
-Each thread keeps a stack of phases; its innermost one is what it does now (a wait, None, is
-nothing). A moment counts when some thread works and no ncu profiles: while ncu profiles (the
-trace, a union, a target's own run) the GPU sets the pace, and a split or a read that runs beside it
-delays nothing. A moment in which several threads work is shared among their phases equally, so the
-phases add up to the wall seconds the run's own work took (the sum over threads overstated it: four
-splits at once for 0.1 s were 0.4 s). Waits on other programs (ncu --import, git,
-nvidia-smi) are theirs. Time outside every phase (the interpreter exiting, the final table printed
-after the manifest) is not counted.
+Each thread keeps a stack of phases (None: a wait). A moment counts when some thread works and no ncu
+profiles (then the GPU sets the pace); a moment several threads work is shared among their phases, so
+phases add up to wall seconds (summing threads made four 0.1 s splits 0.4 s). Waits on other programs
+(ncu --import, git, nvidia-smi) are theirs; time outside every phase is not counted.
 """
 
 from __future__ import annotations

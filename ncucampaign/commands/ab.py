@@ -1,13 +1,8 @@
-"""`ncucampaign ab FILE --a NAME=VALUE --b NAME=VALUE`: the campaign profiled under a baseline and a
-candidate environment, runs interleaved, ending with compare's verdicts and a CI exit code. Without
---a and --b, an A/A calibration: the same environment both ways, so that every SLOWER, FASTER or
-CHANGED verdict is a false one, with what each target's samples could tell apart.
-
-A and B differ by environment variables of the application (a knob, PATH or PYTHONPATH to two
-builds or two checkouts). Each of the `--pairs` pairs runs A and B back to back, in alternating
-order (A B, B A, ...) so that a drift of the machine over time falls on both; every run is an
-ordinary run directory under `<runs>/<campaign>/ab-<time>/A|B/`. Each target's results of all of a
-side's runs are its samples, and compare decides on them (docs/results.md, "compare").
+"""`ncucampaign ab FILE --a NAME=VALUE --b NAME=VALUE`: the campaign under a baseline and a candidate
+environment, runs interleaved (A B, B A, ...) so a drift of the machine falls on both, ending with
+compare's verdicts and a CI exit code. Without --a and --b, an A/A calibration: every SLOWER, FASTER or
+CHANGED verdict is false. Each run is an ordinary run directory under `<runs>/<campaign>/ab-<time>/`;
+a target's results across a side's runs are its samples (docs/results.md, "compare").
 """
 
 from __future__ import annotations

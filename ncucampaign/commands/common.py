@@ -18,7 +18,7 @@ from rich.console import Console
 
 from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
 from ncucampaign.execute.process.provenance import installed_ncu
-from ncucampaign.execute.rundir.collector import collector_paused
+from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.exec_limits import exec_size_problems
 from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems

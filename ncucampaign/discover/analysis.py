@@ -1,10 +1,9 @@
-"""Find the kernels worth profiling, cheaply: one ncu pass collecting only gpu__time_duration.sum
-(about 0.02 s a kernel on an H200, against 0.4 s for SpeedOfLight), then a table, and target YAML
-to paste. Pure: the execution stage runs the pass, `results.reading.reader` reads it.
+"""Find the kernels worth profiling, cheaply: one ncu pass collecting only gpu__time_duration.sum (about
+0.02 s a kernel on an H200, against 0.4 s for SpeedOfLight), then a table and target YAML. Pure.
 
-Ordinals are ncu's own: in `--target` mode the pass runs with the target's own filters (minus launch
-skip and count), so the n-th listed launch is the one `launch_skip: n` selects; suggested targets
-count launches with ncu_report's NVTX filter, which implements ncu's grammar.
+Ordinals are ncu's own: with `--target` the pass runs with the target's filters (minus skip and count),
+so the n-th listed launch is the one `launch_skip: n` selects; suggested targets count launches with
+ncu_report's NVTX filter, which implements ncu's grammar.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Executors: the seam between a backend and how its units are run.
-
-A backend hands an executor a batch of units (one invocation, or a group sharing one application
-run) and a `Session` (execute/units.py's UnitRunner); the executor decides when and where each one
-runs and calls `session.run_unit` for it; records come back in the order they finished. Today: one
-after another, or side by side in GPU lanes. A new executor implements `Executor.run` and is chosen
-in `runner.executor_for` (Slurm arrays need none: each array task runs its unit with the sequential
-one, docs/architecture.md).
+"""Executors: the seam between a backend and how its units are run. Given a batch of units and a
+`Session` (execute/units.py's UnitRunner), an executor decides when and where each runs (one after
+another, or side by side in GPU lanes) and calls `session.run_unit`; records come back in the order
+they finished. A new executor implements `Executor.run` and is chosen in `runner.executor_for`.
 """
 
 from __future__ import annotations

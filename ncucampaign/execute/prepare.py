@@ -18,7 +18,7 @@ from ncucampaign.execute.process.provenance import git_info, gpu_info, host_info
 from ncucampaign.execute.process.short import answered, probing_pool
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.cache_files import stamp_of
-from ncucampaign.execute.rundir.collector import collector_paused
+from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.execute.rundir.manifest import (
     CampaignInfo,
     GitInfo,

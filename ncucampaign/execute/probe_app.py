@@ -1,10 +1,7 @@
-"""The counters probe's application (`python -m ncucampaign.execute.probe_app`): one empty kernel,
-`ncucampaign_probe`, launched once through the CUDA driver API, so that `doctor` can ask ncu to profile
-it. No torch and no compiler: the kernel is PTX that the driver compiles, and libcuda comes with the
-driver, so the probe needs what ncu itself needs and starts in a fraction of a second.
-
-Under the tests' fake ncu (FAKE_NCU_FD set, tests/fake_ncu/fake_app.py's protocol) it reports the
-launch on that pipe instead: there is no GPU to launch on.
+"""The counters probe's application (`python -m ncucampaign.execute.probe_app`): one empty PTX kernel,
+`ncucampaign_probe`, launched once through the CUDA driver API for `doctor` to profile: no torch, no
+compiler, only what ncu itself needs. Under the tests' fake ncu (FAKE_NCU_FD set) it reports the
+launch on that pipe instead.
 """
 
 from __future__ import annotations

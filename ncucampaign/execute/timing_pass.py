@@ -1,11 +1,8 @@
-"""The timing pass (`weigh: true`, `run --weigh`): the application's GPU time by kernel, so that
-findings can be ranked by what they would gain the whole application.
-
-One run of the campaign's command under ncu with one metric (gpu__time_duration.sum), every launch
-of every process, no filter; cached like a discovery trace (same key: command, environment,
-workload, ncu, GPU model), so a second run of an unchanged workload costs nothing. Its report is
-listed with `ncu --import --page raw --csv` (base units: nanoseconds) and summed per kernel, by
-demangled name: PyTorch launches a dozen different kernels all named `vectorized_elementwise_kernel`.
+"""The timing pass (`weigh: true`, `run --weigh`): the application's GPU time by kernel, to rank findings
+by what they would gain the whole application. One run under ncu with gpu__time_duration.sum, every
+launch, no filter; cached like a discovery trace (same key), so an unchanged workload costs nothing
+the second time. Listed with `ncu --import --page raw --csv` (nanoseconds) and summed by demangled
+name: PyTorch launches a dozen different kernels all named `vectorized_elementwise_kernel`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Collective kernels (NCCL, NVSHMEM) in multi-process jobs. Pure.
-
-Under kernel replay ncu launches a profiled kernel again, alone, once per pass. A collective kernel
-replayed alone on one rank waits for its peers, which are not replaying it, forever: observed on two
-H200s with torchrun (docs/ncu-behaviour.md, "Multi-rank jobs"), where ncu printed
-only a warning (`REPLAY_WARNING`) and hung until stopped.
+"""Collective kernels (NCCL, NVSHMEM) in multi-process jobs. Pure. Under kernel replay a collective kernel
+replayed alone on one rank waits forever for peers that are not replaying it: seen on two H200s with
+torchrun, where ncu printed only a warning (`REPLAY_WARNING`) and hung (docs/ncu-behaviour.md,
+"Multi-rank jobs").
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Which GPU an invocation runs on. Pure.
-
-With `run --gpus 0,1`, every invocation is pinned to one GPU: CUDA_VISIBLE_DEVICES names it and
-ncu's `--devices 0` selects it inside that view. A target that names devices (its own
-CUDA_VISIBLE_DEVICES, or `devices:`) runs on those and nowhere else.
+"""Which GPU an invocation runs on. Pure. With `run --gpus 0,1` each invocation is pinned to one GPU
+(CUDA_VISIBLE_DEVICES names it, `--devices 0` selects it in that view); a target that names devices
+(its own CUDA_VISIBLE_DEVICES, or `devices:`) runs on those and nowhere else.
 """
 
 from __future__ import annotations

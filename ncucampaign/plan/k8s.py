@@ -1,17 +1,12 @@
-"""A campaign as one Kubernetes Indexed Job: one index per unit (an invocation, or a group
-sharing one application run), as a Slurm array has one task per unit (plan/slurm.py). Pure.
+"""A campaign as one Kubernetes Indexed Job, one index per unit, as a Slurm array has one task per unit
+(plan/slurm.py). Pure.
 
-Each pod runs `ncucampaign k8s-task RUN_DIR --array N` and takes its unit from JOB_COMPLETION_INDEX;
-the run directory is on a ReadWriteMany volume that every pod mounts at the same path as the machine
-that submits, and the pods claim and record as Slurm tasks do (execute/backends/batch/files.py).
-
-Exit codes of a task and what the Job does with them (podFailurePolicy):
-- 0: its targets are ok;
-- 1 (a target failed after the campaign's own retries: no kernels, a profiler error, a timeout) and 2
-  (a usage error): FailIndex, as a new pod would only repeat it;
-- anything else (a pod killed, evicted, out of memory): the index is retried in a new pod, up to the
-  campaign's retries (backoffLimitPerIndex), which takes over its claim; a disruption (preemption,
-  a drained node) is not counted.
+Each pod runs `ncucampaign k8s-task RUN_DIR --array N` for the unit of its JOB_COMPLETION_INDEX, on a
+ReadWriteMany volume mounted at the submitting machine's path, and claims and records as Slurm tasks
+do (execute/backends/batch/files.py). podFailurePolicy: exit 1 (a target failed after its retries) and
+2 (a usage error) fail the index, as a new pod would repeat them; anything else (killed, evicted, out
+of memory) retries it in a new pod up to the campaign's retries (backoffLimitPerIndex); a disruption
+is not counted.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Warnings about campaigns that are valid but probably wrong: run the rules of `lint_rules.RULES`.
-
-Each rule has a stable code (NCU0xx) that `lint_ignore: [NCU001]` silences for a target (or, in
-`defaults:`, for all). `ncucampaign validate --strict` turns warnings into errors. Pure: the
-installed ncu's sections and sets are passed in.
+"""Warnings about campaigns that are valid but probably wrong: the rules of `lint_rules.RULES`, each with
+a stable code (NCU0xx) that `lint_ignore:` silences for a target or in `defaults:`; `validate --strict`
+makes them errors. Pure: the installed ncu's sections and sets are passed in.
 """
 
 from __future__ import annotations

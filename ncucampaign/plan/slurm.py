@@ -1,10 +1,8 @@
-"""A campaign as a Slurm job array: one array task per unit (an invocation, or a group sharing one
-application run), and the batch script that runs it. Pure.
+"""A campaign as a Slurm job array, one task per unit, and the batch script that runs it. Pure.
 
-Slurm's own SIGTERM (plain `scancel`, the time limit) reaches every process of a job at once, and ncu
-killed that way writes no report. So the script `exec`s the runner (the batch shell becomes it) and
-asks for `--signal=B:INT@<grace>`: only the runner gets SIGINT, `grace` seconds before the limit, and
-stops its ncu the usual way (docs/slurm.md).
+Slurm's own SIGTERM reaches every process of a job at once, and ncu killed that way writes no report.
+So the script `exec`s the runner and asks for `--signal=B:INT@<grace>`: only the runner gets SIGINT,
+`grace` seconds before the limit, and stops its ncu the usual way (docs/slurm.md).
 """
 
 from __future__ import annotations

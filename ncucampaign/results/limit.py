@@ -1,13 +1,10 @@
-"""How far a run is from the limit of profiling its targets: one application start plus the replay of
-exactly the launches its targets wanted (design: docs/ncu-behaviour.md, "Toward the limit"). Pure
-(over the manifest).
+"""How far a run is from its limit: one application start plus the replay of exactly the launches its
+targets wanted (docs/ncu-behaviour.md, "Toward the limit"). Pure (over the manifest).
 
-The start is taken from the runs that profiled least, in this order (the least of every run's
-estimate was biased low, down to a start of 0.0 s): the targets' own runs (their median, never below
-the least of them), else the discovery trace, else the shared runs (their median); each less the
-replay of what it profiled at the price its record says (plan/share/cost.py's, as the run priced
-it). An estimate of 0 or less is no measurement: the line then prices the replay alone and says so.
-The line names where each figure came from.
+The start is taken from the runs that profiled least: the targets' own runs (their median, never below
+the least), else the discovery trace, else the shared runs; each less the replay of what it profiled
+at the price its record says. An estimate of 0 or less is no measurement: the line then prices the
+replay alone and says so, and it names where each figure came from.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The campaign file format: pydantic models, the single source of truth.
-
-`schemas/campaign.schema.json` is generated from `Campaign` (see `schema.py`); a test fails when the
-two drift. Models are frozen; sequences are tuples. Cross-target checks (duplicate names, matrix
-expansion) need key paths and live in `ncucampaign.plan.expand`.
+"""The campaign file format: pydantic models, the single source of truth for
+`schemas/campaign.schema.json` (a test fails when they drift). Frozen; sequences are tuples.
+Cross-target checks (duplicate names, matrix expansion) need key paths and live in plan/expand.py.
 """
 
 from __future__ import annotations

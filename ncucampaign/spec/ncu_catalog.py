@@ -1,9 +1,7 @@
-"""What ncu accepts: its options (which campaign key owns which), sections and sets.
-
-The option list is ncu 2025.3.1's own `--help` (data/ncu-2025.3.1-options.tsv), the section and set
-list its `--list-sections`/`--list-sets` (data/ncu-2025.3.1-sections.txt). ncu accepts any unique
-prefix of a long option (docs/ncu-behaviour.md), so a typo can silently become another option: extra
-arguments must use full names that are on that list.
+"""What ncu accepts: its options (which campaign key owns which), sections and sets, from ncu 2025.3.1's
+own `--help`, `--list-sections` and `--list-sets` (data/). ncu accepts any unique prefix of a long
+option (docs/ncu-behaviour.md), so a typo can silently become another option: extra arguments must
+use full names on that list.
 """
 
 from __future__ import annotations
@@ -22,13 +20,9 @@ OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch", "onoff
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """How one campaign key becomes ncu arguments.
-
-    value: `--flag v`; repeat: `--flag a --flag b`; join: `--flag a,b`; onoff: a boolean as
-    `--flag on|off`; yes: `--flag yes` when true, nothing when false (ncu's default is no, and the
-    manual's commands in campaigns/manual.yaml never write `--kill no`); switch: `--flag` when true,
-    nothing otherwise.
-    """
+    """How one campaign key becomes ncu arguments. value: `--flag v`; repeat: `--flag a --flag b`; join:
+    `--flag a,b`; onoff: `--flag on|off`; yes: `--flag yes` when true, else nothing (ncu's default is no,
+    and the manual never writes `--kill no`); switch: `--flag` when true."""
 
     key: str
     flag: str
@@ -130,16 +124,11 @@ def known_options() -> dict[str, NcuOption]:
     return table
 
 
-def modelled_flags() -> dict[str, str]:
-    """ncu flag -> the campaign key that sets it."""
-    return {spec.flag: spec.key for spec in OPTION_SPECS}
-
-
 def check_extra_args(args: tuple[str, ...]) -> None:
     """Raise ValueError with a clear message when extra ncu arguments cannot be used as given (by any
     ncu release this tool knows; `missing_options` checks them against the installed one)."""
     options = known_options()
-    modelled = modelled_flags()
+    modelled = {spec.flag: spec.key for spec in OPTION_SPECS}
     index = 0
     while index < len(args):
         token = args[index]

@@ -1,9 +1,7 @@
-"""ncu's own little languages, in one place: the `regex:` prefix of filter values, and NVTX include
-expressions (docs/ncu-behaviour.md, "Filter grammar").
-
-NVTX: 'A/' is a push/pop range, a bare 'A' a start/end range; '/' separates nested push/pop names,
-'A/*/B' allows ranges in between, 'A]' is the top of the stack, '[A' the bottom, ',' joins start/end
-expressions, 'Domain@' names a domain, and 'regex:' makes the names regular expressions.
+"""ncu's own little languages, in one place (docs/ncu-behaviour.md, "Filter grammar"): the `regex:`
+prefix of filter values, and NVTX include expressions: 'A/' a push/pop range, bare 'A' a start/end
+range, '/' nesting, 'A/*/B' ranges in between, 'A]' the top of the stack, '[A' the bottom, ',' joins
+start/end expressions, 'Domain@' names a domain, 'regex:' makes the names regular expressions.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The role every campaign option plays, in one table: whether it may differ between targets that
-share one application run, whether ncu re-applies it when it imports a report, what a discovery pass
-keeps of it, and whether its text reaches ncu as it is (checked for stray shell quotes).
-
-The sharing key (plan/share/groups.py), the import filters (plan/share/union.py), the discovery scope
-(discover/analysis.py) and the quote check (spec/model.py) are derived from it; a test fails when an
-option key of the model has no row here (docs/architecture.md, "Where a change goes").
+"""The role every campaign option plays, in one table: whether it may differ between targets sharing one
+application run, whether ncu re-applies it on import, what a discovery pass keeps of it, and whether
+its text reaches ncu as it is (checked for stray shell quotes). The sharing key, the import filters,
+the discovery scope and the quote check derive from it; a test fails when an option has no row here.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""YAML text -> plain data, and the line of every key path, within bounds a hostile file cannot break.
-
-Bounds (docs/campaigns.md, "Limits"): the file size, the nesting depth, the number of values once YAML aliases
-are expanded (a few hundred bytes of nested aliases can stand for billions of values), the length
-of one string (Linux refuses a single argument longer than MAX_ARG_STRLEN, 128 KiB), no NUL byte in
-a string (it cannot be passed to a program), and no alias that contains itself. The walk is
-iterative: depth is checked, never hit as a RecursionError.
+"""YAML text -> plain data, and the line of every key path, within bounds a hostile file cannot break
+(docs/campaigns.md, "Limits"): file size, nesting depth, values once aliases are expanded (a few
+hundred bytes of nested aliases can stand for billions), one string's length (Linux's MAX_ARG_STRLEN,
+128 KiB), no NUL byte, no alias that contains itself. The walk is iterative: depth is checked, never
+hit as a RecursionError.
 """
 
 from __future__ import annotations
@@ -54,16 +52,12 @@ def parse_yaml(text: str, file: str) -> tuple[Any, dict[KeyPath, int], list[Prob
     return data, lines, duplicates
 
 
-def line_at(text: str, position: int) -> int:
-    return text.count("\n", 0, max(position, 0)) + 1
-
-
 def yaml_problem(exc: yaml.YAMLError, text: str) -> Problem:
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + 1 if mark is not None else None
     position = getattr(exc, "position", None)  # a ReaderError knows only the character offset
     if line is None and isinstance(position, int):
-        line = line_at(text, position)
+        line = text.count("\n", 0, max(position, 0)) + 1
     what = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc)
     context = getattr(exc, "context", None)
     context_mark = getattr(exc, "context_mark", None)

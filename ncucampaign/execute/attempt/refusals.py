@@ -1,9 +1,7 @@
-"""What ncu says when this machine refuses profiling altogether: no permission to read the GPU's
-counters, a counter library that does not load, another profiler holding the counters. Every target
-would meet the same refusal, so `run` stops at the first ncu process that shows it (the run
-starts no probe of its own), and `doctor`'s counters probe reads it the same way. Pure.
-
-ncu prints ERR_NVGPUCTRPERM and exits 1 after the application ran to its end (docs/ncu-behaviour.md).
+"""What ncu says when this machine refuses profiling altogether: no permission to read the GPU's counters
+(ERR_NVGPUCTRPERM, exit 1 after the application ran to its end), a counter library that does not
+load, another profiler holding the counters. Every target would meet it, so `run` stops at the first
+ncu process that shows it, and `doctor`'s counters probe reads it the same way. Pure.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""Catch a replay that cannot finish while the attempt runs, from what ncu prints.
-
-A collective kernel replayed alone waits for its peers forever (docs/ncu-behaviour.md, "Multi-rank
-jobs"); waiting out the timeout costs minutes and ends in a plain `timed_out`. ncu's only sign is its
-"taking more time than expected" warning, so the attempt is stopped early when
-- ncu prints that warning while it profiles a collective kernel (NCCL, NVSHMEM), or
-- a collective kernel's profiling shows no progress (no new console output) for the stall time, or
-- after that warning, nothing at all is printed for the stall time.
+"""Catch a replay that cannot finish while the attempt runs. A collective kernel replayed alone waits
+for its peers forever (docs/ncu-behaviour.md, "Multi-rank jobs"), and ncu's only sign is its "taking
+more time than expected" warning. The attempt is stopped early when that warning comes while a
+collective kernel (NCCL, NVSHMEM) is profiled, when such a kernel shows no new output for the stall
+time, or when nothing at all is printed for the stall time after that warning.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The local backend ("here"): run an open run directory's units on this machine, one after another or
-in GPU lanes, and keep the manifest current (saved after every change).
-
-A failed target never stops the campaign; an interruption does, after the running attempts were
-stopped gracefully, so their reports are kept.
+"""The local backend ("here"): run an open run directory's units on this machine, one after another or in
+GPU lanes, keeping the manifest current. A failed target never stops the campaign; an interruption
+does, after the running attempts were stopped gracefully, so their reports are kept.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The one module that starts processes.
-
-An attempt runs in its own session (so its own process group): a timeout or an interruption is sent
-to the whole group, because a signal to ncu alone leaves the application running
-(docs/ncu-behaviour.md, "Signals").
-Escalation: SIGINT (ncu shuts the application down and writes the report), then SIGTERM, then SIGKILL.
-After ncu exits, any process left in its group is killed too.
+"""The one module that starts processes. An attempt runs in its own session: a timeout or an interruption
+goes to the whole group, since a signal to ncu alone leaves the application running
+(docs/ncu-behaviour.md, "Signals"). SIGINT (ncu stops the application and writes its report), then
+SIGTERM, then SIGKILL; whatever is left in the group after ncu exits is killed too.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Long-lived worker processes of this Python that answer one request a line (the report reader).
 
-A worker per request cost 0.4-0.7 s a report, most of it loading NVIDIA's reader: a run's "reports"
-phase was most of its own seconds. A worker is kept for the next request once it answered;
-one that crashed, timed out or printed past the limit is killed and never reused, so a damaged
-report still costs only its own read. Each worker runs in a session of its own and ends when this
-process closes its stdin (also when this process is killed: its stdin closes with it).
+A worker per request cost 0.4-0.7 s a report, mostly loading NVIDIA's reader, so a worker that answered
+is kept; one that crashed, timed out or printed past the limit is killed and never reused. Each runs in
+a session of its own and ends when its stdin closes (also when this process is killed).
 """
 
 from __future__ import annotations

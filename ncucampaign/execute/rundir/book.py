@@ -1,8 +1,6 @@
-"""Where a run's records go: the manifest in memory, written out after every change.
-
-A local run writes manifest.json; a batch task writes its own record file (execute/backends/batch/). The
-book does not know which: it is handed the function that writes. Attempts, shared runs, splits and
-traces change records only through `commit`, so a crash loses nothing already recorded.
+"""Where a run's records go: the manifest in memory, written out after every change through the function
+it is handed (manifest.json for a local run, a task's record file for a batch task). Attempts, shared
+runs, splits and traces change records only through `commit`, so a crash loses nothing recorded.
 """
 
 from __future__ import annotations
@@ -63,12 +61,9 @@ def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecor
 
 
 class RecordBook:
-    """The manifest of one run (or one Slurm task) and the lock every change to it takes.
-
-    `write`: saves the manifest's JSON (to manifest.json, or to a task's record file);
-    `shared_prefix`: how this book's shared runs are named ("shared/", or "shared/<job>_<task>-" in a
-    Slurm task, whose siblings write into the same reports/shared/).
-    """
+    """The manifest of one run (or one batch task) and the lock every change to it takes. `write` saves
+    its JSON; `shared_prefix` names its shared runs ("shared/<job>_<task>-" in a task, whose siblings
+    write into the same reports/shared/)."""
 
     def __init__(self, manifest: Manifest, write: Callable[[Any], object], shared_prefix: str = "shared/") -> None:
         self.manifest = manifest

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.rundir.writing import writing
+from ncucampaign.execute.rundir.guards import writing
 
 LOCK_FILE = ".lock"
 LOCK_BYTES = 1024

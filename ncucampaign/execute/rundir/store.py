@@ -1,9 +1,7 @@
-"""The run directory and the one store every write into it goes through.
-
-runs/<campaign>/<run-id>/{campaign.yaml, plan.json, manifest.json, reports/, logs/}, and
-runs/<campaign>/latest -> <run-id>. Every path inside it goes through `RunDir.inside`, so a target
-name can never write elsewhere, and every whole-file write is atomic (temporary file, fsync,
-rename): a crash leaves the previous complete version, never half a file.
+"""The run directory, runs/<campaign>/<run-id>/{campaign.yaml, plan.json, manifest.json, reports/, logs/}
+with runs/<campaign>/latest -> <run-id>, and the one store every write into it goes through. Every path
+goes through `RunDir.inside` (a target name never writes elsewhere) and every whole-file write is
+atomic (temporary file, fsync, rename): a crash leaves the previous complete version.
 """
 
 from __future__ import annotations
@@ -21,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.execute.rundir.guards import writing
 from ncucampaign.execute.rundir.lock import RunLock
 from ncucampaign.execute.rundir.log_text import log_text
-from ncucampaign.execute.rundir.writing import writing
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIX
 
 LATEST = "latest"

@@ -1,9 +1,8 @@
-"""One shared run: find the window (from the targets, or from the discovery trace), profile the union
-once with the usual attempts, split every member out of its report on import and verify each split.
-Nothing is reported from a split that was not verified. The members whose splits were refused share
-one more run, regrouped on the trace (a refusal costs one run, not one start per member); the members
-a shared run cannot serve are handed back with the reason, and whoever runs units runs them alone
-(execute/units.py)."""
+"""One shared run: find the window (from the targets or the discovery trace), profile the union once with
+the usual attempts, split every member out of its report on import and verify each split; nothing is
+reported from a split not verified. Members whose splits were refused share one more run, regrouped
+on the trace; members a shared run cannot serve are handed back with the reason, to run alone.
+"""
 
 from __future__ import annotations
 

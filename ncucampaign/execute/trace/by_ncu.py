@@ -1,10 +1,9 @@
 """The tracer ncu: the application under ncu with one metric, the first launches its members' filters
-select (plan/share/union.py, trace_invocation), run with the usual attempts, so that timeouts,
-interruption and crash clean-up apply to it too. It is listed with `ncu --import`, each distinct
-filter once and all at once; what it listed is kept beside a cached trace (listings.py), so that a
-later run on the same trace does not list it again. ncu applies the members' own filters on import,
-as it would in their own runs: a member whose filters select nothing in a trace that ran to the
-application's end is closed on it."""
+select (plan/share/union.py), run with the usual attempts (timeouts, interruption, clean-up). It is
+listed with `ncu --import`, each distinct filter once, and the listings are kept beside a cached trace
+(listings.py). ncu applies members' filters on import as in their own runs: a member whose filters
+select nothing in a trace that ran to the application's end is closed on it.
+"""
 
 from __future__ import annotations
 

@@ -1,17 +1,12 @@
-"""The tracer Nsight Systems: `nsys profile -t cuda,nvtx` of the application, its import and its
-SQLite export, read into launches (nsys_export.py), on which the members' filters are applied as ncu
-applies them on import (plan/share/nsys_select.py). It costs about an application start where ncu's
-trace costs a start and ~10 ms a launch (docs/ncu-behaviour.md, "A trace by Nsight Systems instead").
-Whatever keeps it from standing in for ncu's trace (a filter only ncu applies, a multi-process
-launcher, no nsys, an importer that cannot load, a failed step, an export that is not what it should
-be) is handed back as the reason, and the next tracer of the table takes the trace (tracers.py). A
-member whose filters select nothing in it is not closed on it: ncu decides in the member's own run.
+"""The tracer Nsight Systems: `nsys profile -t cuda,nvtx`, its import and SQLite export, read into
+launches (nsys_export.py) on which members' filters are applied as ncu applies them
+(plan/share/nsys_select.py). It costs about an application start, where ncu's trace adds ~10 ms a
+launch (docs/ncu-behaviour.md, "A trace by Nsight Systems instead"). What keeps it from standing in
+(a filter only ncu applies, a multi-process launcher, no nsys, an importer that cannot load, a failed
+step, a strange export) is handed back as the reason, and the next tracer takes the trace.
 
-Which nsys: $NCUCAMPAIGN_NSYS (a path, or `off`), else the one Nsight Compute ships beside ncu
-(bundled_nsys), whose QdstrmImporter
-(<ncu folder>/host/linux-desktop-glibc_*-x64/) turns what it collects into a report;
-$NCUCAMPAIGN_NSYS_LIBRARY_PATH: a folder with libraries that importer lacks (libdw.so.1 on the H200
-machine).
+Which nsys: $NCUCAMPAIGN_NSYS (a path, or `off`), else the one shipped beside ncu (bundled_nsys);
+$NCUCAMPAIGN_NSYS_LIBRARY_PATH: libraries its QdstrmImporter lacks (libdw.so.1 on the H200 machine).
 """
 
 from __future__ import annotations

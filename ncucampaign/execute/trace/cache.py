@@ -1,13 +1,9 @@
 """The discovery trace of a shared run (every launch, one metric, NVTX stacks) and its cache.
 
-A trace is reused across runs only when it is the file that was kept (its stamp and digest are
-recorded beside it: a file damaged, replaced or forged is traced again) and describes the same
-launches: the same application command, environment (the campaign's and the one exported to
-ncucampaign) and working directory, the same workload (execute/trace/workload.py), the same ncu
-and the same GPU model. A stale trace cannot
-produce a wrong result anyway: every split is verified against the union run itself, and a mismatch
-makes the target run alone. The timing pass is cached the same way, and nothing verifies it: its key
-must change whenever the launches may.
+A trace is reused only when it is the file kept (stamp and digest beside it) and describes the same
+launches: the same command, environment and working directory, workload (workload.py), ncu and GPU
+model. A stale trace still cannot give a wrong result (every split is verified against the union run);
+the timing pass, cached the same way, is not verified, so its key must change whenever launches may.
 """
 
 from __future__ import annotations
@@ -38,11 +34,6 @@ _SUFFIXES = (*REPORT_SUFFIXES, NSYS_SUFFIX)
 class Cached:
     path: Path
     reused: bool  # True: kept by an earlier run
-
-
-def _seal(path: Path) -> dict[str, Any]:
-    """What identifies a kept file: its stamp (device, inode, size, modification time) and digest."""
-    return {"stamp": stamp_of(path), "sha256": sha256_of(path)}
 
 
 @dataclass(frozen=True)
@@ -134,7 +125,7 @@ class TraceCache:
             except OSError:
                 shutil.copyfile(report, temporary)  # another filesystem
             os.replace(temporary, cached)
-            seal = _seal(cached)
+            seal = {"stamp": stamp_of(cached), "sha256": sha256_of(cached)}
         except OSError:
             return report  # a cache that cannot be written only costs a later run its trace
         with self._lock:

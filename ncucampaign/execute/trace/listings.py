@@ -1,14 +1,10 @@
-"""Listings of a discovery trace, kept. What `ncu --import` listed of a cached trace, kept beside it
-so that a later run on the same trace does not list it again: each distinct filter's listing cost
-0.6-0.9 s of CPU (docs/ncu-behaviour.md, "Shared runs"), on the critical path of every shared run.
+"""Listings of a discovery trace, kept beside it so a later run does not list it again (each filter's
+listing cost 0.6-0.9 s of CPU on every shared run's critical path; docs/ncu-behaviour.md, "Shared runs").
 
-A listing is a function of the report and ncu's words (ncu's version is part of the trace's key).
-What is kept names the report file it was listed from (device, inode, size, modification time), so a
-trace replaced or rewritten is listed again, and carries the digest of its listings, so that a file
-damaged into other valid JSON (a launch lost: the trace would seem to end before it) is not believed;
-anything unreadable is no listing. A trace by Nsight Systems keeps its launches the same way, as ncu
-would list them by symbol and by function name (keep_launches), and its members' listings are made
-from them as ncu's filters select (nsys_listings).
+What is kept names the report it was listed from (device, inode, size, mtime) and carries the digest
+of its listings: a trace rewritten is listed again, a file damaged into other valid JSON is not
+believed, anything unreadable is no listing. Nsight Systems' launches are kept the same way
+(keep_launches), and its members' listings made from them as ncu's filters select (nsys_listings).
 """
 
 from __future__ import annotations

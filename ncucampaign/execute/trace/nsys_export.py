@@ -1,20 +1,15 @@
 """Reading the launches of an Nsight Systems trace from its SQLite export (`nsys export -t sqlite`).
 
-The export's tables are NVIDIA's (Nsight Systems 2025.3.1, the one inside Nsight Compute 2025.3.1):
-CUPTI_ACTIVITY_KIND_KERNEL (a launch: names as StringIds, grid, block, correlationId, globalPid),
-CUPTI_ACTIVITY_KIND_RUNTIME (the API call of that correlationId: when, on which thread) and
-NVTX_EVENTS (eventType 59: a push/pop range on a thread). Launches are read in the order the
-application called them (correlationId), the order ncu numbers them in; docs/ncu-behaviour.md, "A
-trace by Nsight Systems instead", compares both traces launch by launch. Only the launches the
-trace's own filters select are kept, the first of them up to its launch count, as ncu's trace holds
-them; reading stops there.
+Tables (Nsight Systems 2025.3.1, inside Nsight Compute 2025.3.1): CUPTI_ACTIVITY_KIND_KERNEL (names as
+StringIds, grid, block, correlationId, globalPid), CUPTI_ACTIVITY_KIND_RUNTIME (the API call: when, on
+which thread) and NVTX_EVENTS (eventType 59: push/pop ranges). Launches come in correlationId order,
+the order ncu numbers them in (docs/ncu-behaviour.md, "A trace by Nsight Systems instead"); only those
+the trace's filters select are kept, up to its launch count.
 
-What this reading cannot order as ncu does is refused with the reason, and the run traces with ncu:
-launches of several processes, ranges of a named NVTX domain. So is an export that is not what its
-schema says: every value read is checked for its type (a NULL grid, a text start), and text that is
-not UTF-8 is no name. Reading is bounded in bytes, rows and seconds (Bounds), and a stop request
-(Ctrl-C, SIGTERM) ends it within a fraction of a second: SQLite's progress handler looks every few
-thousand of its steps, and so does the loop over the rows.
+Refused with the reason (the run then traces with ncu): several processes, a named NVTX domain, and an
+export that is not what its schema says (every value's type is checked; text not UTF-8 is no name).
+Reading is bounded in bytes, rows and seconds (Bounds), and a stop request ends it within a fraction
+of a second: SQLite's progress handler and the loop over rows both look.
 """
 
 from __future__ import annotations

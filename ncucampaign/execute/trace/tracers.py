@@ -1,14 +1,10 @@
 """The tracers in the order they are tried, and what every trace gets from them alike.
 
-The first tracer that can stand in for this trace takes it (a trace kept by an earlier run comes
-before any taken now); whatever keeps one from standing in, or from being taken, is said in the log
-of the trace that is taken instead, and the next one is tried. The guarantees are kept here, once:
-- a kept trace is believed only when it is the file that was kept (cache.py: its stamp and digest);
-- a trace that lists no launch at all, or whose listings disagree, is not taken;
-- each take has a work folder of its own in the run's reports, removed after it, and by a resume
-  (or the next run) after a runner killed during one (remove_work_folders);
-- what a tracer hands back is a value; whoever uses the trace calls the contract (Trace.more), and
-  asks which tracer took it only to say so.
+The first tracer that can stand in takes the trace (a kept trace first); why another could not is said
+in the log of the one taken. Kept here, once: a kept trace is believed only when it is the file kept
+(cache.py: stamp and digest); a trace that lists no launch, or whose listings disagree, is not taken;
+each take has a work folder of its own, removed after it or by the next run after a kill
+(remove_work_folders); users call the contract (Trace.more) and ask which tracer took it only to say so.
 """
 
 from __future__ import annotations

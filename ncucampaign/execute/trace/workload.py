@@ -1,14 +1,10 @@
-"""What identifies a workload for the trace cache (execute/trace/cache.py): what the application
-command runs, and the environment it runs in; and so the key a trace is kept under.
+"""What identifies a workload for the trace cache (execute/trace/cache.py), and so a trace's key:
 
-- Its files by content where git knows them: the commit and the diff of the tracked files.
-- The files the command names (the script, a config), by content.
-- Every other file of its working directory that could change what it runs, by name, size and
-  modification time: git's untracked files there, or without git every file there (a module the
-  script imports, a library it loads; changing one left the cached timing pass stale).
-  More than MAX_FILES of them, and the workload is not identified (nothing is reused).
-- The exported environment (a knob read with os.environ), but for what only says where and how a
-  shell runs (VOLATILE) and the run directories themselves.
+- tracked files by content (git's commit and diff), and the files the command names;
+- every other file of its working directory that could change what it runs, by name, size and mtime
+  (git's untracked files, or every file without git); over MAX_FILES, nothing is reused;
+- the exported environment, but for what only says where and how a shell runs (VOLATILE) and the
+  run directories themselves.
 """
 
 from __future__ import annotations

@@ -71,15 +71,11 @@ def calibrated(
     functions: Mapping[int, str] | None,
     runs: Sequence[tuple[float, float]] = (),
 ) -> Costs:
-    """Costs from this machine's own measurements. `runs`: earlier union runs of this trace, (seconds,
-    their launches' replay as priced): over runs of sizes spread apart (`spread_enough`), the start and
-    the replay's scale are fitted (least squares); otherwise the prices stay the table's and the start
-    is the median the runs leave after their priced replay, or the trace's estimate, whichever is more.
-    The trace ran the application once: its seconds less what its traced launches added (`traced_s`;
-    none for a tracer that replays nothing) estimate a start. The constant stays the first guess when
-    nothing is known. (On an H200 x2 a group of 27
-    launches took 14.8 s and one of 5 took 8.2 s: a 6 s start and replay priced a quarter too dear;
-    start alone, fitted to the first, was 3 s.)"""
+    """Costs from this machine's own measurements. `runs`: earlier union runs of this trace (seconds,
+    their replay as priced); over sizes spread apart (`spread_enough`) start and replay scale are fitted
+    by least squares (on an H200 x2, 27 launches in 14.8 s and 5 in 8.2 s: a 6 s start, replay priced a
+    quarter too dear); otherwise the start is the median the runs leave after their priced replay, or
+    the trace's seconds less its traced launches (`traced_s`), whichever is more."""
     trace_start = trace_seconds - traced_s if trace_seconds is not None else None
     scale, start = 1.0, trace_start
     if spread_enough(runs):

@@ -1,10 +1,9 @@
-"""Which invocations share one application run (design: docs/ncu-behaviour.md, "Shared runs").
+"""Which invocations share one application run (docs/ncu-behaviour.md, "Shared runs"). Pure.
 
-Targets may share a run only when everything that changes how the application runs under ncu is
-identical (the group key); they differ only in import-capable filters, the window and what is
-collected. A group's window comes from the targets alone when their filters are identical (a matrix
-over launch_skip or sections: exact by construction), otherwise from a cheap discovery trace. A cost
-rule keeps a target out of a group it would make dearer than its own run. Pure: no I/O.
+Targets share only when everything that changes how the application runs under ncu is identical (the
+group key); they differ only in import-capable filters, the window and what is collected. The window
+comes from the targets alone when their filters are identical, else from a cheap discovery trace; a
+cost rule keeps a target out of a group it would make dearer than its own run.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""The launch record of sharing and ncu's raw CSV it is read from. Pure.
-
-The launch identities compared when a shared run is verified come from ncu's own CSV on both sides
-(the trace and the union report), so they are read the same way, and they name each kernel by its
-mangled symbol: the demangled text ncu prints for one launch differs between reports (ncu simplifies
-demangled names by default; docs/ncu-behaviour.md, "Launch identity"). People read function names.
+"""The launch record of sharing and ncu's raw CSV it is read from. Pure. Both sides of a verification (the
+trace and the union report) are read from ncu's own CSV the same way, and name kernels by mangled
+symbol: the demangled text ncu prints for one launch differs between reports (docs/ncu-behaviour.md,
+"Launch identity"). People read function names.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Selecting launches in an Nsight Systems trace as ncu's filters select them in its own trace. Pure.
 
-An `nsys profile -t cuda,nvtx` trace lists every launch of the application with its symbol, grid,
-block and the NVTX push/pop ranges open on the launching thread, for less than ncu's discovery trace
-costs (docs/ncu-behaviour.md, "A trace by Nsight Systems instead"). ncu applies a member's filters
-when it imports its own trace; here they are applied to the nsys trace's launches, for the filters
-whose meaning is documented and simple enough to apply exactly (reference.md, section 3): kernel names
-exact or `regex:` against the function name or the symbol, and push/pop NVTX expressions of the
-default domain made of names, `/`, `*`, `+`, `[` and `]`. Anything else keeps the ncu trace
-(`why_not_nsys`). A selection that still differs from ncu's costs efficiency, never a result: every
-split is verified against the union run's own report (execute/shared/split.py).
+Applied here only where the meaning is documented and simple (reference.md, section 3): kernel names
+exact or `regex:` against the function name or symbol, and push/pop NVTX expressions of the default
+domain made of names, `/`, `*`, `+`, `[` and `]`; anything else keeps ncu's trace (`why_not_nsys`). A
+selection that still differs from ncu's costs efficiency, never a result: every split is verified
+against the union run's own report (execute/shared/split.py).
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Which members of a trace pool profile together: the partition of least estimated cost. Pure.
 
-A group costs one application start, every launch its union profiles (its filter's matches from its
-first wanted launch to its last) at the price of the union's collection, and a split per member; a
-member on its own costs its own run. Several small dense groups beat one wide one, and a member
-joins a group only when the launches it adds cost less than the start it saves.
-
-The window of a candidate group is estimated from the launches each member's own filters select in
-the trace (the union can select more where it must drop an NVTX include some member lacks; the
-group's exact window is then taken from ncu, execute/shared/run.py). Exact for up to
-EXACT_MEMBERS members (every set partition, by dynamic programming over subsets); beyond that, the
-best partition into runs of members contiguous in launch order, improved by moving single members
-between groups and merging groups while that lowers the cost (a `set: full` member amid cheap ones).
+A group costs one application start, every launch its union profiles at the union's collection price,
+and a split per member; a member alone costs its own run. A member joins a group only when what it
+adds costs less than the start it saves. Windows are estimated from the launches each member's own
+filters select in the trace (the exact window comes from ncu, execute/shared/run.py). Exact up to
+EXACT_MEMBERS members (dynamic programming over subsets); beyond, the best split into runs contiguous
+in launch order, improved by moving single members and merging groups while the cost falls.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """A shared run's launch window from the discovery trace, and the verification of its splits. Pure.
 
-The trace profiled every launch the group's union filter matches, so a result's ID in it is the
-launch's position among those matches. For each member, ncu lists the launches its own filters
-select in the trace; the union run (the same filter) then skips the matches before the earliest
-wanted one (--launch-skip) and profiles exactly the matches up to the latest wanted one. A member's
-split skips the launches its filters select inside that window before its first wanted one
-(docs/ncu-behaviour.md, "Shared runs").
+A result's ID in the trace is the launch's position among the union filter's matches. A contiguous
+window skips the matches before the earliest wanted launch and profiles up to the latest; a member's
+split skips what its own filters select inside it before its first wanted one. A picked window
+(`--kernel-id ::regex:NAMES:N1|N2|...`) profiles only each function's launches at the wanted numbers
+(docs/ncu-behaviour.md, "Shared runs" and "Picked windows").
 
-A picked window profiles fewer: `--kernel-id ::regex:NAMES:N1|N2|...` selects the Nth launches of each
-kernel function (numbered per function name among the launches that pass the NVTX filter, as
-measured on ncu 2025.3.1; docs/ncu-behaviour.md, "Picked windows"), so the union profiles every
-function's launches at the wanted launches' numbers instead of every match in between.
-
-Verification compares launches by symbol, grid, block and NVTX stack (never by demangled text, which
-ncu writes differently in two reports of the same launch). A contiguous window is verified launch by
-launch: its start is a position in the union filter's launch order. A picked window is verified the
-way ncu selects it, per function: each function's launches in the shared run are the trace's, and
-the launches the member's filters can select come in the trace's order up to its last wanted one.
-So a run whose threads or streams interleave other functions differently from the trace's still
-splits, and one whose order changes what the member's own run would select is refused.
+Launches are compared by symbol, grid, block and NVTX stack, never by demangled text (ncu writes it
+differently in two reports of one launch). A picked window is verified per function, as ncu selects
+it: a run whose threads interleave functions differently from the trace's still splits, one whose
+order changes what the member's own run would select is refused.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """compare's verdicts: per target present in both runs, what its samples say. Pure.
 
-A target's samples are its results in the launch state of its first result: the same kernel, grid,
-block and NVTX stack (`launch_count: N` on a kernel launched in a loop gives N of them); results in
-other states are left out of the test and counted. The duration is decided by `verdicts.py`'s rank
-test (on cycles where the clocks differ); the launch state and the near-deterministic values
-(registers, and the instruction and byte counters where both runs hold them) are compared exactly.
+A target's samples are its results in the launch state of its first result (kernel, grid, block, NVTX
+stack); others are left out and counted. The duration is decided by verdicts.py's rank test (on cycles
+where clocks differ); the launch state and near-deterministic counters are compared exactly.
 """
 
 from __future__ import annotations

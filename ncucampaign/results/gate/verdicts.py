@@ -1,15 +1,10 @@
-"""Verdicts on repeated samples: SAME, FASTER, SLOWER, AMBIGUOUS or CHANGED, with the
-reason. Pure.
+"""Verdicts on repeated samples: SAME, FASTER, SLOWER, AMBIGUOUS or CHANGED, with the reason. Pure.
 
-Durations are noisy (docs/ncu-behaviour.md: one 3 us kernel profiled 8 times in one run spans 11%),
-so one sample a side decides nothing. A duration is SLOWER or FASTER only when a Mann-Whitney rank
-test finds the two sets of samples different (p <= alpha) AND the shift (Hodges-Lehmann: the median
-of the pairwise differences, relative to A's median) is at least the practical threshold; SAME when
-the shift is within the threshold, significant or not; AMBIGUOUS otherwise (too few samples to be
-significant, or a shift beyond the threshold that is not), with the samples a side that would decide.
-Where the SM clocks differ, durations differ for that alone: the test is then made on cycles.
-Launch configuration and work (grid, block, registers, instruction and byte counters) are close to
-deterministic and compared as such: any difference is CHANGED.
+Durations are noisy (docs/ncu-behaviour.md: one 3 us kernel profiled 8 times spans 11%). A duration is
+SLOWER or FASTER only when a Mann-Whitney test finds the samples different (p <= alpha) AND the
+Hodges-Lehmann shift is at least the practical threshold; SAME when the shift is within it; AMBIGUOUS
+otherwise, with the samples a side that would decide. Where SM clocks differ, the test is on cycles.
+Launch configuration and work counters are close to deterministic: any difference is CHANGED.
 """
 
 from __future__ import annotations

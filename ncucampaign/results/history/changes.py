@@ -1,15 +1,11 @@
 """A metric's history across runs, and where it changed. Pure.
 
-Runs come in order (the workload's first-parent commits, else time). A series is split into segments
-of one setting (GPU model, ncu version, clock control): a setting's change is a marker, never a
-regression. Within a segment, change points are found by recursive splits: every boundary between
-two runs is tested with compare's verdict statistics (results/gate/verdicts.py) on the pooled samples
-of up to WINDOW runs each side, at alpha divided by the boundaries tested (so that noise alone flags
-no more than alpha of the series); the most significant boundary beyond the practical threshold is a
-change, and each side is searched again. A change reported at the first run of its new segment; one
-whose new segment is the newest run alone (of its setting: the run before a new ncu version too) is
-UNCONFIRMED until a second run agrees. Exact metrics are
-CHANGED at the one run where their value moved.
+Runs come in order (the workload's first-parent commits, else time), in segments of one setting (GPU
+model, ncu version, clock control): a setting's change is a marker, never a regression. Within a
+segment, change points are found by recursive splits: each boundary is tested with compare's
+statistics (results/gate/verdicts.py) on up to WINDOW runs a side, at alpha over the boundaries tested;
+the most significant one beyond the practical threshold is a change. A change whose new side is the
+newest run alone is UNCONFIRMED until a second run agrees. Exact metrics are CHANGED where they moved.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
-"""A baseline that lives in git: one reference file per GPU model, made from runs, and read
-back as the A side of `compare` (the same verdicts, gate line and reports as `compare A B`). Pure.
+"""A baseline in git: one reference file per GPU model, made from runs and read back as the A side of
+`compare` (the same verdicts, gate line and reports as `compare A B`). Pure.
 
     reference: 1
     gpu: NVIDIA H200
     header: {campaign, campaign_sha256, ncu, driver, clock_control, runs, workload_commit}
-    targets:
-      <name>:
-        launch: {kernel, symbol, grid, block, nvtx}
-        metrics: {<metric>: {unit, samples, median, tolerance | exact: true}}
-        gate: soft | hard     (kept from the file it replaces)
-        xfail: <reason>       (kept)
+    targets: {<name>: {launch, metrics: {<metric>: {unit, samples, median, tolerance | exact}}, gate, xfail}}
 
-Deterministic: keys sorted, values rounded to 5 significant figures, at most MAX_SAMPLES samples (the
-newest); updating twice from the same runs writes the same bytes.
+Deterministic (keys sorted, 5 significant figures, the newest MAX_SAMPLES samples): updating twice from
+the same runs writes the same bytes; `gate` and `xfail` are kept from the file replaced.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{escape(manifest.campaign.name)}</h1>",
         f'<div class="sub">run {escape(manifest.run_id)} &middot; {escape(manifest.state)} &middot; '
-        f"{_counts(manifest)}</div>",
+        f"{', '.join(f'{n} {status}' for status, n in sorted(manifest.counts().items()))}</div>",
         _provenance(manifest),
         "<h2>What to fix first</h2>",
         _fix_first(manifest),
@@ -154,10 +154,6 @@ def _failed(manifest: Manifest) -> list[str]:
     return ["<h2>Targets that need attention</h2>", "<ul>" + "".join(items) + "</ul>"]
 
 
-def _counts(manifest: Manifest) -> str:
-    return ", ".join(f"{count} {status}" for status, count in sorted(manifest.counts().items()))
-
-
 def _provenance(manifest: Manifest) -> str:
     gpus = "; ".join(f"{g.index}: {g.name} ({g.uuid}), driver {g.driver_version}" for g in manifest.gpus or [])
     git = manifest.workload_git
@@ -233,6 +229,10 @@ def _result_findings(result: ResultRecord) -> str:
     return f'<td class="findings one-line" title="{every}">' + "; ".join(shown) + "</td>"
 
 
+def _share(share: float | None) -> str:
+    return "" if share is None else f"{100 * share:.1f}"
+
+
 def _target_cells(target: TargetRecord, span: int) -> list[str]:
     status_class = "status-ok" if target.status.value == "ok" else "status-bad"
     return [
@@ -241,10 +241,6 @@ def _target_cells(target: TargetRecord, span: int) -> list[str]:
         f'<td rowspan="{span}" class="num">{len(target.attempts)}, {target.seconds:.1f}</td>',
         f'<td rowspan="{span}" class="num">{_share(target.gpu_time_share)}</td>',
     ]
-
-
-def _share(share: float | None) -> str:
-    return "" if share is None else f"{100 * share:.1f}"
 
 
 def _links(target: TargetRecord, href: Callable[[str], str | None]) -> str:

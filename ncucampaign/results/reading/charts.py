@@ -1,11 +1,8 @@
-"""The ncu metrics the report's charts are drawn from, recorded for every result whose report holds
-them (the roofline, memory-chart and warp-state sections of `set: full`, `set: roofline`, ...).
-
-The names and formulas are those of ncu 2025.3.1's own section files (SpeedOfLight_RooflineChart,
-SpeedOfLight_Hierarchical*RooflineChart, MemoryWorkloadAnalysis_Chart, WarpStateStatistics);
-docs/ncu-behaviour.md, "Charts", says which and how each plotted number is formed. And their reading
-from a report's result (ncu_report's IAction): the tensor paths a kernel used, and the PM-sampling
-timelines (one instance a sample, timestamps as correlation IDs)."""
+"""The ncu metrics the report's charts are drawn from (roofline, memory chart, warp states), recorded for
+every result whose report holds them, with names and formulas from ncu 2025.3.1's own section files
+(docs/ncu-behaviour.md, "Charts"); and what a result's IAction says of tensor paths and PM-sampling
+timelines (one instance a sample, timestamps as correlation IDs).
+"""
 
 from __future__ import annotations
 

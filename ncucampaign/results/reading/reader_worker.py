@@ -1,10 +1,8 @@
-"""`python -m ncucampaign.results.reading.reader_worker`: read reports in a process of its own, one request a line.
-
-NVIDIA's reader is native code: a damaged report can make it abort the whole process (seen: a
-protobuf check failure, SIGABRT, on a bit-flipped report). So reports are read here, and the caller
-(`results.isolated`) turns a crash into ReportUnreadable. A request, a line on stdin, is JSON {"op",
-"report", "ncu", "memory", ...}; the answer, a line on stdout, is JSON {"ok": ...} or {"error":
-"unreadable" | "no_reader", "message": ...}. The worker serves requests until its stdin ends.
+"""`python -m ncucampaign.results.reading.reader_worker`: read reports in a process of its own, since
+NVIDIA's native reader can abort the whole process on a damaged report (a protobuf check, SIGABRT);
+the caller turns a crash into ReportUnreadable. One JSON request a line on stdin ({"op", "report",
+"ncu", "memory", ...}), one JSON answer a line on stdout ({"ok": ...} or {"error": "unreadable" |
+"no_reader", "message": ...}), until stdin ends.
 """
 
 from __future__ import annotations

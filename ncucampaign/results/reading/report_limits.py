@@ -1,13 +1,9 @@
-"""What reading one report may cost, decided before NVIDIA's reader sees it.
+"""What reading one report may cost, decided before NVIDIA's reader sees it. Pure but for reading the file.
 
-A 19 KB `.ncu-repz` holding a real report followed by 256 MB of zeros inside its zstd frame kept
-`summarize` busy 28 s at 2.3 GB; a 49 KB one, 280 s and 16 GB. A report ncu wrote compresses a few
-times to some tens of times (the project's 19 real reports: 4.1x to 31.7x, zstd level 1 to 22;
-docs/ncu-behaviour.md, "Compressed reports"), so a frame that inflates far beyond that is refused,
-counted without keeping what it inflates to; and the reader's process gets a time and an
-address-space limit scaled to the report's size. The rule holds for small files too: with a floor
-added to the ratio, an 18.8 KB file inflating 3,575 times (64 MiB) was read for 60 s.
-Pure but for reading the file.
+A 19 KB `.ncu-repz` whose zstd frame held 256 MB of zeros kept `summarize` 28 s at 2.3 GB. Reports ncu
+writes compress 4.1x to 31.7x (docs/ncu-behaviour.md, "Compressed reports"), so a frame inflating far
+beyond that (a floor added for small files) is refused, counted without keeping what it inflates to;
+the reader's process gets time and address-space limits scaled to the report's size.
 """
 
 from __future__ import annotations

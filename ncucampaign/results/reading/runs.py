@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
 from ncucampaign.execute.backends.batch.collect import collect
 from ncucampaign.execute.backends.systems import BACKENDS
-from ncucampaign.execute.rundir.collector import collector_paused
+from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST, RunStore

@@ -1,11 +1,10 @@
 """Merge what batch tasks (Slurm array tasks, pods) recorded into the run's manifest, in plan order.
 
-A target's record comes from the task that holds its claim: the task copied the target's earlier
-attempts when it started, so a record replaces the manifest's one (never adds to it) and nothing is
-counted twice. A claim whose task is no longer queued or running, with no finished record, is a task
-that died (its system's `lost_because`): reported as such; `--resume` reruns it. Reading a run collects
-without touching processes; `collect` and `--resume` also clean up after the dead tasks (`clean_up`).
-The batch systems are handed in (execute/backends/systems.py): this room imports none of them.
+A target's record comes from the task holding its claim, which copied the target's earlier attempts,
+so it replaces the manifest's record and nothing is counted twice. A claim whose task is gone with no
+finished record is a task that died (its system's `lost_because`); `--resume` reruns it. `collect` and
+`--resume` also clean up after dead tasks (`clean_up`). The batch systems are handed in: this room
+imports none of them.
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
         if where not in records:
             records[where] = files.read_record(where) if where else "its claim cannot be read"
         task = records[where]
-        found = _find(task, record.name) if isinstance(task, Manifest) else None
+        found = next((r for r in task.targets if r.name == record.name), None) if isinstance(task, Manifest) else None
         if isinstance(task, Manifest):
             shared.update({r.name: r for r in task.shared_runs})
         elif task not in result.problems:
@@ -115,10 +114,6 @@ def _never_claimed(manifest: Manifest, files: BatchFiles, active: set[str], syst
         task = system.words.task_words(job, index)
         record.message = f"{task} ended without claiming it; {said}. run --resume RUN_DIR {system.words.flag} reruns it"
         manifest.targets[position] = record
-
-
-def _find(task: Manifest, name: str) -> TargetRecord | None:
-    return next((r for r in task.targets if r.name == name), None)
 
 
 def died(record: TargetRecord, claim: dict[str, object], system: Backend, run_root: str | None) -> TargetRecord:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, printable
+from ncucampaign.execute.rundir.guards import writing
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import RunStore, open_regular
-from ncucampaign.execute.rundir.writing import writing
 
 BATCH = "slurm"  # the folder batch systems share in a run directory (named before Kubernetes was one)
 MAX_RECORD_BYTES = 256 << 20

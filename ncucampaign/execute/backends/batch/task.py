@@ -1,10 +1,7 @@
-"""A batch task's side, for every batch system: one task (a Slurm array task, a pod) claims its
-targets and runs them as units, with the same attempts as a local run (execute/units.py), into its
-own record file (execute/backends/batch/files.py); `collect` merges that into the run's manifest.
-
-The task never takes the run directory's lock (other tasks run beside it) and never sets
-CUDA_VISIBLE_DEVICES: the GPUs are the ones its system gave it. Where it runs (its placement) comes
-from its system's folder.
+"""A batch task's side, for every batch system: one task (a Slurm array task, a pod) claims its targets
+and runs them as units with a local run's attempts, into its own record file (files.py), which
+`collect` merges. It never takes the run directory's lock and never sets CUDA_VISIBLE_DEVICES; its
+placement comes from its system's folder.
 """
 
 from __future__ import annotations
