@@ -39,7 +39,12 @@ def test_the_try_it_without_a_gpu_block_runs_as_written(tmp_path: Path) -> None:
     block = next(b for b in BLOCKS if "campaigns/try.yaml" in b)
     checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports")
     python = shlex.quote(sys.executable)
-    script = f'ncucampaign() {{ PYTHONPATH={shlex.quote(str(ROOT))} {python} -m ncucampaign "$@"; }}\n'
+    # .ci/try's .venv, which the block must activate itself: before, it did not, and its next command
+    # was `ncucampaign: command not found`
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    activate = f'ncucampaign() {{ PYTHONPATH={shlex.quote(str(ROOT))} {python} -m ncucampaign "$@"; }}\n'
+    (tmp_path / ".venv" / "bin" / "activate").write_text(activate)
+    script = ""
     for line in block.splitlines():  # each line as written; its exit status printed after it
         label = shlex.quote(line.split("#")[0].strip())
         script += f'{line}\necho "exit $? <- "{label}\n' if line.strip() else ""
@@ -53,7 +58,19 @@ def test_the_try_it_without_a_gpu_block_runs_as_written(tmp_path: Path) -> None:
         "ncucampaign report campaigns/runs/try/latest": "0",
     }, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
-    assert list((tmp_path / "campaigns" / "runs" / "try").glob("*/report.html"))
+    written = [p for p in (tmp_path / "campaigns" / "runs" / "try").glob("*/report.html") if p.parent.name != "latest"]
+    assert written
+    # as the block's comment says: the run's own folder, not `latest`, which the next run moves
+    assert f"campaigns/runs/try/{written[0].parent.name}/report.html" in done.stdout
+
+
+def test_ci_try_ends_by_printing_the_try_it_block_verbatim() -> None:
+    script = (ROOT / ".ci" / "try").read_text()
+    printing = next(line for line in script.splitlines() if line.startswith("awk ") and "README.md" in line)
+    printed = subprocess.run(["bash", "-c", printing], cwd=ROOT, capture_output=True, text=True, check=True)
+    block = next(b for b in BLOCKS if "campaigns/try.yaml" in b)
+    assert printed.stdout.splitlines() == [f"  {line}" for line in block.splitlines()]
+    assert block.splitlines()[0].startswith(". .venv/bin/activate")
 
 
 @pytest.mark.slow

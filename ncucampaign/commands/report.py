@@ -19,7 +19,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     output = checked_output(Path(args.output)) if args.output else None
-    print(write_report(load_collected(args.run), output))
+    loaded = load_collected(args.run)
+    written = write_report(loaded, output)
+    if output is None and loaded.root.is_symlink():  # `latest` moves with the next run; its id does not
+        written = loaded.root.parent / loaded.root.readlink() / written.name
+    print(written)
     return EXIT_OK
 
 
