@@ -70,12 +70,18 @@ class CampaignError(UsageError):
 
     def render(self, outcome: str = "") -> str:
         """Every problem as file:line: key.path: message, then the count (and `outcome`)."""
+        return "\n".join([*self.problem_lines(), self.count_line(outcome)])
+
+    def problem_lines(self) -> list[str]:
+        """Each problem as file:line: key.path: message."""
         lines = []
         for problem in self.problems:
             where = f"{self.file}:{problem.line}" if problem.line else self.file
             lines.append(printable(f"{where}: {problem.key_path()}: {problem.message}"))
-        lines.append(printable(f"{self.file}: {plural(len(self.problems), 'problem')}{outcome}"))
-        return "\n".join(lines)
+        return lines
+
+    def count_line(self, outcome: str = "") -> str:
+        return printable(f"{self.file}: {plural(len(self.problems), 'problem')}{outcome}")
 
 
 class EnvironmentProblem(NcuCampaignError):

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,21 @@ import pytest
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.spec.model import TargetOptions
 from tests.inner_loop_budget import pytest_runtest_call  # noqa: F401 (the hook: a test over its budget fails)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_kept() -> Iterator[None]:
+    """A test that leaves SIGINT or SIGTERM handled otherwise changes every later test of its worker:
+    under load the order of tests changed, and a Ctrl-C test that came after one saw no
+    KeyboardInterrupt (in two clones' CI at once). Such a test fails, and the handlers are put back."""
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    changed = [number.name for number, handler in before.items() if signal.getsignal(number) is not handler]
+    for number, handler in before.items():
+        signal.signal(number, handler)
+    if changed:
+        pytest.fail(f"the test left the {' and '.join(changed)} handler changed", pytrace=False)
+
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -121,7 +121,7 @@ def print_warnings(
     """Print the lint's findings and hand them back. Those the installed ncu is sure to refuse print as
     errors: validate fails on them; plan prints them and run runs the rest (the target ends usage_error
     at once, never retried: a campaign's one broken target never stops the others)."""
-    warnings = lint_plan(loaded, plan, installed)
+    warnings = lint_plan(loaded, plan, installed, Path.is_file)
     for warning in warnings:
         print(warning.render(str(loaded.path)), file=stream)
     return warnings

@@ -19,10 +19,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     output = checked_output(Path(args.output)) if args.output else None
-    loaded = load_collected(args.run)
-    written = write_report(loaded, output)
-    if output is None and loaded.root.is_symlink():  # `latest` moves with the next run; its id does not
-        written = loaded.root.parent / loaded.root.readlink() / written.name
+    written = write_report(load_collected(args.run), output)
+    if output is None and written.parent.is_symlink():  # `latest` moves with the next run; its id does not
+        written = written.parent.parent / written.parent.readlink() / written.name
     print(written)
     return EXIT_OK
 

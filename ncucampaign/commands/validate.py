@@ -30,11 +30,17 @@ def run(args: argparse.Namespace) -> int:
     for file in args.files:
         try:
             loaded, plan = load_plan(file, None, None)
+        except CampaignError as exc:  # its problems, then what the lint finds in its valid targets, then the count
+            failed += 1
+            print("\n".join(exc.problem_lines()), file=sys.stderr, flush=True)
+            refused = sum(warning.certain for warning in partial_warnings(exc, ncu, sys.stdout))
+            sys.stdout.flush()  # in order where both streams go to one file
+            also = f", {plural(refused, 'error')} the installed ncu refuses" if refused else ""
+            print(exc.count_line(also), file=sys.stderr)
+            continue
         except NcuCampaignError as exc:
             failed += 1
-            print(exc.render() if isinstance(exc, CampaignError) else f"ncucampaign: error: {exc}", file=sys.stderr)
-            if isinstance(exc, CampaignError):
-                partial_warnings(exc, ncu, sys.stdout)
+            print(f"ncucampaign: error: {exc}", file=sys.stderr)
             continue
         warnings = print_warnings(loaded, plan, ncu, sys.stdout)
         refused = sum(warning.certain for warning in warnings)

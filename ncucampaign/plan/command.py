@@ -7,6 +7,7 @@ import functools
 import itertools
 import re
 import shlex
+from pathlib import Path
 
 from ncucampaign.errors import Problem
 
@@ -67,3 +68,21 @@ def _shell_syntax(command: tuple[str, ...] | str, argv: tuple[str, ...]) -> str 
             "(it would be a literal argument): drop it, or set shell: true"
         )
     return "; and ".join(problems) or None
+
+
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
+
+
+def script_of(argv: tuple[str, ...]) -> str | None:
+    """The file a command line runs: a Python script (after the interpreter's own options), or a
+    program named by a path (`./run.sh`); None for a module (-m), a string (-c) or a program on PATH."""
+    if not argv:
+        return None
+    if not _PYTHON.match(Path(argv[0]).name):
+        return argv[0] if "/" in argv[0] else None
+    at = 1
+    while at < len(argv) and argv[at].startswith("-"):
+        if argv[at] in ("-m", "-c", "-"):
+            return None
+        at += 2 if argv[at] in ("-X", "-W") else 1
+    return argv[at] if at < len(argv) and argv[at].endswith(".py") else None

@@ -6,7 +6,9 @@ makes them errors. Pure: the installed ncu's sections and sets are passed in.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ncucampaign.errors import format_key_path, printable
 from ncucampaign.plan.argv import ncu_flags
@@ -33,7 +35,14 @@ class LintWarning:
         return printable(f"{where}: {kind} {self.code} {format_key_path(self.path)}: {self.message}")
 
 
-def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None = None) -> list[LintWarning]:
+def lint_plan(
+    loaded: LoadedCampaign,
+    plan: Plan,
+    installed: InstalledNcu | None = None,
+    is_file: Callable[[Path], bool] | None = None,
+) -> list[LintWarning]:
+    """`is_file`: how to ask whether a file exists (the command line hands in Path.is_file); without
+    it the rules that would ask are silent."""
     warnings: dict[tuple[str, KeyPath, str], LintWarning] = {}
 
     def run(context: Context, target: str, per_target: bool) -> None:
@@ -50,8 +59,16 @@ def lint_plan(loaded: LoadedCampaign, plan: Plan, installed: InstalledNcu | None
     by_target: dict[int, list[TargetOptions]] = {}
     for inv in plan.invocations:
         by_target.setdefault(inv.target_index, []).append(inv.options)
+        own_command = loaded.target_at(inv.target_index).command is not None
         context = Context(
-            ("targets", inv.target_index), inv.options, installed, command=inv.app_argv, flags=tuple(ncu_flags(inv))
+            ("targets", inv.target_index),
+            inv.options,
+            installed,
+            command=inv.app_argv,
+            flags=tuple(ncu_flags(inv)),
+            command_at=("targets", inv.target_index, "command") if own_command else ("application", "command"),
+            cwd=inv.cwd,
+            is_file=is_file,
         )
         run(context, inv.target, per_target=False)
     for index, expansion in by_target.items():

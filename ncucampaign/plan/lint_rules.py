@@ -8,9 +8,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ncucampaign.plan.collectives import can_match_collective, excluding_collectives, launcher_of
+from ncucampaign.plan.command import script_of
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 from ncucampaign.spec.ncu_grammar import compile_regex, is_start_end_name, push_pop_names, split_regex
@@ -32,6 +34,9 @@ class Context:
     matrix: Mapping[str, Any] | None = None
     command: tuple[str, ...] = ()  # the application command line
     flags: tuple[str, ...] = ()  # the long names of the ncu options it passes (plan/argv.py ncu_flags)
+    command_at: KeyPath = ("application", "command")  # where that command line is written
+    cwd: Path | None = None  # the folder the application runs in
+    is_file: Callable[[Path], bool] | None = None  # handed in by the command line: the rules stay pure
 
 
 @dataclass(frozen=True)
@@ -233,12 +238,23 @@ def collective_under_replay(c: Context) -> Found:
     )
 
 
+def script_missing(c: Context) -> Found:
+    """A warning, not an error: a script may be made between validate and run (a build step)."""
+    script = script_of(c.command)
+    if script is not None and c.is_file is not None and c.cwd is not None and not c.is_file(c.cwd / script):
+        yield (
+            c.command_at,
+            f"{script}: no such file in {c.cwd} (application.cwd, else the campaign file's folder); the "
+            "application cannot start there",
+        )
+
+
 RULES: dict[str, Rule] = {
     "NCU001": Rule("NVTX name without a trailing '/'", trailing_slash),
     "NCU002": Rule("'*' used as a glob inside an NVTX range name", glob_in_name),
     "NCU003": Rule("range filter without an NVTX include or the profiler-API switch", range_filter_without_ranges),
     "NCU004": Rule("expensive collection without a launch count", unbounded_expensive),
-    "NCU005": Rule("kernel regex does not compile", kernel_regex_invalid),
+    "NCU005": Rule("kernel regex does not compile", kernel_regex_invalid, certain=True),
     "NCU006": Rule("comma inside a regex where ncu splits on commas", comma_in_nvtx_regex),
     "NCU007": Rule(
         "launch skip with a kernel filter that changes across an expansion", skip_with_changing_filter, per_target=True
@@ -248,4 +264,5 @@ RULES: dict[str, Rule] = {
     "NCU010": Rule("kill without a launch count", kill_without_count),
     "NCU011": Rule("kernel filter that can match collective kernels in a multi-process job", collective_under_replay),
     "NCU012": Rule("ncu option the installed ncu does not have", option_not_in_installed, certain=True),
+    "NCU013": Rule("application script that does not exist", script_missing),
 }

@@ -4,6 +4,7 @@ the targets that ran alone with their reason. Pure (over the manifest)."""
 
 from __future__ import annotations
 
+from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.plan.argv import flag_values
 from ncucampaign.results.limit import by_tracers
@@ -50,6 +51,14 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
     alone = [(name, targets[name].obtained) for name, how in hows.items() if how == "alone"]
     if alone:
         parts.append(f"{len(alone)} alone")
+    by_reason: dict[str, list[str]] = {}  # one line a reason: a trace that failed gave every member its own
+    for name, obtained in alone:
+        if obtained is not None:
+            by_reason.setdefault(obtained.reason, []).append(name)
     lines = ["sharing: " + " | ".join(parts)]
-    lines.extend(f"  alone: {name}: {obtained.reason}" for name, obtained in alone if obtained is not None)
-    return lines
+    lines.extend(f"  alone: {_names(names)}: {reason}" for reason, names in by_reason.items())
+    return [printable(line) for line in lines]  # names and reasons hold ncu's and the application's text
+
+
+def _names(names: list[str], shown: int = 6) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

@@ -41,6 +41,13 @@ class Judged:
     read: list[ResultRecord] | None = None  # what the report holds (None: no reader, or no report)
 
 
+def application_of(inv: Invocation) -> tuple[object, ...]:
+    """What decides whether the application can start: its command line, folder and environment (but
+    the GPU a lane pins it to)."""
+    env = tuple((k, v) for k, v in inv.env if k != "CUDA_VISIBLE_DEVICES")
+    return (inv.app_argv, str(inv.cwd), env)
+
+
 def run_attempts(
     ctx: RunContext,
     inv: Invocation,
@@ -75,6 +82,10 @@ class _TargetAttempts:
         self.first_attempt = len(record.attempts)  # attempts of earlier runs (resume) keep their numbers
 
     def run(self) -> None:
+        found = self.ctx.failures.found_unstartable(application_of(self.inv))
+        if found is not None:
+            self.commit(lambda: self._closed(f"not started: {found} found that the application cannot start"))
+            return
         self.commit(lambda: setattr(self.record, "status", Status.RUNNING))
         retrying = Retrying(
             stop=stop_after_attempt(self.inv.retries + 1),
@@ -94,6 +105,9 @@ class _TargetAttempts:
             self.record.results = results
 
         self.commit(finish)
+
+    def _closed(self, message: str) -> None:
+        self.record.status, self.record.message = Status.APP_FAILED, message
 
     def _before_sleep(self, state: object) -> None:
         wait = getattr(getattr(state, "next_action", None), "sleep", 0.0)
@@ -115,6 +129,8 @@ class _TargetAttempts:
         self.commit(lambda: self.record.attempts.append(attempt))
         outcome = self._run_ncu(attempt, offset)
         judged = self.last = self._repeated(self._judge(outcome, offset), number)
+        if judged.verdict.cannot_start:
+            self.ctx.failures.cannot_start(application_of(self.inv), self.inv.name)
         self._record(attempt, outcome, judged)
         refusal = machine_refusal(judged.console.errors)
         if not judged.verdict.retryable or self.stop.level or number >= of or refusal:

@@ -149,6 +149,7 @@ class Verdict:
     status: Status
     retryable: bool
     message: str
+    cannot_start: bool = False  # the application failed before it could run: so would every run of it
 
 
 def _has(patterns: tuple[str, ...], lines: tuple[str, ...]) -> str | None:
@@ -210,7 +211,7 @@ def _app_failed(console: ConsoleSummary, code: int, kept: str) -> Verdict:
     said = f": {console.app_last_line}" if console.app_last_line else ""
     message = f"the application returned error code {code}{hint}{said}{kept}"
     if not console.profiled and (code in _CANNOT_START_CODES or _CANNOT_START.search(console.app_last_line or "")):
-        return Verdict(Status.APP_FAILED, False, f"{message}; not retried: the application cannot start")
+        return Verdict(Status.APP_FAILED, False, f"{message}; not retried: the application cannot start", True)
     return Verdict(Status.APP_FAILED, True, message)
 
 

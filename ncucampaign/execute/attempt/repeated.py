@@ -1,11 +1,14 @@
 """Application errors that repeat across targets. A workload that cannot start (a missing module, a
 wrong path) fails every target the same way before ncu profiles anything; retrying each of them
-only pays the same failure again (21 identical failures, each retried after 10 s)."""
+only pays the same failure again (21 identical failures, each retried after 10 s). An application
+that cannot start at all (no such script) is started no more: every later run of the same command
+line in the same folder and environment is closed unstarted, naming the run that found it."""
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Hashable
 
 from ncucampaign.execute.rundir.status import kind_of
 
@@ -20,6 +23,24 @@ class RepeatedFailures:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: defaultdict[str, list[str]] = defaultdict(list)
+        self._unstartable: dict[Hashable, str] = {}
+
+    def cannot_start(self, application: Hashable, run: str) -> None:
+        """`run` found that `application` (its command line, folder and environment) cannot start."""
+        with self._lock:
+            self._unstartable.setdefault(application, run)
+
+    def found_unstartable(self, application: Hashable) -> str | None:
+        """Who found that `application` cannot start ('the discovery trace shared/trace-1'), or None."""
+        with self._lock:
+            run = self._unstartable.get(application)
+        if run is None:
+            return None
+        if not run.startswith("shared/"):
+            return f"target {run}"
+        return {"trace": "the discovery trace", "timing": "the timing pass"}.get(
+            kind_of(run), "the shared run"
+        ) + f" {run}"
 
     def note(self, error: str, run: str) -> None:
         """One more application run's first attempt (a target's, a shared run's, the discovery

@@ -1,0 +1,79 @@
+"""validate says what run would meet: a regex ncu refuses is an error, a script that is not there a
+warning at the command's line, a file with problems and lint errors prints them in order and counts
+both, and the shipped examples validate (or say in their first line that they do not, on purpose)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, fake_env, run_cli
+
+APP = "application:\n  command: python3 bench.py\n"
+
+
+def validate(tmp_path: Path, text: str, script: bool = True) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "camp.yaml").write_text(text)
+    if script:
+        (tmp_path / "bench.py").write_text("")
+    return run_cli("validate", "camp.yaml", cwd=tmp_path, env=fake_env())
+
+
+def test_a_kernel_regex_that_does_not_compile_is_an_error_at_validate(tmp_path: Path) -> None:
+    """Before: a warning NCU005 'ncu will refuse it', then `ok`, rc 0; run then ended the target usage_error."""
+    done = validate(tmp_path, APP + "targets:\n  - name: a\n    kernel_name: regex:nvjet(sm90\n")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "camp.yaml:5: error NCU005 targets[0].kernel_name: the regex does not compile" in done.stdout
+    assert "camp.yaml: not ok" in done.stdout
+
+
+def test_a_script_that_is_not_there_is_a_warning_at_the_commands_line(tmp_path: Path) -> None:
+    """Before: validate said ok, and run started every target after the trace had found it cannot start."""
+    done = validate(tmp_path, APP + "targets:\n  - name: a\n  - name: b\n", script=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (warning,) = [line for line in done.stdout.splitlines() if "NCU013" in line]  # once, not once a target
+    assert warning.startswith("camp.yaml:2: warning NCU013 application.command: bench.py: no such file in ")
+    assert str(tmp_path) in warning
+
+
+def test_the_script_is_looked_for_where_the_application_runs(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "bench.py").write_text("")
+    moved = "application:\n  command: python3 -u bench.py\n  cwd: work\ntargets:\n  - name: a\n"
+    assert "NCU013" not in validate(tmp_path, moved, script=False).stdout
+    own = APP + "targets:\n  - name: a\n    command: python3 other.py\n"
+    (warning,) = [line for line in validate(tmp_path, own).stdout.splitlines() if "NCU013" in line]
+    assert warning.startswith("camp.yaml:5: warning NCU013 targets[0].command: other.py: no such file")
+
+
+@pytest.mark.parametrize("command", ["python3 -m bench", "python3 -c 'print(1)'", "ncu_app --steps 2"])
+def test_commands_that_name_no_file_are_not_looked_for(tmp_path: Path, command: str) -> None:
+    assert "NCU013" not in validate(tmp_path, f"application:\n  command: {command}\ntargets:\n  - name: a\n").stdout
+
+
+def test_problems_and_lint_errors_print_in_order_and_are_both_counted(tmp_path: Path) -> None:
+    """Before: the count line `1 problem` came (on stderr) before the NCU009 error (on stdout), and did
+    not count it."""
+    text = APP + "targets:\n  - name: a\n    sections: [NoSuchSection]\n  - name: b\n    launch_count: -3\n"
+    (tmp_path / "camp.yaml").write_text(text)
+    (tmp_path / "bench.py").write_text("")
+    done = subprocess.run(
+        [sys.executable, "-m", "ncucampaign", "validate", "camp.yaml"],
+        cwd=tmp_path, env=fake_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+    )  # fmt: skip
+    lines = done.stdout.splitlines()
+    assert done.returncode == 2
+    assert [line.split(" ")[0] for line in lines] == ["camp.yaml:7:", "camp.yaml:5:", "camp.yaml:"], lines
+    assert lines[-1] == "camp.yaml: 1 problem, 1 error the installed ncu refuses"
+
+
+def test_every_shipped_example_validates_or_says_in_its_first_lines_that_it_does_not() -> None:
+    """campaigns/spread.yaml's typo_section is refused on purpose; its comment said 'NCU009 warns'."""
+    for campaign in sorted((ROOT / "campaigns").glob("*.yaml")):
+        done = run_cli("validate", str(campaign), cwd=ROOT, env=fake_env())
+        head = "".join(campaign.read_text().splitlines(keepends=True)[:3])
+        expected = 2 if "validate exits 2 on this file" in head else 0
+        assert done.returncode == expected, f"{campaign.name}: {done.stdout}{done.stderr}"
