@@ -21,7 +21,7 @@ from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.open_run import open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.resume import unfinished_note
+from ncucampaign.execute.resume import resume_command, unfinished_note
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
@@ -117,6 +117,8 @@ def execute(backend: Backend, prepared: Prepared, loaded: LoadedCampaign, plan: 
                 raise
             started = backend.start(prepared, opened, reporter, stop)
         code = show(started, plan, stop, settings)
+        if started.result is not None and started.result.manifest.state == "interrupted":
+            print(f"ncucampaign: interrupted: {resume_command(started.root)} finishes the run", file=sys.stderr)
     # A Ctrl-C that came as the run ended (while its table printed) was still a Ctrl-C: 130.
     return EXIT_INTERRUPTED if stop.by_signal else code
 

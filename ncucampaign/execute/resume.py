@@ -3,6 +3,8 @@ from, and the processes a crashed runner left behind. Pure apart from the cleanu
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -111,10 +113,17 @@ def unfinished_note(latest: Path) -> str | None:
         head = (root / MANIFEST).read_text(encoding="utf-8", errors="replace")[:4096]
     except (OSError, RuntimeError):
         return None
-    if '"state": "running"' not in head and '"state":"running"' not in head:
+    state = re.search(r'"state": ?"(running|interrupted)"', head)
+    if state is None:
         return None
+    if state.group(1) == "interrupted":
+        return f"the last run {root} was interrupted; {resume_command(root)} finishes it"
     words = last_words(root)
     if words is None and lock_held(root):
         return None  # it is still going
     how = f"it ended {words}" if words else "its runner was killed or lost its disk before it could say so"
-    return f"the last run {root} did not finish ({how}); `ncucampaign run --resume {root}` finishes it"
+    return f"the last run {root} did not finish ({how}); {resume_command(root)} finishes it"
+
+
+def resume_command(root: Path) -> str:
+    return f"`ncucampaign run --resume {shlex.quote(str(root))}`"

@@ -207,6 +207,24 @@ def test_5_a_storm_of_sigints_ends_the_run_promptly(tmp_path: Path, write_campai
     assert manifest["state"] == "interrupted" and manifest["targets"][0]["status"] == "interrupted"
 
 
+def test_an_interrupted_run_says_how_to_finish_it_and_so_does_the_next_run(tmp_path: Path, write_campaign) -> None:
+    """Before the fix: a Ctrl-C ended with 130 and no line said that `--resume` finishes the run; the next
+    run of the campaign did not mention it either."""
+    campaign = write_campaign("- name: slow\n  kernel_name: rmsnorm_kernel\n  launch_count: 8\n")
+    runner = start(tmp_path, campaign, fake_env(FAKE_NCU_SECONDS_PER_KERNEL="2"))
+    wait_for(tmp_path, ncu_running)
+    runner.send_signal(signal.SIGINT)
+    try:
+        _, err = runner.communicate(timeout=60)
+    finally:
+        runner.kill()
+    stopped = (tmp_path / "runs" / "camp" / "latest").resolve()
+    assert runner.returncode == 130
+    assert f"interrupted: `ncucampaign run --resume {stopped}` finishes the run" in err, err
+    again = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
+    assert f"the last run {stopped} was interrupted; `ncucampaign run --resume {stopped}` finishes it" in again.stderr
+
+
 def test_5_sigint_during_start_up_is_no_traceback(tmp_path: Path) -> None:
     """Ctrl-C at any moment of start-up (imports, parsing, loading, the run's set-up) ends quietly.
     The driver does what pip's console-script wrapper does. (A signal while the interpreter itself is
