@@ -119,3 +119,37 @@ def test_the_readme_github_actions_job_runs_as_written(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert ET.fromstring((tmp_path / "ncu-gate.xml").read_text()).get("failures") == "0"
     assert "**gate: pass: " in summary.read_text()
+
+
+def test_without_fail_on_regression_the_gate_line_says_it_would_fail_not_that_it_failed(tmp_path: Path) -> None:
+    """Before the fix: `gate: FAIL: 1 SLOWER ...` and exit 0, which a CI log reads as a failure that did not fail."""
+    a, b = runs_a_and_b(tmp_path, 1.5)
+    done = run_cli("compare", str(a), str(b), cwd=tmp_path)
+    assert done.returncode == 0
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("gate: would FAIL with --fail-on-regression: 1 SLOWER (gemm +50%)"), last
+
+
+def test_a_target_whose_results_are_gone_from_b_fails_the_gate(tmp_path: Path) -> None:
+    """Before the fix: a target ok in both runs whose results B no longer held dropped out, and the gate passed."""
+    a, b = runs_a_and_b(tmp_path, 1.0)
+    manifest = json.loads((b / "manifest.json").read_text())
+    next(t for t in manifest["targets"] if t["name"] == "gemm")["results"] = []
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    done = run_cli("compare", str(a), str(b), "--fail-on-regression", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "problem: gemm: ok in both, but B holds none of its results (A holds 1)" in done.stdout
+    assert done.stdout.strip().splitlines()[-1].startswith("gate: FAIL: 1 problem (gemm: ok in both")
+
+
+def test_the_gate_line_cuts_a_long_problem_between_words_never_inside_a_name(tmp_path: Path) -> None:
+    """Before the fix: `...; they hold ..., gpc__cycles_elap)`: a metric's name cut in two."""
+    a, b = runs_a_and_b(tmp_path, 1.0)
+    done = run_cli("compare", str(a), str(b), "--metric", "no__such_metric_anywhere.sum", cwd=tmp_path)
+    problem = next(line for line in done.stdout.splitlines() if line.startswith("problem: --metric"))
+    held = set(problem.split("they hold ", 1)[1].rstrip(", .").split(", "))
+    gate = done.stdout.strip().splitlines()[-1]
+    cut = gate.split("(--metric ", 1)[1]
+    assert cut.endswith(" ...)"), gate
+    shown = cut.removesuffix(" ...)").split("they hold ", 1)[1].split(", ")
+    assert all(name in held for name in shown), (shown, held)

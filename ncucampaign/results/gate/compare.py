@@ -128,6 +128,8 @@ def _problems(
         after = by_name_b.get(target.name)
         if target.status == Status.OK and after is not None and after.status != Status.OK:
             yield f"{target.name}: ok in A, {after.status.value} in B ({after.message})"
+        elif target.status == Status.OK and after is not None and target.results and not after.results:
+            yield f"{target.name}: ok in both, but B holds none of its results (A holds {len(target.results)})"
     for name in only_in_a:
         yield f"{name}: in A, missing from B"
     held = sorted({name for run in (a, b) for t in run.targets for result in t.results for name in result.metrics})

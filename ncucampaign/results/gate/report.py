@@ -21,9 +21,18 @@ def _shifted(verdicts: Sequence[TargetVerdict]) -> str:
     return ", ".join(named) + (", ..." if len(verdicts) > SHOWN else "")
 
 
-def gate_line(comparison: Comparison, strict: bool = False) -> str:
+def _cut(text: str, most: int = 120) -> str:
+    """At most `most` characters, cut between words: a metric's name is never cut in two."""
+    if len(text) <= most:
+        return text
+    head = text[: most + 1].rsplit(" ", 1)[0]
+    return head.rstrip(",;:") + " ..."
+
+
+def gate_line(comparison: Comparison, strict: bool = False, enforced: bool = True) -> str:
     """`gate: FAIL: 2 SLOWER (mlp_gemm +50%, ...)` or `gate: pass: 4 AMBIGUOUS at +1% ...`: what
-    --fail-on-regression (with `strict`, --strict) decides, and why."""
+    --fail-on-regression (with `strict`, --strict) decides, and why. Not `enforced` (compare without
+    --fail-on-regression exits 0): `would FAIL`, which a CI log does not read as a failure that did not fail."""
     failing, problems = comparison.failing(strict), comparison.problems
     if failing or problems:
         parts = []
@@ -32,10 +41,9 @@ def gate_line(comparison: Comparison, strict: bool = False) -> str:
             if these:
                 parts.append(f"{len(these)} {kind.value} ({_shifted(these)})")
         if problems:
-            parts.append(
-                f"{plural(len(problems), 'problem')} ({printable(problems[0])[:120]}{', ...' * (len(problems) > 1)})"
-            )
-        return "gate: FAIL: " + "; ".join(parts)
+            more = ", ..." if len(problems) > 1 else ""
+            parts.append(f"{plural(len(problems), 'problem')} ({_cut(printable(problems[0]))}{more})")
+        return ("gate: FAIL: " if enforced else "gate: would FAIL with --fail-on-regression: ") + "; ".join(parts)
     parts = []
     for kind in (Verdict.FASTER, Verdict.AMBIGUOUS, Verdict.CHANGED, Verdict.SAME):
         these = [v for v in comparison.verdicts if v.verdict is kind]
