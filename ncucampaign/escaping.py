@@ -1,13 +1,16 @@
 """One helper per medium that makes outside strings (ncu's and the application's output, names from
 files, a task's record) inert where shown: `printable` for a terminal (errors.py), `console_text` for
 rich (which reads `[...]` as markup), `markdown_inline`, `html_text` (HTML, SVG), `xml_text` and
-`xml_attribute` (JUnit). YAML is written only through PyYAML's safe_dump.
+`xml_attribute` (JUnit), `csv_text`. YAML is written only through PyYAML's safe_dump.
 """
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import re
+from collections.abc import Iterable, Sequence
 
 from rich.markup import escape as escape_markup
 
@@ -34,6 +37,15 @@ def markdown_inline(text: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {line} {fence}".replace("|", "\\|")
+
+
+def csv_text(rows: Iterable[Sequence[object]]) -> str:
+    """CSV whose text cells are printable: a name's control characters are written as escapes, never
+    sent to the terminal that shows the file."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerows([printable(cell) if isinstance(cell, str) else cell for cell in row] for row in rows)
+    return out.getvalue()
 
 
 def html_text(text: str) -> str:

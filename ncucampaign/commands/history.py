@@ -4,20 +4,19 @@ workload's first-parent commits (else by time), and where it changed (results/hi
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from ncucampaign.commands.common import out_console, reading_runs
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
-from ncucampaign.escaping import console_text
+from ncucampaign.escaping import console_text, csv_text
 from ncucampaign.execute.process.short import probed
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import MANIFEST, write_text_atomic
-from ncucampaign.results.history.series import Series, bisect_hint, commit_of, series_of
-from ncucampaign.results.page.history_page import history_page, where
+from ncucampaign.results.history.series import Series, bisect_hint, change_text, commit_of, series_of, where
+from ncucampaign.results.page.history_page import history_page
 from ncucampaign.results.reading.runs import load_collected
 
 FAILING = ("SLOWER", "CHANGED")  # what --fail-on-regression fails on, as the newest confirmed change
@@ -54,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     series = series_of(manifests, args.metric)
     if args.html:  # through the store's atomic write: never through a link, never half a page
         write_text_atomic(Path(args.html), history_page(f"{names[0]}: history", series, [m.run_id for m in manifests]))
+        print(f"history: page written to {printable(args.html)}", file=sys.stderr)  # stdout stays the --format
     if args.format == "json":
         print(json.dumps(as_json(series, order), indent=2))
     elif args.format == "csv":
@@ -83,10 +83,10 @@ def print_changes(series: list[Series], order: dict[str, int], runs: int) -> Non
     shown = 0
     for s in series:
         for change in s.changes:
-            shift = f"{change.shift:+.1%}" if change.shift is not None else f"{change.before:g} -> {change.after:g}"
             hint = bisect_hint(s, change, order)
-            line = f"{s.target} {s.metric}: {change.verdict} at {where(s, change.at)}, {shift}"
-            console.print(console_text(line + (f"\n  {hint}" if hint else "")), highlight=False)
+            console.print(console_text(change_text(s, change)), highlight=False)
+            if hint:  # a line of its own (printable would write the newline as an escape)
+                console.print(console_text(f"  {hint}"), highlight=False)
             shown += 1
         for at in s.markers:
             console.print(console_text(f"{s.target} {s.metric}: new setting at {where(s, at)}"), highlight=False)
@@ -99,6 +99,7 @@ def as_json(series: list[Series], order: dict[str, int]) -> list[dict[str, objec
         {
             "target": s.target,
             "metric": s.metric,
+            "unit": s.unit,
             "points": [
                 {"run": p.run, "commit": p.commit, "setting": list(p.setting), "samples": list(p.samples)}
                 for p in s.points
@@ -121,12 +122,12 @@ def as_json(series: list[Series], order: dict[str, int]) -> list[dict[str, objec
 
 
 def as_csv(series: list[Series]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["target", "metric", "run", "commit", "gpu", "ncu", "clock_control", "samples", "median", "change"])
+    """One row a point, the median in the unit its column names (escaped as summarize's CSV is)."""
+    header = ["target", "metric", "run", "commit", "gpu", "ncu", "clock_control", "samples", "median", "unit", "change"]
+    rows: list[Sequence[object]] = [header]
     for s in series:
         changed = {c.at: c.verdict for c in s.changes}
         for i, p in enumerate(s.points):
-            row = [s.target, s.metric, p.run, p.commit or "", *p.setting, len(p.samples), p.median, changed.get(i, "")]
-            writer.writerow(row)
-    return out.getvalue()
+            where = [s.target, s.metric, p.run, p.commit or "", *p.setting]
+            rows.append([*where, len(p.samples), p.median, s.unit, changed.get(i, "")])
+    return csv_text(rows)

@@ -72,3 +72,42 @@ def test_the_same_commits_without_the_knob_flag_nothing(tmp_path: Path) -> None:
     root, _ = runs_at_commits(tmp_path, knob_from=None)
     done = run_cli("history", "--runs-root", str(root), "--fail-on-regression", cwd=tmp_path, env=fake_env())
     assert done.returncode == 0 and "no change found" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_page_shows_every_change_the_text_shows_and_the_command_says_where_it_is(tmp_path: Path) -> None:
+    """Before the fix: the page drew durations only, so a register count that went 25 -> 168 (what made
+    --fail-on-regression exit 1) was not on it, and the command did not say where it wrote it."""
+    root, _ = runs_at_commits(tmp_path, knob_from=None)
+    for i, run in enumerate(sorted(root.iterdir())):  # the newest four runs: 168 registers a thread
+        manifest = json.loads((run / "manifest.json").read_text())
+        for result in manifest["targets"][0]["results"]:
+            result["metrics"]["launch__registers_per_thread"] = {
+                "value": 168 if i >= 3 else 25,
+                "unit": "register/thread",
+            }
+        (run / "manifest.json").write_text(json.dumps(manifest))
+    page = tmp_path / "history.html"
+    done = run_cli("history", "--runs-root", str(root), "--html", str(page), cwd=tmp_path, env=fake_env())
+    changed = [line for line in done.stdout.splitlines() if ": CHANGED at " in line]
+    assert changed and all("launch__registers_per_thread" in line for line in changed), done.stdout
+    html = page.read_text()
+    for line in changed:
+        assert line.replace(">", "&gt;") in html
+    assert "25 register/thread" in html and "168 register/thread" in html  # its own chart, in its unit
+    assert f"history: page written to {page}" in done.stderr
+
+
+def test_json_and_csv_name_the_unit_of_their_numbers_and_csv_escapes_names(tmp_path: Path) -> None:
+    """Before the fix: durations came in seconds (3.744e-06) with no unit where a reference says
+    `unit: ns`, and --format csv printed the raw ESC of a run's name (summarize's CSV escapes it)."""
+    root, _ = runs_at_commits(tmp_path, knob_from=None)
+    newest = sorted(root.iterdir())[-1] / "manifest.json"
+    manifest = json.loads(newest.read_text())
+    manifest["run_id"] = "\x1b]0;pwned\x07run"
+    newest.write_text(json.dumps(manifest))
+    as_json = json.loads(run_cli("history", "--runs-root", str(root), "--format", "json", cwd=tmp_path).stdout)
+    assert {s["unit"] for s in as_json if s["metric"] == "gpu__time_duration.sum"} == {"second"}
+    as_csv = run_cli("history", "--runs-root", str(root), "--format", "csv", cwd=tmp_path).stdout
+    assert "\x1b" not in as_csv and "\x07" not in as_csv and "\\x1b]0;pwned\\x07run" in as_csv
+    header, first = as_csv.splitlines()[:2]
+    assert header.split(",")[8:10] == ["median", "unit"] and first.split(",")[9] == "second"

@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import EXACT_METRICS, metric_samples
 from ncucampaign.results.history.changes import Change, Point, changes, newest_confirmed, segments
 from ncucampaign.results.history.reference import gpu_model
 from ncucampaign.results.metrics import DURATION
+from ncucampaign.results.units import base_value
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Series:
     points: tuple[Point, ...]
     changes: tuple[Change, ...]
     markers: tuple[int, ...]  # where the setting (GPU, ncu version, clock control) changed
+    unit: str = ""  # of every sample: the metric's base unit (results/units.py), `second` for a duration
 
     @property
     def newest(self) -> Change | None:
@@ -41,22 +43,44 @@ def series_of(runs: Sequence[Manifest], metrics: Sequence[str] = ()) -> list[Ser
     found = []
     for name in names:
         for metric in wanted:
-            points = []
+            points, unit = [], ""
             for run in runs:
                 record = next((t for t in run.targets if t.name == name and t.status == Status.OK), None)
                 samples = metric_samples(record, metric) if record is not None else []
                 if record is not None and samples:
                     setting = (gpu_model(run), run.ncu.version or "?", record.clock_control or "base")
                     points.append(Point(run.run_id, commit_of(run), setting, tuple(samples)))
+                    unit = unit or _unit(record, metric)
             if len(points) >= 2:
-                found.append(_series(name, metric, points))
+                found.append(_series(name, metric, points, unit))
     return found
 
 
-def _series(name: str, metric: str, points: list[Point]) -> Series:
+def _unit(record: TargetRecord, metric: str) -> str:
+    for result in record.results:
+        found = base_value(result, metric)
+        if found is not None:
+            return found[1]
+    return ""
+
+
+def _series(name: str, metric: str, points: list[Point], unit: str) -> Series:
     markers = tuple(start for start, _ in segments(points)[1:])
     found = tuple(changes(points, exact=metric in EXACT_METRICS))
-    return Series(name, metric, tuple(points), found, markers)
+    return Series(name, metric, tuple(points), found, markers, unit)
+
+
+def where(s: Series, at: int) -> str:
+    """A point's run, with its commit where known."""
+    point = s.points[at]
+    return point.run + (f" ({point.commit[:10]})" if point.commit else "")
+
+
+def change_text(s: Series, change: Change) -> str:
+    """`mlp launch__registers_per_thread: CHANGED at <run> (<commit>), 25 -> 168`: as the text output and
+    the page say it."""
+    shift = f"{change.shift:+.1%}" if change.shift is not None else f"{change.before:g} -> {change.after:g}"
+    return f"{s.target} {s.metric}: {change.verdict} at {where(s, change.at)}, {shift}"
 
 
 def bisect_hint(series: Series, change: Change, order: Mapping[str, int]) -> str:

@@ -1,21 +1,23 @@
-"""`history --html FILE`: one self-contained page (no server, no script), a small chart per target of
-its duration across the runs, its changes marked in red and a new setting (GPU, ncu version, clock
-control) as a dashed line. The charts flow in a grid that stays readable from 800 to 1400 px."""
+"""`history --html FILE`: one self-contained page (no server, no script): every change the text output
+names, then a small chart per target of its duration across the runs, and of every other metric that
+changed, its changes marked in red and a new setting (GPU, ncu version, clock control) as a dashed
+line. The charts flow in a grid that stays readable from 800 to 1400 px."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from ncucampaign.escaping import html_text
-from ncucampaign.results.history.series import Series
+from ncucampaign.results.history.series import Series, change_text, where
 from ncucampaign.results.metrics import DURATION
 
 WIDTH, HEIGHT, PAD = 360, 150, 28
 LEGEND = (
-    "Each chart: a target's duration, the median of each run's samples (the line; a point's tooltip says "
-    "its run, commit and samples) and their range (grey bars), oldest run left. A change is a red line "
-    "before the first run of its new segment; a new setting (GPU, ncu version, clock control) a dashed "
-    "one. Under the chart: the commits of the first and last runs and of each change."
+    "Each chart: a target's duration (or a metric that changed), the median of each run's samples (the "
+    "line; a point's tooltip says its run, commit and samples) and their range (grey bars), oldest run "
+    "left. A change is a red line before the first run of its new segment; a new setting (GPU, ncu "
+    "version, clock control) a dashed one. Under the chart: the commits of the first and last runs and of "
+    "each change."
 )
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:16px;max-width:1400px}
@@ -26,7 +28,8 @@ svg{width:100%;height:auto}.change{color:#b00}
 
 
 def history_page(title: str, series: Sequence[Series], runs: Sequence[str]) -> str:
-    charts = [_figure(s) for s in series if s.metric == DURATION]
+    charts = [_figure(s) for s in series if s.metric == DURATION or s.changes]
+    said = [f"<li>{html_text(change_text(s, change))}</li>" for s in series for change in s.changes]
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -34,6 +37,8 @@ def history_page(title: str, series: Sequence[Series], runs: Sequence[str]) -> s
             f"<title>{html_text(title)}</title><style>{STYLE}</style></head><body>",
             f"<h1>{html_text(title)}</h1>",
             f"<p>{len(runs)} runs, oldest first: {html_text(', '.join(runs))}</p>",
+            "<h2>Changes</h2>",
+            f'<ul class="change">{"".join(said)}</ul>' if said else "<p>no change found</p>",
             f"<p>{LEGEND}</p>",
             '<div class="charts">',
             *charts,
@@ -44,14 +49,9 @@ def history_page(title: str, series: Sequence[Series], runs: Sequence[str]) -> s
 
 def _figure(s: Series) -> str:
     said = "; ".join(f"{c.verdict} at {where(s, c.at)}" for c in s.changes)
-    caption = html_text(s.target) + (f' <span class="change">{html_text(said)}</span>' if said else "")
+    name = s.target if s.metric == DURATION else f"{s.target} {s.metric}"
+    caption = html_text(name) + (f' <span class="change">{html_text(said)}</span>' if said else "")
     return f"<figure>{_svg(s)}<figcaption>{caption}</figcaption></figure>"
-
-
-def where(s: Series, at: int) -> str:
-    """A point's run, with its commit where known."""
-    point = s.points[at]
-    return point.run + (f" ({point.commit[:10]})" if point.commit else "")
 
 
 def _svg(s: Series) -> str:
@@ -67,6 +67,9 @@ def _svg(s: Series) -> str:
     def y(v: float) -> float:
         return HEIGHT - PAD - (v - low) / span * (HEIGHT - 2 * PAD)
 
+    def shown(value: float) -> str:
+        return f"{value * 1e6:.3g} us" if s.metric == DURATION else f"{value:.4g} {s.unit}".rstrip()
+
     parts = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{html_text(s.target)}">']
     for i in s.markers:
         parts.append(_line(x(i - 0.5), "#888", "4 3", "new setting"))
@@ -78,11 +81,11 @@ def _svg(s: Series) -> str:
     path = " ".join(f"{x(i):.1f},{y(m):.1f}" for i, m in enumerate(medians))
     parts.append(f'<polyline points="{path}" fill="none" stroke="#036" stroke-width="1.5"/>')
     for i, p in enumerate(s.points):
-        tip = f"{where(s, i)}: median {_us(p.median)}, {len(p.samples)} samples"
+        tip = f"{where(s, i)}: median {shown(p.median)}, {len(p.samples)} samples"
         dot = f'<circle cx="{x(i):.1f}" cy="{y(p.median):.1f}" r="2.5" fill="#036">'
         parts.append(f"{dot}<title>{html_text(tip)}</title></circle>")
-    parts.append(f'<text x="2" y="12" font-size="10">{_us(high)}</text>')
-    parts.append(f'<text x="2" y="{HEIGHT - PAD + 12}" font-size="10">{_us(low)}</text>')
+    parts.append(f'<text x="2" y="12" font-size="10">{shown(high)}</text>')
+    parts.append(f'<text x="2" y="{HEIGHT - PAD + 12}" font-size="10">{shown(low)}</text>')
     labelled = sorted({0, len(s.points) - 1, *(c.at for c in s.changes)})
     for i in labelled:  # the ends and the changes: every run's label would overlap on a long history
         commit = s.points[i].commit
@@ -100,7 +103,3 @@ def _line(at: float, color: str, dash: str, label: str) -> str:
         f'<line x1="{at:.1f}" x2="{at:.1f}" y1="{PAD / 2}" y2="{HEIGHT - PAD / 2}" stroke="{color}"{dashed}>'
         f"<title>{html_text(label)}</title></line>"
     )
-
-
-def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:.3g} us"

@@ -3,8 +3,6 @@ and JSON forms of both."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 
@@ -15,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncucampaign.errors import printable
+from ncucampaign.escaping import csv_text
 from ncucampaign.results.gate.compare import Comparison
 from ncucampaign.results.gate.report import gate_line
 from ncucampaign.results.gate.tables import verdict_records
@@ -44,14 +43,7 @@ def rich_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]
 
 
 def tidy_csv(rows: Sequence[dict[str, object]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=TIDY_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    # Control characters (from a kernel or NVTX name) are written as escapes, never sent to a terminal.
-    writer.writerows(
-        {key: printable(value) if isinstance(value, str) else value for key, value in row.items()} for row in rows
-    )
-    return out.getvalue()
+    return csv_text([TIDY_COLUMNS, *([row.get(column) for column in TIDY_COLUMNS] for row in rows)])
 
 
 def tidy_json(rows: Sequence[dict[str, object]]) -> str:
