@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import json
 import os
@@ -29,9 +30,11 @@ from tests.inner_loop_budget import pytest_runtest_call  # noqa: F401 (the hook:
 
 @pytest.fixture(autouse=True)
 def _signal_handlers_kept() -> Iterator[None]:
-    """A test that leaves SIGINT or SIGTERM handled otherwise changes every later test of its worker:
-    under load the order of tests changed, and a Ctrl-C test that came after one saw no
-    KeyboardInterrupt (in two clones' CI at once). Such a test fails, and the handlers are put back."""
+    """A test that leaves SIGINT or SIGTERM handled otherwise changes every later test of its worker: a
+    run stopped in the test's process leaves them ignored, as a process about to print its summary
+    and exit (execute/process/signals.py), and a Ctrl-C test that came later in that worker saw no
+    KeyboardInterrupt (two clones' CI at once, where the order of tests changed). Such a test fails,
+    and the handlers are put back."""
     before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     yield
     changed = [number.name for number, handler in before.items() if signal.getsignal(number) is not handler]
@@ -39,6 +42,17 @@ def _signal_handlers_kept() -> Iterator[None]:
         signal.signal(number, handler)
     if changed:
         pytest.fail(f"the test left the {' and '.join(changed)} handler changed", pytrace=False)
+
+
+@contextlib.contextmanager
+def signal_handlers_restored() -> Iterator[None]:
+    """Around the CLI run in the test's process: a process would end after it, later tests keep theirs."""
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
 
 
 TESTS = Path(__file__).resolve().parent
@@ -177,15 +191,13 @@ def run_cli_here(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Compl
         redirect_stderr(err),
     ):
         os.chdir(cwd)
-        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            code = main(list(args))
+            with signal_handlers_restored():
+                code = main(list(args))
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code if isinstance(exc.code, int) else 2
         finally:
             os.chdir(here)
-            for sig, handler in handlers.items():  # a process would end here: later tests keep theirs
-                signal.signal(sig, handler)
     return subprocess.CompletedProcess(["ncucampaign", *args], code, out.getvalue(), err.getvalue())
 
 

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from ncucampaign.cli import main
 from ncucampaign.spec.keys import OPTION_KEYS
-from tests.conftest import FAKE_APP, FIXTURES, ROOT, fake_env, run_cli
+from tests.conftest import FAKE_APP, FIXTURES, ROOT, fake_env, run_cli, signal_handlers_restored
 
 pytestmark = pytest.mark.slow  # runs the CLI end to end
 
@@ -65,7 +65,7 @@ def bounded_memory() -> Iterator[None]:
 def cli(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     started = time.monotonic()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), bounded_memory():
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), bounded_memory(), signal_handlers_restored():
         code = main(list(args))
     assert time.monotonic() - started < CASE_SECONDS, f"{args} took {time.monotonic() - started:.1f} s"
     return code, out.getvalue(), err.getvalue()

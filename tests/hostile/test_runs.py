@@ -18,7 +18,17 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.cli import main
-from tests.conftest import FAKE_NCU_DIR, REPORT, ROOT, alive, fake_env, load_manifest, run_cli, target
+from tests.conftest import (
+    FAKE_NCU_DIR,
+    REPORT,
+    ROOT,
+    alive,
+    fake_env,
+    load_manifest,
+    run_cli,
+    signal_handlers_restored,
+    target,
+)
 from tests.execute.shared_campaigns import TRACE_TARGETS
 
 pytestmark = [
@@ -635,7 +645,7 @@ def test_hostile_22_9_reading_a_large_run_triggers_no_more_garbage_collections_t
 
         gc.callbacks.append(count)
         try:
-            with contextlib.redirect_stdout(io.StringIO()) as out:
+            with contextlib.redirect_stdout(io.StringIO()) as out, signal_handlers_restored():
                 code = main(args)
         finally:
             gc.callbacks.remove(count)
