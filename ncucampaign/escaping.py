@@ -26,17 +26,19 @@ def console_text(text: str) -> str:
     return escape_markup(printable(text))
 
 
-def markdown_inline(text: str) -> str:
+def markdown_inline(text: str, cell: bool = True) -> str:
     """One line of GitHub Markdown that shows `text` literally. Plain words stay as they are; anything
     else (a bracket, an angle, a backslash, a URL scheme) goes into a code span, where Markdown
-    renders no HTML, link or image, fenced with more backticks than the text holds. A `|` is escaped
-    so that a table cell ends where it should, also inside a code span (GitHub's tables)."""
+    renders no HTML, link or image, fenced with more backticks than the text holds. In a table `cell`
+    a `|` is escaped so that the cell ends where it should, also inside a code span (GitHub's tables);
+    elsewhere the backslash would show."""
     line = printable(text).replace("\n", " ")
     if _PLAIN_MARKDOWN.fullmatch(line) and not _AUTOLINK.search(line):
         return line
     longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
     fence = "`" * (longest + 1)
-    return f"{fence} {line} {fence}".replace("|", "\\|")
+    spanned = f"{fence} {line} {fence}"
+    return spanned.replace("|", "\\|") if cell else spanned
 
 
 def csv_text(rows: Iterable[Sequence[object]]) -> str:

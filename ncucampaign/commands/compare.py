@@ -90,7 +90,8 @@ def write_reports(args: argparse.Namespace, comparison: Comparison, title: str) 
     if args.junit:
         _write(Path(args.junit), junit_xml(comparison, args.strict, title), append=False)
     if args.markdown:
-        _write(Path(args.markdown), markdown(comparison, args.strict, title), append=True)
+        enforced = getattr(args, "fail_on_regression", True)  # ab's gate is always on
+        _write(Path(args.markdown), markdown(comparison, args.strict, title, enforced), append=True)
 
 
 def _write(path: Path, text: str, append: bool) -> None:

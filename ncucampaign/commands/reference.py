@@ -13,7 +13,15 @@ import yaml
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import write_text_atomic
-from ncucampaign.results.history.reference import file_name, gpu_model, moved, moved_markdown, reference_data
+from ncucampaign.results.history.reference import (
+    file_name,
+    gpu_model,
+    left_out,
+    metric_problem,
+    moved,
+    moved_markdown,
+    reference_data,
+)
 from ncucampaign.results.reading.runs import load_collected
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
 
@@ -48,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         written = _replace(path, text)
         count = plural(len(data["targets"]), "target")
         print(f"{path}: {count} from {plural(len(same), 'run')}" + ("" if written else " (unchanged)"))
+        for note in left_out(same):
+            print(printable(f"note: {note}"))
         print(moved_markdown(moved(previous, data)))
     return EXIT_OK
 
@@ -75,9 +85,9 @@ def read_reference(path: Path) -> dict[str, Any]:
         if not isinstance(entry.get("launch"), dict) or not isinstance(data.get("header"), dict):
             raise UsageError(f"{path}: target {printable(str(name))} has no launch, or the file no header")
         for metric, values in entry["metrics"].items():
-            samples = values.get("samples") if isinstance(values, dict) else None
-            if not isinstance(samples, list) or not all(isinstance(v, int | float) for v in samples):
-                raise UsageError(f"{path}: {printable(str(name))} {printable(str(metric))}: samples are not numbers")
+            why = metric_problem(values)
+            if why is not None:
+                raise UsageError(printable(f"{path}: targets.{name}.metrics.{metric}.{why}"))
     return data
 
 

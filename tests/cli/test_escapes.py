@@ -59,6 +59,16 @@ def test_compare_markdown_carries_no_markup_from_a_problem_message() -> None:
     assert bold.startswith("**` gate: FAIL: ") and bold.endswith(" `**") and without_code_spans(bold) == "****"
 
 
+def test_a_bar_is_escaped_in_table_cells_only() -> None:
+    """Before the fix: problem lines outside tables wrote `a \\| b` inside their code span, where GitHub
+    shows the backslash (it hides it in a table cell only)."""
+    assert markdown_inline("x|y <z>") == "` x\\|y <z> `"
+    assert markdown_inline("x|y <z>", cell=False) == "` x|y <z> `"
+    comparison = Comparison(changes=(), only_in_a=(), only_in_b=(), notes=(), problems=("--metric a|b: <none>",))
+    (line,) = [line for line in markdown(comparison).splitlines() if line.startswith("- problem: ")]
+    assert line == "- problem: ` --metric a|b: <none> `"
+
+
 def test_junit_stays_well_formed_with_hostile_problems() -> None:
     comparison = Comparison(changes=(), only_in_a=(), only_in_b=(), notes=(), problems=HOSTILE)
     suite = ET.fromstring(junit_xml(comparison))

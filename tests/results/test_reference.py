@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,14 @@ import pytest
 import yaml
 
 from ncucampaign.errors import EXIT_NOT_COMPARABLE
-from ncucampaign.results.history.reference import file_name, moved, moved_markdown, not_comparable, rounded
+from ncucampaign.results.history.reference import (
+    file_name,
+    metric_problem,
+    moved,
+    moved_markdown,
+    not_comparable,
+    rounded,
+)
 from tests.conftest import ROOT, checkout_in
 
 
@@ -23,6 +31,32 @@ def test_values_are_rounded_to_five_figures_and_whole_numbers_stay_whole() -> No
     assert rounded(3144912345) == 3144900000 and isinstance(rounded(3144912345), int)
     assert rounded(0.000123456789) == 0.00012346 and rounded(2.5) == 2.5 and rounded(0) == 0
     assert file_name("NVIDIA H200") == "NVIDIA-H200.yaml" and file_name("A100-SXM4 (80GB)") == "A100-SXM4-80GB.yaml"
+
+
+def test_a_gpu_model_without_a_letter_or_digit_is_no_hidden_file() -> None:
+    """Before the fix: a model of "" or "..." wrote refs/.yaml."""
+    assert file_name("") == file_name("...") == file_name(" - ") == "unknown-GPU.yaml"
+
+
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [
+        ({"samples": [10**400]}, "samples[0]: "),  # exit 70 (OverflowError) before the fix
+        ({"samples": [True, False, True]}, "samples[0]: 'True' is not a finite number"),  # "SLOWER +288000%"
+        ({"samples": [float("nan")]}, "samples[0]: 'nan' is not a finite number"),
+        ({"median": "abc"}, "median: 'abc' is not a finite number"),
+        ({"median": float("nan")}, "median: 'nan' is not a finite number"),
+        ({"tolerance": [1, 2]}, "tolerance: '[1, 2]' is not a finite number"),
+        ({"tolerance": -5}, "tolerance: -5 is negative"),
+        ({"exact": "yes"}, "exact: 'yes' is not true or false"),
+        ({"samples": []}, "samples: not a list of numbers"),
+    ],
+)
+def test_a_reference_holds_finite_numbers_of_the_types_its_format_names(changed: dict[str, Any], said: str) -> None:
+    good = {"unit": "ns", "samples": [3744, 3790], "median": 3767, "tolerance": 38}
+    assert metric_problem(good) is None and metric_problem({**good, "exact": True, "tolerance": 0}) is None
+    problem = metric_problem({**good, **changed})
+    assert problem is not None and problem.startswith(said), problem
 
 
 def ref(**targets: dict[str, Any]) -> dict[str, Any]:
@@ -144,3 +178,41 @@ def test_a_damaged_reference_is_named_never_an_internal_error(tmp_path: Path) ->
         done = shell(tmp_path, "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs")
         assert done.returncode in (0, 1, 2, 4) and "Traceback" not in done.stderr, (text[:200], done.stderr[-2000:])
         assert "internal error" not in done.stderr, (text[:200], done.stderr[-2000:])
+
+
+@pytest.mark.slow
+def test_a_reference_with_a_number_out_of_its_format_exits_2_naming_the_file_and_key(tmp_path: Path) -> None:
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
+    made = shell(tmp_path, "ncucampaign run campaigns/try.yaml --only rmsnorm_0\n"
+                 "ncucampaign reference update campaigns/runs/try/2*")  # fmt: skip
+    reference = tmp_path / "campaigns" / "refs" / "NVIDIA-H200.yaml"
+    good = yaml.safe_load(reference.read_text())
+    good["targets"]["rmsnorm_0"]["metrics"]["gpu__time_duration.sum"]["samples"] = [10**400]
+    reference.write_text(yaml.safe_dump(good))
+    done = shell(tmp_path, "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs")
+    assert done.returncode == 2, made.stdout + done.stdout + done.stderr
+    key = "targets.rmsnorm_0.metrics.gpu__time_duration.sum.samples[0]"
+    assert f"campaigns/refs/NVIDIA-H200.yaml: {key}: " in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_reference_update_says_which_runs_it_left_out(tmp_path: Path) -> None:
+    """Before the fix: over 5 runs whose first launch differed, it wrote one sample a metric and did not
+    say that 4 runs were left out."""
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
+    made = shell(tmp_path, "ncucampaign run campaigns/try.yaml --only rmsnorm_0")
+    runs = tmp_path / "campaigns" / "runs" / "try"
+    newest = next(p for p in runs.iterdir() if p.name[0].isdigit())
+    for i in range(4):  # older runs whose launches were of another grid
+        older = runs / f"20260101-00000{i}"
+        shutil.copytree(newest, older)
+        manifest = json.loads((older / "manifest.json").read_text())
+        manifest["run_id"], manifest["started_at"] = older.name, f"2026-01-01T00:00:0{i}+00:00"
+        for result in manifest["targets"][0]["results"]:
+            result["grid"] = [999, 1, 1]
+        (older / "manifest.json").write_text(json.dumps(manifest))
+    done = shell(tmp_path, "ncucampaign reference update campaigns/runs/try/2*")
+    assert done.returncode == 0, made.stdout + done.stdout + done.stderr
+    assert (
+        "note: rmsnorm_0: 4 of 5 runs left out (20260101-000000, 20260101-000001, 20260101-000002, ...)" in done.stdout
+    )

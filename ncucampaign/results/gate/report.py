@@ -83,10 +83,13 @@ def junit_xml(comparison: Comparison, strict: bool = False, suite: str = "ncucam
     return '<?xml version="1.0" encoding="utf-8"?>\n' + head + "\n" + "\n".join(cases) + "\n</testsuite>\n"
 
 
-def markdown(comparison: Comparison, strict: bool = False, title: str = "ncucampaign compare") -> str:
+def markdown(
+    comparison: Comparison, strict: bool = False, title: str = "ncucampaign compare", enforced: bool = True
+) -> str:
     """The gate's outcome, the verdict counts and every verdict but SAME, for a CI job's summary page."""
     counts = {kind: sum(v.verdict is kind for v in comparison.verdicts) for kind in Verdict}
-    lines = [f"### {markdown_inline(title)}", "", f"**{markdown_inline(gate_line(comparison, strict))}**", ""]
+    gate = markdown_inline(gate_line(comparison, strict, enforced), cell=False)
+    lines = [f"### {markdown_inline(title, cell=False)}", "", f"**{gate}**", ""]
     lines.append(", ".join(f"{n} {kind.value}" for kind, n in counts.items() if n) or "no verdict")
     shown = [v for v in comparison.verdicts if v.verdict is not Verdict.SAME]
     if shown:
@@ -96,5 +99,5 @@ def markdown(comparison: Comparison, strict: bool = False, title: str = "ncucamp
             f"{v.verdict.value} | {v.samples[0]}/{v.samples[1]} | {markdown_inline(v.reason)} |"
             for v in shown
         ]
-    lines += [f"- problem: {markdown_inline(p)}" for p in comparison.problems]
+    lines += [f"- problem: {markdown_inline(p, cell=False)}" for p in comparison.problems]
     return "\n".join(lines) + "\n"

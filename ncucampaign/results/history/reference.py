@@ -37,8 +37,10 @@ def gpu_model(manifest: Manifest) -> str:
 
 
 def file_name(model: str) -> str:
-    """refs/<model>.yaml: 'NVIDIA H200' -> 'NVIDIA-H200.yaml'."""
-    return re.sub(r"[^A-Za-z0-9._]+", "-", model).strip("-.") + ".yaml"
+    """refs/<model>.yaml: 'NVIDIA H200' -> 'NVIDIA-H200.yaml'; a model with no letter or digit (a
+    manifest's '' or '...') is `unknown-GPU.yaml`, never the hidden `.yaml`."""
+    stem = re.sub(r"[^A-Za-z0-9._]+", "-", model).strip("-.")
+    return (stem if re.search(r"[A-Za-z0-9]", stem) else "unknown-GPU") + ".yaml"
 
 
 def rounded(value: float) -> float | int:
@@ -82,6 +84,58 @@ def reference_data(runs: Sequence[Manifest], previous: Mapping[str, Any] | None)
             own: dict[str, Any] = kept[name] if isinstance(kept.get(name), dict) else {}
             targets[name] = {**_target(results), **{k: own[k] for k in ("gate", "xfail") if k in own}}
     return {"reference": REFERENCE_VERSION, "gpu": gpu_model(runs[-1]), "header": header(runs), "targets": targets}
+
+
+def left_out(runs: Sequence[Manifest]) -> list[str]:
+    """Per target of the reference, the runs whose results were all left out of its samples: their
+    launches were in another state than the newest run's first result (so one run's samples stood for
+    five, and nothing said so)."""
+    notes = []
+    for name in [t.name for t in runs[-1].targets]:
+        records = [(run.run_id, t) for run in runs for t in run.targets if t.name == name]
+        if not records or any(r.status != Status.OK for _, r in records) or not records[-1][1].results:
+            continue
+        state = launch_state(records[-1][1].results[0])
+        out = [run for run, r in records if r.results and all(launch_state(x) != state for x in r.results)]
+        if out:
+            notes.append(
+                f"{name}: {len(out)} of {len(records)} runs left out ({', '.join(out[:3])}{', ...' * (len(out) > 3)}): "
+                "none of their results is in the launch state of the newest run's first (kernel, grid, block, NVTX)"
+            )
+    return notes
+
+
+def finite_number(value: object) -> bool:
+    """An int or float (never a bool) that is finite: YAML reads 1e999 as inf and 10**400 as an int
+    no float holds."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def metric_problem(entry: object) -> str | None:
+    """What is wrong with one metric of a reference, as `key: why`; None when it is what the format says."""
+    if not isinstance(entry, dict):
+        return "not a mapping"
+    samples = entry.get("samples")
+    if not isinstance(samples, list) or not samples:
+        return "samples: not a list of numbers"
+    bad = next((i for i, v in enumerate(samples) if not finite_number(v)), None)
+    if bad is not None:
+        return f"samples[{bad}]: {str(samples[bad])[:40]!r} is not a finite number"
+    if not isinstance(entry.get("unit", ""), str):
+        return "unit: not text"
+    for key in ("median", "tolerance"):
+        if key in entry and not finite_number(entry[key]):
+            return f"{key}: {str(entry[key])[:40]!r} is not a finite number"
+    if "tolerance" in entry and entry["tolerance"] < 0:
+        return f"tolerance: {entry['tolerance']} is negative"
+    if "exact" in entry and not isinstance(entry["exact"], bool):
+        return f"exact: {str(entry['exact'])[:40]!r} is not true or false"
+    return None
 
 
 def _target(results: Sequence[ResultRecord]) -> dict[str, Any]:
