@@ -43,11 +43,24 @@ COMMANDS = (
 )
 
 
+class _CommandsFormatter(argparse.HelpFormatter):
+    """argparse measures the commands' names one indent short (their help then starts on a line of its
+    own for `summarize` and `reference`): measured here at the indent they are printed at."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if action.help is not argparse.SUPPRESS and isinstance(action, argparse._SubParsersAction):
+            for command in action._get_subactions():
+                width = len(self._format_action_invocation(command)) + self._current_indent + 2 * self._indent_increment
+                self._action_max_length = max(self._action_max_length, width)
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser; with `argv` that names a command, that command's alone (the
     others' modules are not imported: start-up pays only for the command that runs)."""
     parser = argparse.ArgumentParser(
         prog="ncucampaign",
+        formatter_class=_CommandsFormatter,
         description="Validate, plan and run Nsight Compute (ncu) profiling campaigns.",
         epilog="Exit codes: 0 ok, 1 some target failed, 2 usage or campaign error, 3 environment problem, "
         "4 not comparable (compare --reference), 130 interrupted, 70 internal error.",

@@ -54,3 +54,13 @@ def test_piped_output_is_not_wrapped_at_80_columns_on_stdout_or_stderr(capsys) -
         out_console(stderr=stderr).print(line)
     captured = capsys.readouterr()
     assert captured.out == line + "\n" and captured.err == line + "\n"
+
+
+def test_every_command_of_the_help_has_its_text_on_its_own_line() -> None:
+    """Before the fix: `summarize` and `reference` stood alone on a line, their text on the next."""
+    from ncucampaign.cli import COMMANDS, build_parser
+
+    shown = build_parser([]).format_help().splitlines()
+    for command in COMMANDS:
+        (line,) = [line for line in shown if line.strip().split(" ")[0] == command]
+        assert len(line.split()) > 1, line
