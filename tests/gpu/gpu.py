@@ -44,7 +44,9 @@ def _env() -> dict[str, str]:
 
 
 def run(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """The CLI, with what it printed printed again: pytest shows it under a failing test (a GPU run that
+    failed used to say only its exit code)."""
+    done = subprocess.run(
         [sys.executable, "-m", "ncucampaign", *args],
         cwd=cwd,
         env=_env(),
@@ -52,6 +54,10 @@ def run(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[st
         text=True,
         timeout=timeout,
     )
+    print(
+        f"$ ncucampaign {' '.join(args)}  (exit {done.returncode})", done.stdout[-6000:], done.stderr[-3000:], sep="\n"
+    )
+    return done
 
 
 def start(args: tuple[str, ...], cwd: Path) -> subprocess.Popen[str]:
