@@ -15,7 +15,7 @@ from ncucampaign.plan.collectives import can_match_collective, excluding_collect
 from ncucampaign.plan.command import script_of
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
-from ncucampaign.spec.ncu_grammar import compile_regex, is_start_end_name, push_pop_names, split_regex
+from ncucampaign.spec.ncu_grammar import TOO_DEEP, compile_regex, is_start_end_name, push_pop_names, split_regex
 
 KeyPath = tuple[str | int, ...]
 Found = Iterable[tuple[KeyPath, str]]
@@ -130,13 +130,23 @@ def unbounded_expensive(c: Context) -> Found:
 
 
 def kernel_regex_invalid(c: Context) -> Found:
-    is_regex, pattern = split_regex(c.options.kernel_name or "")
-    error = compile_regex(pattern)[1] if is_regex else None
-    if error:
+    error = _regex_error(c.options.kernel_name)
+    if error and error != TOO_DEEP:
         yield (
             (*c.here, "kernel_name"),
             f"the regex does not compile ({error}); ncu will refuse it ('Invalid regex provided').",
         )
+
+
+def kernel_regex_too_deep(c: Context) -> Found:
+    """A warning: Python's reader gives up on the nesting, which says nothing of ncu's."""
+    if _regex_error(c.options.kernel_name) == TOO_DEEP:
+        yield ((*c.here, "kernel_name"), "the regex is nested too deeply to check here; ncu decides")
+
+
+def _regex_error(value: str | None) -> str | None:
+    is_regex, pattern = split_regex(value or "")
+    return compile_regex(pattern)[1] if is_regex else None
 
 
 def skip_with_changing_filter(c: Context) -> Found:
@@ -265,4 +275,5 @@ RULES: dict[str, Rule] = {
     "NCU011": Rule("kernel filter that can match collective kernels in a multi-process job", collective_under_replay),
     "NCU012": Rule("ncu option the installed ncu does not have", option_not_in_installed, certain=True),
     "NCU013": Rule("application script that does not exist", script_missing),
+    "NCU014": Rule("kernel regex nested too deeply to check", kernel_regex_too_deep),
 }

@@ -19,6 +19,9 @@ def split_regex(value: str) -> tuple[bool, str]:
     return False, value
 
 
+TOO_DEEP = "nested too deeply"
+
+
 def compile_regex(pattern: str) -> tuple[re.Pattern[str] | None, str | None]:
     """Python's reading of a regex: (compiled, None), or (None, why not). Never raises: a hostile
     pattern (500 nested groups) makes re.compile recurse past Python's limit."""
@@ -27,7 +30,7 @@ def compile_regex(pattern: str) -> tuple[re.Pattern[str] | None, str | None]:
     except re.error as exc:
         return None, str(exc)
     except (RecursionError, OverflowError):
-        return None, "nested too deeply"
+        return None, TOO_DEEP
 
 
 def escape_regex(text: str) -> str:

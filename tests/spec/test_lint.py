@@ -47,6 +47,7 @@ CASES = {
         "  - name: a\n    communicator: shmem\n    communicator_shmem_num_peers: 2\n",
         "  - name: a\n    extra_args: [--import-sass, 'no']\n",
     ),
+    "NCU014": ("  - name: a\n    kernel_name: 'regex:" + "(" * 500 + "a" + ")" * 500 + "'\n", "  - name: a\n"),
     "NCU013": ("  - name: a\n    command: python3 -u other.py\n", "  - name: a\n    command: ./bench.py --steps 2\n"),
 }
 
