@@ -106,3 +106,18 @@ def test_live_progress_lines_carry_no_escape_from_the_application(tmp_path: Path
     done = run_cli("run", "camp.yaml", "--out", "runs", cwd=tmp_path, env=fake_env(NCUCAMPAIGN_NCU=str(ncu)))
     assert done.returncode == 1 and "boom" in done.stdout, done.stdout + done.stderr
     assert "\x1b" not in done.stdout + done.stderr
+
+
+def test_the_closing_alone_lines_are_escaped_and_given_once_a_reason() -> None:
+    """Before the fix: `  alone: <target>: <why>` carried raw escapes from ncu's error text, the
+    application's names or a kept launches file, once for each target that shared the reason."""
+    from ncucampaign.execute.rundir.manifest import Obtained
+    from ncucampaign.results.sharing import sharing_breakdown
+    from tests.manifests import manifest_with, target_record
+
+    why = "the discovery trace shared/trace-1 ended app_failed: \x1b]0;pwned\x07 [bold]boom[/]"
+    alone = [target_record(f"t{i}", obtained=Obtained(how="alone", reason=why)) for i in range(3)]
+    decided = target_record("miss", obtained=Obtained(how="trace", reason="no kernels"))
+    lines = sharing_breakdown(manifest_with([*alone, decided]))
+    assert lines[1:] == [f"  alone: t0, t1, t2: {printable(why)}"]
+    assert not any("\x1b" in line or "\x07" in line for line in lines)
