@@ -30,11 +30,9 @@ from tests.inner_loop_budget import pytest_runtest_call  # noqa: F401 (the hook:
 
 @pytest.fixture(autouse=True)
 def _signal_handlers_kept() -> Iterator[None]:
-    """A test that leaves SIGINT or SIGTERM handled otherwise changes every later test of its worker: a
-    run stopped in the test's process leaves them ignored, as a process about to print its summary
-    and exit (execute/process/signals.py), and a Ctrl-C test that came later in that worker saw no
-    KeyboardInterrupt (two clones' CI at once, where the order of tests changed). Such a test fails,
-    and the handlers are put back."""
+    """A test that leaves SIGINT or SIGTERM handled otherwise changes every later test of its worker (a
+    run stopped in the test's process leaves them ignored, as a process about to print its summary and
+    exit: execute/process/signals.py). Such a test fails, and the handlers are put back."""
     before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     yield
     changed = [number.name for number, handler in before.items() if signal.getsignal(number) is not handler]
