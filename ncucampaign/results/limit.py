@@ -62,13 +62,22 @@ def measured_start(manifest: Manifest) -> Start | None:
     if traces:
         what = "the discovery trace" if len(traces) == 1 else f"the median of {len(traces)} discovery traces"
         traced = [r for r in manifest.shared_runs if r.kind == "trace" and r.status == Status.OK]
-        how = "which replays nothing" if all(not launch_price(r) for r in traced) else "less its traced launches"
-        return Start(statistics.median(traces), f"{what} {by_tracers(traced)}, {how}")
+        return Start(statistics.median(traces), f"{what} {by_tracers(traced)}, {_trace_pricing(traced)}")
     unions = [s for s in _shared_starts(manifest, "union") if s >= MEASURED_FLOOR_S]
     if unions:
         what = "a shared run" if len(unions) == 1 else f"the median of {len(unions)} shared runs"
         return Start(statistics.median(unions), f"{what}, less its priced replay")
     return None
+
+
+def _trace_pricing(traced: Sequence[SharedRunRecord]) -> str:
+    """What the trace's own seconds were priced at, so that a price too low for a workload shows."""
+    prices = {launch_price(r) for r in traced}
+    if prices == {0.0}:
+        return "which replays nothing"
+    launches = sum(r.report.results or 0 for r in traced if r.report is not None)
+    each = f" at {max(prices) * 1000:.1f} ms each" if len(prices) == 1 else ""
+    return f"less its {launches} traced launches{each}"
 
 
 def by_tracers(traces: Sequence[SharedRunRecord]) -> str:

@@ -62,7 +62,11 @@ def test_a_start_is_never_below_the_least_own_run_nor_zero_and_a_trace_gives_one
     manifest.ended_at = "2026-01-01T00:00:20+00:00"
     start = measured_start(manifest)
     assert start is not None and start.seconds == pytest.approx(10.6 - 223 * TRACED_LAUNCH_S)
-    assert start.source == "the discovery trace by ncu, less its traced launches"
+    # the price it took off is named: a price too low for a workload shows in the line
+    assert (
+        start.source
+        == f"the discovery trace by ncu, less its 223 traced launches at {TRACED_LAUNCH_S * 1000:.1f} ms each"
+    )
     by_nsys = shared_run("shared/trace-2", "trace", 7.2, 223, 0.0, tracer="nsys")  # what its record says, not argv
     assert measured_start(manifest.model_copy(update={"shared_runs": [by_nsys, union]})) == Start(
         7.2, "the discovery trace by Nsight Systems, which replays nothing"
