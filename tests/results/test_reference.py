@@ -153,13 +153,19 @@ def test_a_reference_from_three_runs_gates_a_run_as_a_run_a_would(tmp_path: Path
     assert "there: NVIDIA-A100.yaml" in missing.stderr and "Traceback" not in missing.stderr
 
 
-@pytest.mark.slow
-def test_a_damaged_reference_is_named_never_an_internal_error(tmp_path: Path) -> None:
+def reference_of_one_run(tmp_path: Path) -> Path:
+    """A checkout with one run of rmsnorm_0 on the fake ncu, and the reference made from it."""
     checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
     made = shell(tmp_path, "ncucampaign run campaigns/try.yaml --only rmsnorm_0\n"
                  "ncucampaign reference update campaigns/runs/try/2*")  # fmt: skip
     reference = tmp_path / "campaigns" / "refs" / "NVIDIA-H200.yaml"
     assert reference.is_file(), made.stdout + made.stderr
+    return reference
+
+
+@pytest.mark.slow
+def test_a_damaged_reference_is_named_never_an_internal_error(tmp_path: Path) -> None:
+    reference = reference_of_one_run(tmp_path)
     good = yaml.safe_load(reference.read_text())
     target = good["targets"]["rmsnorm_0"]
     damaged = [
@@ -182,15 +188,12 @@ def test_a_damaged_reference_is_named_never_an_internal_error(tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_a_reference_with_a_number_out_of_its_format_exits_2_naming_the_file_and_key(tmp_path: Path) -> None:
-    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
-    made = shell(tmp_path, "ncucampaign run campaigns/try.yaml --only rmsnorm_0\n"
-                 "ncucampaign reference update campaigns/runs/try/2*")  # fmt: skip
-    reference = tmp_path / "campaigns" / "refs" / "NVIDIA-H200.yaml"
+    reference = reference_of_one_run(tmp_path)
     good = yaml.safe_load(reference.read_text())
     good["targets"]["rmsnorm_0"]["metrics"]["gpu__time_duration.sum"]["samples"] = [10**400]
     reference.write_text(yaml.safe_dump(good))
     done = shell(tmp_path, "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs")
-    assert done.returncode == 2, made.stdout + done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr
     key = "targets.rmsnorm_0.metrics.gpu__time_duration.sum.samples[0]"
     assert f"campaigns/refs/NVIDIA-H200.yaml: {key}: " in done.stderr and "Traceback" not in done.stderr
 
