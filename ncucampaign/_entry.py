@@ -1,9 +1,6 @@
-"""The `ncucampaign` command's entry point, kept tiny: pip's wrapper imports it before anything else.
-
-Start-up (importing every command, pydantic, rich, PyYAML) runs under a SIGINT handler that only notes
-the interrupt, so a Ctrl-C can neither print a traceback from the middle of an import nor be lost;
-then Python's own handler is installed and `cli.main` turns a Ctrl-C into exit 130.
-"""
+"""The `ncucampaign` entry point, kept tiny: pip's wrapper imports it first. Start-up (every command, pydantic,
+rich, PyYAML) runs under a SIGINT handler that only notes the interrupt, so a Ctrl-C neither prints a traceback
+from mid-import nor is lost; then Python's handler is installed and `cli.main` turns Ctrl-C into exit 130."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The command table, and the mapping of errors to exit codes; each command is
-`ncucampaign.commands.<name>` with `add_parser` and `run`. Only the standard library is imported here:
-`_entry` imports the commands under a Ctrl-C guard, and `main` turns a later Ctrl-C into exit 130.
-"""
+"""The command table, and errors mapped to exit codes; each command is `ncucampaign.commands.<name>` with
+`add_parser` and `run`. Only the standard library is imported here: `_entry` imports the commands under a Ctrl-C
+guard, and `main` turns a later Ctrl-C into exit 130."""
 
 from __future__ import annotations
 
@@ -85,8 +84,7 @@ def command_module(name: str) -> ModuleType:
 
 
 def load_commands(argv: Sequence[str] | None = None) -> None:
-    """Import the commands `argv` needs (commands_for), and so their dependencies: the slow part of
-    start-up."""
+    """Import the commands `argv` needs (commands_for), and so their dependencies: the slow part of start-up."""
     for name in commands_for(argv):
         command_module(name)
 

@@ -1,8 +1,5 @@
-"""One error hierarchy; every error carries the process exit code the CLI returns for it.
-
-The CLI catches `NcuCampaignError` and prints `str(error)` only: these are user-facing messages,
-never tracebacks. Anything else escaping is a bug and is reported as such (exit code 70).
-"""
+"""One error hierarchy; every error carries the exit code the CLI returns for it. The CLI prints `str(error)` of
+an `NcuCampaignError` only (messages for users, never tracebacks); anything else escaping is a bug (exit 70)."""
 
 from __future__ import annotations
 
@@ -55,11 +52,8 @@ def format_key_path(path: tuple[str | int, ...]) -> str:
 
 
 class CampaignError(UsageError):
-    """A campaign file that cannot be used: bad YAML, unknown keys, wrong types, nonsense values.
-
-    Each problem is listed once, in file order. `partial` (a LoadedCampaign of the targets that are
-    valid on their own) lets the planner add its own problems to the same report.
-    """
+    """A campaign file that cannot be used (bad YAML, unknown keys, wrong types, nonsense values), each problem
+    once, in file order. `partial` (the targets valid on their own) lets the planner add its problems."""
 
     def __init__(self, file: str, problems: list[Problem], partial: Any = None) -> None:
         self.file = file

@@ -1,8 +1,6 @@
-"""One helper per medium that makes outside strings (ncu's and the application's output, names from
-files, a task's record) inert where shown: `printable` for a terminal (errors.py), `console_text` for
-rich (which reads `[...]` as markup), `markdown_inline`, `html_text` (HTML, SVG), `xml_text` and
-`xml_attribute` (JUnit), `csv_text`. YAML is written only through PyYAML's safe_dump.
-"""
+"""One helper per medium that makes outside strings (ncu's and the application's output, names from files) inert
+where shown: `printable` (terminal), `console_text` (rich markup), `markdown_inline`, `html_text` (HTML, SVG),
+`xml_text` and `xml_attribute` (JUnit), `csv_text`. YAML is written only through PyYAML's safe_dump."""
 
 from __future__ import annotations
 
@@ -27,11 +25,9 @@ def console_text(text: str) -> str:
 
 
 def markdown_inline(text: str, cell: bool = True) -> str:
-    """One line of GitHub Markdown that shows `text` literally. Plain words stay as they are; anything
-    else (a bracket, an angle, a backslash, a URL scheme) goes into a code span, where Markdown
-    renders no HTML, link or image, fenced with more backticks than the text holds. In a table `cell`
-    a `|` is escaped so that the cell ends where it should, also inside a code span (GitHub's tables);
-    elsewhere the backslash would show."""
+    """One line of GitHub Markdown showing `text` literally: plain words as they are, anything else (bracket,
+    angle, backslash, URL scheme) in a code span fenced with more backticks than the text holds, where Markdown
+    renders no HTML, link or image. In a table `cell` a `|` is escaped, also inside a code span (GitHub's tables)."""
     line = printable(text).replace("\n", " ")
     if _PLAIN_MARKDOWN.fullmatch(line) and not _AUTOLINK.search(line):
         return line

@@ -1,6 +1,6 @@
-"""Markers for your own code, NVTX ranges and cudaProfilerStart/Stop (docs/ncu-behaviour.md, "Filter
-grammar"); torch is imported only when they run. Both synchronize before and after, so earlier kernels
-do not leak in and the range does not end before its kernels were submitted.
+"""Markers for your own code: NVTX ranges and cudaProfilerStart/Stop (docs/ncu-behaviour.md, "Filter grammar");
+torch is imported only when they run. Both synchronize before and after, so that earlier kernels do not leak in
+and the range does not end before its kernels were submitted.
 
     with ncu_range("decode_step"):     # target: nvtx_include: decode_step/
         logits = model.decode_one_token(...)

@@ -1,11 +1,7 @@
-"""A run's own seconds, by phase: the wall seconds it spent on its own work outside the time ncu
-profiled, kept in the manifest as `own_seconds`.
-
-Each thread keeps a stack of phases (None: a wait). A moment counts when some thread works and no ncu
-profiles (then the GPU sets the pace); a moment several threads work is shared among their phases, so
-phases add up to wall seconds (summing threads made four 0.1 s splits 0.4 s). Waits on other programs
-(ncu --import, git, nvidia-smi) are theirs; time outside every phase is not counted.
-"""
+"""A run's own seconds by phase (`own_seconds`): wall seconds of its own work outside the time ncu profiled.
+Each thread keeps a stack of phases (None: a wait). A moment counts when some thread works and no ncu profiles;
+a moment several threads work is shared among their phases, so phases add up to wall seconds. Waits on other
+programs (ncu --import, git, nvidia-smi) are theirs; time outside every phase is not counted."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""`ncucampaign ab FILE --a NAME=VALUE --b NAME=VALUE`: the campaign under a baseline and a candidate
-environment, runs interleaved (A B, B A, ...) so a drift of the machine falls on both, ending with
-compare's verdicts and a CI exit code. Without --a and --b, an A/A calibration: every SLOWER, FASTER or
-CHANGED verdict is false. Each run is an ordinary run directory, `<runs>/<campaign>/ab-<time>/A|B/<campaign>/<run-id>`;
-a target's results across a side's runs are its samples (docs/results.md, "compare").
-"""
+"""`ncucampaign ab FILE --a NAME=VALUE --b NAME=VALUE`: the campaign under a baseline and a candidate environment,
+runs interleaved (A B, B A, ...) so that a drift of the machine falls on both, ending with compare's verdicts and
+a CI exit code; without --a and --b an A/A calibration (every SLOWER, FASTER or CHANGED is false). Each run is an
+ordinary run directory, `<runs>/<campaign>/ab-<time>/A|B/<campaign>/<run-id>` (docs/results.md, "compare")."""
 
 from __future__ import annotations
 

@@ -34,11 +34,9 @@ PIPED_WIDTH = 10_000  # piped to a file or CI log: never squeeze or wrap (traili
 
 @contextlib.contextmanager
 def reading_runs() -> Iterator[None]:
-    """For a command that reads whole runs and then ends (summarize, compare): Python's cyclic
-    collector paused throughout, and what it read frozen before the collector runs again. Two runs of
-    20,000 targets are about four million containers and no cycle; collections triggered while they
-    were built took two thirds of the time, and the first collection after a pause walks every one
-    of them once more (0.6 s). Frozen, they are left alone; they are freed when the command ends."""
+    """For a command that reads whole runs and ends (summarize, compare): the cyclic collector paused, and what it
+    read frozen before it runs again. Two runs of 20,000 targets are about four million containers and no cycle;
+    collections while they were built took two thirds of the time, and the first after a pause walked them all."""
     with collector_paused():  # which enables it again after the freeze, where it was enabled
         try:
             yield

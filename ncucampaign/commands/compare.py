@@ -190,8 +190,7 @@ def print_comparison(
 
 
 def print_verdicts(comparison: Comparison, every: bool, strict: bool, prefix: str = "", enforced: bool = True) -> None:
-    """The verdict table, the problems a gate fails on, one line of counts, and last the gate's
-    outcome and why."""
+    """The verdict table, the problems a gate fails on, one line of counts, and last the gate's outcome and why."""
     console = out_console()
     if comparison.verdicts:
         console.print(verdict_table(comparison.verdicts, every))

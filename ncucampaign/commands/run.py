@@ -1,7 +1,6 @@
-"""`ncucampaign run FILE`: run the campaign into a run directory (or `--resume` one). A short pipeline
-over one RunRequest: the backend it names (execute/backends/systems.py), the campaign and its plan,
-the checks, the run's settings; then the run directory is opened and the backend starts it here or
-submits it, and what it did is shown."""
+"""`ncucampaign run FILE`: run the campaign into a run directory (or `--resume` one). A short pipeline over one
+RunRequest: its backend (execute/backends/systems.py), the campaign and plan, the checks, the settings; then the
+run directory is opened, the backend starts or submits it, and what it did is shown."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""Find the kernels worth profiling, cheaply: one ncu pass collecting only gpu__time_duration.sum (about
-0.02 s a kernel on an H200, against 0.4 s for SpeedOfLight), then a table and target YAML. Pure.
-
-Ordinals are ncu's own: with `--target` the pass runs with the target's filters (minus skip and count),
-so the n-th listed launch is the one `launch_skip: n` selects; suggested targets count launches with
-ncu_report's NVTX filter, which implements ncu's grammar.
-"""
+"""Find the kernels worth profiling, cheaply: one ncu pass collecting only gpu__time_duration.sum (about 0.02 s
+a kernel on an H200, against 0.4 s for SpeedOfLight), then a table and target YAML. Pure. Ordinals are ncu's
+own: with `--target` the pass runs with the target's filters (minus skip and count), so the n-th listed launch
+is the one `launch_skip: n` selects; suggestions count launches with ncu_report's NVTX filter (ncu's grammar)."""
 
 from __future__ import annotations
 
@@ -111,14 +108,10 @@ def suggest_targets(
     top: int = SUGGEST_TOP,
     nth: int | None = None,
 ) -> list[Suggestion]:
-    """Paste-ready targets for the `top` kernels; each picks one launch with launch_skip.
-
-    Whole-application discovery: each suggestion scopes its kernel to the NVTX path most of its
-    launches ran under, and `in_scope(expression)` returns the (range, action) pairs ncu's NVTX
-    filter selects for it. Scoped discovery (`in_scope` None): the report holds only launches ncu's
-    filters let through, and suggestions keep `base_options`, the scope's own filters. The picked
-    launch is the nth (1-based) that matches the suggested filters, by default the middle one.
-    """
+    """Paste-ready targets for the `top` kernels, each picking one launch (by default the middle one) with
+    launch_skip. Whole-application discovery scopes each kernel to the NVTX path most of its launches ran under
+    (`in_scope(expression)`: the (range, action) pairs ncu's NVTX filter selects); scoped discovery (`in_scope`
+    None) lists only what the scope's filters let through, and suggestions keep `base_options`."""
     functions = Counter(k.function for k in kernels)
     suggestions: list[Suggestion] = []
     used: set[str] = set()

@@ -1,6 +1,5 @@
-"""`ncucampaign discover`: run the cheap pass through the execution stage (run directory, manifest,
-timeouts, diagnosis), read its report, and write kernels.json and targets.yaml beside it. Printing
-is the command line's job."""
+"""`ncucampaign discover`: run the cheap pass through the execution stage (run directory, manifest, timeouts,
+diagnosis), read its report, and write kernels.json and targets.yaml beside it. Printing is the command line's job."""
 
 from __future__ import annotations
 

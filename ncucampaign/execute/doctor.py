@@ -1,11 +1,7 @@
-"""`ncucampaign doctor`'s checks: whether this machine can run a campaign, each check with the
-fix in one line. Every check returns a value; the reading of ncu's output and of the numbers is pure
-(`counters_check`, `disk_check`, `stray_files`), the rest asks the machine once.
-
-The counters probe profiles one empty kernel (execute/probe_app.py) with one metric: ncu's start, a CUDA
-context and one replay. Permission problems show only there: ncu prints ERR_NVGPUCTRPERM and exits 1
-after the application ran to its end (../shared/ncu/reference.md 8.3), so they are read from its output.
-"""
+"""`ncucampaign doctor`'s checks, each with its fix in one line. Every check returns a value; reading ncu's
+output and the numbers is pure (`counters_check`, `disk_check`, `stray_files`), the rest asks the machine once.
+The counters probe profiles one empty kernel (execute/probe_app.py) with one metric; permission problems show
+only there (ERR_NVGPUCTRPERM, exit 1 after the application ended: ../shared/ncu/reference.md 8.3)."""
 
 from __future__ import annotations
 
@@ -247,9 +243,8 @@ def trace_check(ncu_path: str, environ: Mapping[str, str]) -> Check:
 
 
 def run_checks(runs_root: Path) -> list[Check]:
-    """What `run` asks before its first target: the disk. No counters probe: the run's first
-    ncu process meets what the probe would, and the attempt that sees it stops the run
-    (execute/attempt/refusals.py) with the same fix."""
+    """What `run` asks before its first target: the disk. No counters probe: the run's first ncu process meets what the
+    probe would, and the attempt that sees it stops the run (execute/attempt/refusals.py) with the same fix."""
     return [disk_check(runs_root)]
 
 

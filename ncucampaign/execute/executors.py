@@ -1,8 +1,6 @@
-"""Executors: the seam between a backend and how its units are run. Given a batch of units and a
-`Session` (execute/units.py's UnitRunner), an executor decides when and where each runs (one after
-another, or side by side in GPU lanes) and calls `session.run_unit`; records come back in the order
-they finished. A new executor implements `Executor.run` and is chosen in `runner.executor_for`.
-"""
+"""Executors: when and where a batch of units runs (one after another, or side by side in GPU lanes), each by
+`session.run_unit` (execute/units.py); records come back in the order they finished. A new executor implements
+`Executor.run` and is chosen in `runner.executor_for`."""
 
 from __future__ import annotations
 
@@ -55,10 +53,8 @@ class Lane:
 
 
 class GpuLanesExecutor:
-    """Independent invocations side by side, one per GPU (or `jobs_per_gpu` per GPU), each pinned.
-
-    An invocation that names GPUs waits until those lanes are free.
-    """
+    """Independent invocations side by side, one (or `jobs_per_gpu`) per GPU, each pinned; an invocation that
+    names GPUs waits until those lanes are free."""
 
     def __init__(self, gpus: Sequence[str], jobs_per_gpu: int = 1) -> None:
         self.lanes = [Lane(gpu, slot) for slot in range(jobs_per_gpu) for gpu in gpus]

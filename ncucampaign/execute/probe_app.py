@@ -1,8 +1,6 @@
-"""The counters probe's application (`python -m ncucampaign.execute.probe_app`): one empty PTX kernel,
-`ncucampaign_probe`, launched once through the CUDA driver API for `doctor` to profile: no torch, no
-compiler, only what ncu itself needs. Under the tests' fake ncu (FAKE_NCU_FD set) it reports the
-launch on that pipe instead.
-"""
+"""The counters probe's application (`python -m ncucampaign.execute.probe_app`): one empty PTX kernel launched
+once through the CUDA driver API (no torch, no compiler). Under the tests' fake ncu (FAKE_NCU_FD set) it reports
+the launch on that pipe instead."""
 
 from __future__ import annotations
 

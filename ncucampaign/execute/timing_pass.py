@@ -1,9 +1,7 @@
-"""The timing pass (`weigh: true`, `run --weigh`): the application's GPU time by kernel, to rank findings
-by what they would gain the whole application. One run under ncu with gpu__time_duration.sum, every
-launch, no filter; cached like a discovery trace (same key), so an unchanged workload costs nothing
-the second time. Listed with `ncu --import --page raw --csv` (nanoseconds) and summed by demangled
-name: PyTorch launches a dozen different kernels all named `vectorized_elementwise_kernel`.
-"""
+"""The timing pass (`weigh: true`, `run --weigh`): the application's GPU time by kernel, to rank findings by
+what they would gain it. One run under ncu with gpu__time_duration.sum, every launch, cached like a trace (same
+key); listed with `--page raw --csv` (nanoseconds), summed by demangled name (PyTorch launches a dozen kernels
+named `vectorized_elementwise_kernel`)."""
 
 from __future__ import annotations
 

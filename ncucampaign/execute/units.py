@@ -1,7 +1,5 @@
-"""Running one unit (an invocation, or a group sharing one application run) into the context's book:
-what every backend does with a unit, wherever its records go (execute/backends/local.py for a local run,
-execute/backends/batch/task.py for a Slurm array task). The executors call `run_unit`; it hands records back.
-"""
+"""Running one unit (an invocation, or a group sharing one application run) into the context's book, wherever
+its records go (a local run's manifest, a batch task's record). The executors call `run_unit`; records come back."""
 
 from __future__ import annotations
 
@@ -94,10 +92,8 @@ def _exit_code(plan: Plan, manifest: Manifest, stopped: int) -> int:
 
 
 class UnitRunner:
-    """The executors' session: runs units and reports each finished target.
-
-    `alone_reasons`: why the share plan runs an invocation alone (recorded as how it was obtained).
-    """
+    """The executors' session: runs units and reports each finished target. `alone_reasons`: why the share plan
+    runs an invocation alone (recorded as how it was obtained)."""
 
     def __init__(self, ctx: RunContext, traces: TraceCache, alone_reasons: dict[str, str]) -> None:
         self.ctx, self.traces, self.alone_reasons = ctx, traces, alone_reasons

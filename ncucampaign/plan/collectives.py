@@ -1,8 +1,6 @@
-"""Collective kernels (NCCL, NVSHMEM) in multi-process jobs. Pure. Under kernel replay a collective kernel
-replayed alone on one rank waits forever for peers that are not replaying it: seen on two H200s with
-torchrun, where ncu printed only a warning (`REPLAY_WARNING`) and hung (docs/ncu-behaviour.md,
-"Multi-rank jobs").
-"""
+"""Collective kernels (NCCL, NVSHMEM) in multi-process jobs. Pure. Under kernel replay a collective replayed
+alone on one rank waits forever for its peers: seen on two H200s with torchrun, where ncu only warned
+(`REPLAY_WARNING`) and hung (docs/ncu-behaviour.md, "Multi-rank jobs")."""
 
 from __future__ import annotations
 

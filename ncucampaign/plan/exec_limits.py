@@ -1,8 +1,6 @@
-"""Whether each invocation can be started at all: Linux passes a program at most ARG_MAX bytes of
-command line and environment together (MAX_ARG_STRLEN per string is the loader's, spec/yaml_lines.py).
-A campaign whose env or args go beyond it validates but cannot run ("Argument list too long", issue
-35). Pure: the limit and the inherited environment's size are the caller's.
-"""
+"""Whether each invocation can be started at all: Linux passes a program at most ARG_MAX bytes of command line
+and environment together (MAX_ARG_STRLEN per string: spec/yaml_lines.py); beyond it a campaign validates but
+cannot run ("Argument list too long"). Pure: the limit and the inherited environment's size are the caller's."""
 
 from __future__ import annotations
 

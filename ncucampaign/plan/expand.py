@@ -1,6 +1,5 @@
-"""Campaign -> plan: one `Invocation` per ncu run, with inheritance, matrix expansion and the
-options ncu needs implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, no processes.
-"""
+"""Campaign -> plan: one `Invocation` per ncu run, with inheritance, matrix expansion and the options ncu needs
+implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, no processes."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
-"""A campaign as one Kubernetes Indexed Job, one index per unit, as a Slurm array has one task per unit
-(plan/slurm.py). Pure.
-
-Each pod runs `ncucampaign k8s-task RUN_DIR --array N` for the unit of its JOB_COMPLETION_INDEX, on a
-ReadWriteMany volume mounted at the submitting machine's path, and claims and records as Slurm tasks
-do (execute/backends/batch/files.py). podFailurePolicy: exit 1 (a target failed after its retries) and
-2 (a usage error) fail the index, as a new pod would repeat them; anything else (killed, evicted, out
-of memory) retries it in a new pod up to the campaign's retries (backoffLimitPerIndex); a disruption
-is not counted.
-"""
+"""A campaign as one Kubernetes Indexed Job, one index per unit as a Slurm array has a task per unit. Pure.
+Each pod runs `ncucampaign k8s-task RUN_DIR --array N` for its JOB_COMPLETION_INDEX on a ReadWriteMany volume
+at the submitting machine's path, and claims and records as Slurm tasks do. podFailurePolicy: exit 1 (failed
+after its retries) and 2 (usage) fail the index, as a new pod would repeat them; anything else (killed,
+evicted, out of memory) retries in a new pod up to the retries (backoffLimitPerIndex); a disruption is free."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Warnings about campaigns that are valid but probably wrong: the rules of `lint_rules.RULES`, each with
-a stable code (NCU0xx) that `lint_ignore:` silences for a target or in `defaults:`; `validate --strict`
-makes them errors. Pure: the installed ncu's sections and sets are passed in.
-"""
+"""Warnings about campaigns that are valid but probably wrong: `lint_rules.RULES`, each with a stable code
+(NCU0xx) that `lint_ignore:` silences for a target or in `defaults:`; `validate --strict` makes them errors.
+Pure: the installed ncu's sections and sets are passed in."""
 
 from __future__ import annotations
 

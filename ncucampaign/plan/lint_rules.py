@@ -1,7 +1,6 @@
-"""The lint rules: each is a function that yields (key path, message), registered in `RULES` with its
-stable code. To add one: write the function, add a `Rule` to `RULES`, and give it a campaign that
-triggers it and one that does not in tests/spec/test_lint.py. The reasons cite docs/ncu-behaviour.md.
-"""
+"""The lint rules: functions yielding (key path, message), registered in `RULES` with a stable code. To add one:
+write it, add a `Rule`, and give tests/spec/test_lint.py a campaign that triggers it and one that does not. The
+reasons cite docs/ncu-behaviour.md."""
 
 from __future__ import annotations
 

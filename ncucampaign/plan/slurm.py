@@ -1,9 +1,6 @@
-"""A campaign as a Slurm job array, one task per unit, and the batch script that runs it. Pure.
-
-Slurm's own SIGTERM reaches every process of a job at once, and ncu killed that way writes no report.
-So the script `exec`s the runner and asks for `--signal=B:INT@<grace>`: only the runner gets SIGINT,
-`grace` seconds before the limit, and stops its ncu the usual way (docs/slurm.md).
-"""
+"""A campaign as a Slurm job array, one task per unit, and its batch script. Pure. Slurm's SIGTERM reaches every
+process of a job at once, and ncu killed so writes no report; so the script `exec`s the runner with
+`--signal=B:INT@<grace>`: only the runner gets SIGINT, before the limit, and stops its ncu (docs/slurm.md)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""What the executors schedule (pure): units of work (one invocation, or a shared group), in which order.
-
-With several GPU lanes the longest units go first, timed by the previous run of the same campaign
-where it has one (an estimate otherwise), so that no lane is left with one long target at the end.
-And what every batch system's plan shares: one task a unit."""
+"""What the executors schedule (pure): units (one invocation, or a shared group) and their order. With several
+GPU lanes the longest go first, timed by the campaign's previous run where it has one, so no lane ends alone
+with one long target; and every batch system's plan: one task a unit."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""What to fix first: ncu's rule results across a run (or one report), the same finding on many
-kernels grouped, ranked by what they would gain the application (ncu's estimated speedup times the
-kernel's share of GPU time, when the run was weighed) or else by ncu's estimated speedup. Pure apart
-from reading the reports."""
+"""What to fix first: ncu's rule results across a run (or one report), one finding on many kernels grouped,
+ranked by what it would gain the application (ncu's estimated speedup times the kernel's share of GPU time, when
+weighed) or else by ncu's estimated speedup. Pure apart from reading the reports."""
 
 from __future__ import annotations
 
@@ -171,9 +170,8 @@ def rules_of(report: Path, ncu: str | None) -> list[RuleResult]:
 
 
 def _group(found: list[Finding], shares: Mapping[str, float] | None, names: Mapping[str, str] | None) -> FindingGroup:
-    """A finding's occurrences, first the one the heading quotes: with shares, that of the kernel whose
-    gain leads (the heading quoted another kernel's speedup than the gain line named), then
-    by estimated speedup."""
+    """A finding's occurrences, first the one the heading quotes: with shares, that of the kernel whose gain leads (the
+    heading quoted another kernel's speedup than the gain line named), then by estimated speedup."""
     terms = tuple(gain_terms(((f.weighed_as, f.rule.speedup) for f in found), shares, names)) if shares else ()
     leading = {term.kernel: position for position, term in enumerate(terms) if term.gain is not None}
     ordered = sorted(

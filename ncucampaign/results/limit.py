@@ -1,11 +1,7 @@
-"""How far a run is from its limit: one application start plus the replay of exactly the launches its
-targets wanted (docs/ncu-behaviour.md, "Toward the limit"). Pure (over the manifest).
-
-The start is taken from the runs that profiled least: the targets' own runs (their median, never below
-the least), else the discovery trace, else the shared runs; each less the replay of what it profiled
-at the price its record says. An estimate of 0 or less is no measurement: the line then prices the
-replay alone and says so, and it names where each figure came from.
-"""
+"""How far a run is from its limit: one application start plus the replay of exactly the wanted launches
+(docs/ncu-behaviour.md, "Toward the limit"). Pure. The start comes from the runs that profiled least: the
+targets' own (their median, never below the least), else the trace, else the shared runs, each less the replay
+of what it profiled at its record's price. An estimate of 0 or less prices the replay alone and says so."""
 
 from __future__ import annotations
 
@@ -23,8 +19,7 @@ MEASURED_FLOOR_S = 0.05  # an estimate below this is noise, not a start
 
 
 def launch_price(record: TargetRecord) -> float:
-    """The seconds one launch of what the record collected was priced at (0 for records of runs
-    before they said)."""
+    """The seconds one launch of what the record collected was priced at (0 for records of runs before they said)."""
     return record.launch_s or 0.0
 
 

@@ -1,7 +1,6 @@
-"""A recorded value in its base unit, so that two runs compare what they measured and not how it was
-written: ncu's `ns` and `us` (or `nsecond`, `usecond`), `byte` and `Kbyte`, `hz` and `Mhz` name one
-quantity at another scale. Non-finite values (a damaged or edited manifest's NaN) are no measurement.
-Pure."""
+"""A recorded value in its base unit, so that two runs compare what they measured, not how it was written (ncu's
+`ns` and `us` or `nsecond`, `byte` and `Kbyte`, `hz` and `Mhz`). Non-finite values (a damaged manifest's NaN)
+are no measurement. Pure."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ def base_unit(unit: str) -> tuple[float, str]:
 
 
 def base_value(result: ResultRecord, metric: str) -> tuple[float, str] | None:
-    """The metric's value in its base unit, and that unit; None when the result does not hold it as a
-    finite number."""
+    """The metric's value in its base unit, and that unit; None when the result does not hold it as a finite number."""
     found = result.metrics.get(metric)
     if found is None or not isinstance(found.value, (int, float)) or isinstance(found.value, bool):
         return None

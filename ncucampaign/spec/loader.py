@@ -1,8 +1,5 @@
-"""Read a campaign file: YAML with line numbers -> validated `Campaign`, or a `CampaignError`.
-
-Every problem names the file, the line, the key path and what is wrong, with a "did you mean"
-suggestion for unknown keys. Pure apart from reading the file.
-"""
+"""Read a campaign file: YAML with line numbers -> validated `Campaign`, or a `CampaignError` whose problems name
+the file, line, key path and what is wrong, with "did you mean" for unknown keys. Pure but for reading."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The campaign file format: pydantic models, the single source of truth for
-`schemas/campaign.schema.json` (a test fails when they drift). Frozen; sequences are tuples.
-Cross-target checks (duplicate names, matrix expansion) need key paths and live in plan/expand.py.
-"""
+"""The campaign file format: pydantic models, the one source of `schemas/campaign.schema.json` (a test fails on
+drift). Frozen; sequences are tuples. Cross-target checks need key paths and live in plan/expand.py."""
 
 from __future__ import annotations
 
@@ -43,11 +41,8 @@ class Frozen(BaseModel):
 
 
 class TargetOptions(Frozen):
-    """Everything a target can set; `defaults:` holds the same keys for all targets.
-
-    None means "not set here": a target inherits the campaign default, and an option set nowhere is
-    left to ncu's own default (it is not passed).
-    """
+    """Everything a target can set (`defaults:` holds the same keys). None is "not set here": inherited from the
+    defaults, and an option set nowhere is left to ncu's own default (not passed)."""
 
     # What to collect
     section_set: str | None = Field(None, alias="set", description="--set: section set (basic, full, ...)")

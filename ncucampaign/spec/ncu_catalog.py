@@ -1,8 +1,6 @@
 """What ncu accepts: its options (which campaign key owns which), sections and sets, from ncu 2025.3.1's
-own `--help`, `--list-sections` and `--list-sets` (data/). ncu accepts any unique prefix of a long
-option (docs/ncu-behaviour.md), so a typo can silently become another option: extra arguments must
-use full names on that list.
-"""
+`--help`, `--list-sections` and `--list-sets` (data/). ncu takes any unique prefix of a long option, so a typo
+can become another option: extra arguments must use full names from that list."""
 
 from __future__ import annotations
 

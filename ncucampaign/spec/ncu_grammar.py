@@ -1,8 +1,6 @@
-"""ncu's own little languages, in one place (docs/ncu-behaviour.md, "Filter grammar"): the `regex:`
-prefix of filter values, and NVTX include expressions: 'A/' a push/pop range, bare 'A' a start/end
-range, '/' nesting, 'A/*/B' ranges in between, 'A]' the top of the stack, '[A' the bottom, ',' joins
-start/end expressions, 'Domain@' names a domain, 'regex:' makes the names regular expressions.
-"""
+"""ncu's little languages (docs/ncu-behaviour.md, "Filter grammar"): the `regex:` prefix of filter values, and
+NVTX expressions: 'A/' push/pop, bare 'A' start/end, '/' nesting, 'A/*/B' ranges between, 'A]' the top of the
+stack, '[A' the bottom, ',' joins start/end expressions, 'Domain@' a domain, 'regex:' regular names."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""What ncucampaign relies on that differs between ncu versions, in one place. Pure. Only 2025.3.1 was
-measured; later versions' rows come from NVIDIA's documentation, each cited in docs/ncu-behaviour.md,
-"Versions". A version that cannot be read is taken as the measured one.
-"""
+"""What ncucampaign relies on that differs between ncu versions, in one place. Pure. Only 2025.3.1 was measured;
+later versions' rows come from NVIDIA's documentation (docs/ncu-behaviour.md, "Versions"). A version that cannot
+be read is taken as the measured one."""
 
 from __future__ import annotations
 

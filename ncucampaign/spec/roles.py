@@ -1,8 +1,6 @@
-"""The role every campaign option plays, in one table: whether it may differ between targets sharing one
-application run, whether ncu re-applies it on import, what a discovery pass keeps of it, and whether
-its text reaches ncu as it is (checked for stray shell quotes). The sharing key, the import filters,
-the discovery scope and the quote check derive from it; a test fails when an option has no row here.
-"""
+"""The role of every campaign option, in one table: may it differ between targets sharing a run, does ncu apply
+it on import, what a discovery pass keeps of it, does its text reach ncu as it is (the stray-quote check). The
+sharing key, import filters, discovery scope and quote check derive from it; a test fails on a missing row."""
 
 from __future__ import annotations
 

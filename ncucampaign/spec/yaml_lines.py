@@ -1,9 +1,7 @@
 """YAML text -> plain data, and the line of every key path, within bounds a hostile file cannot break
-(docs/campaigns.md, "Limits"): file size, nesting depth, values once aliases are expanded (a few
-hundred bytes of nested aliases can stand for billions), one string's length (Linux's MAX_ARG_STRLEN,
-128 KiB), no NUL byte, no alias that contains itself. The walk is iterative: depth is checked, never
-hit as a RecursionError.
-"""
+(docs/campaigns.md, "Limits"): file size, nesting depth, values after aliases expand (a few hundred bytes can
+stand for billions), a string's length (MAX_ARG_STRLEN, 128 KiB), no NUL, no alias containing itself. The walk
+is iterative: depth is checked, never hit as a RecursionError."""
 
 from __future__ import annotations
 
@@ -70,8 +68,7 @@ def yaml_problem(exc: yaml.YAMLError, text: str) -> Problem:
 
 
 def index_lines(root: yaml.Node, lines: dict[KeyPath, int], duplicates: list[Problem]) -> list[Problem]:
-    """Fill `lines` and `duplicates` (keys given twice); return the problems that stop reading (the
-    bounds above)."""
+    """Fill `lines` and `duplicates` (keys given twice); return the problems that stop reading (the bounds above)."""
     problems: list[Problem] = []
     values = 0
     # (node, path, ids of the nodes above it: an alias that leads back to one of them is a cycle)

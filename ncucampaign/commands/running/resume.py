@@ -35,9 +35,8 @@ class Resumed:
     stamp: list[int] | None
 
     def keep(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan) -> tuple[RunRequest, LoadedCampaign, Plan]:
-        """The request with what the run was started with (--no-share, --weigh, --samples), and the plan
-        of the targets it recorded (a run made with --only stays that selection), unless --only names
-        others."""
+        """The request with what the run was started with (--no-share, --weigh, --samples), and the plan of the targets
+        it recorded (a run made with --only stays that selection), unless --only names others."""
         recorded = self.manifest.request
         if recorded is None:
             print(

@@ -21,9 +21,8 @@ from ncucampaign.spec.ncu_catalog import InstalledNcu
 
 
 def local_ncu(plan: Plan, remote: bool) -> tuple[str, InstalledNcu | None]:
-    """ncu here, and what it says of itself. With --k8s ncu may live only in the pods' image: the
-    submitting machine (a laptop, a CI runner) then names it as the campaign does, and each pod finds
-    it and checks its options (k8s-task)."""
+    """ncu here, and what it says of itself. With --k8s ncu may live only in the pods' image: the submitting machine (a
+    laptop, a CI runner) then names it as the campaign does, and each pod finds it and checks its options (k8s-task)."""
     if remote:
         print(
             f"ncucampaign: note: {plan.ncu!r} is not on this machine; the pods run the image's (not checked here)",

@@ -1,7 +1,6 @@
-"""Judge one ncu attempt from its exit code, its console output and its report. Pure. The exit code alone
-is not the result: it is 0 both on success and when nothing was profiled, and a non-zero code may be
-the application's, after a good report (docs/ncu-behaviour.md, "Exit status and console markers").
-"""
+"""Judge one ncu attempt from its exit code, console output and report. Pure. The exit code alone is not the
+result: it is 0 on success and when nothing was profiled, and a non-zero code may be the application's, after a
+good report (docs/ncu-behaviour.md, "Exit status and console markers")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What every piece of execution is handed: the run context (the way tox hands `run_one` an
-environment). Attempts, shared runs, splits and traces take a `RunContext` and hand back records or
-outcomes; none of them knows which backend (a local run, a Slurm task) runs it.
-"""
+"""What every piece of execution is handed: the run context (as tox hands `run_one` an environment). Attempts,
+shared runs, splits and traces take a `RunContext` and hand back records or outcomes, knowing no backend."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Explain a target that profiled nothing or that ncu refused, from ncu's own output and the
-target's options: the troubleshooting routine of docs/ncu-behaviour.md ("When nothing is profiled"),
-applied. Pure."""
+"""Explain a target that profiled nothing or that ncu refused, from ncu's own output and the target's options: the
+troubleshooting routine of docs/ncu-behaviour.md ("When nothing is profiled"), applied. Pure."""
 
 from __future__ import annotations
 

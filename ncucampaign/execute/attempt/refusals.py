@@ -1,8 +1,6 @@
-"""What ncu says when this machine refuses profiling altogether: no permission to read the GPU's counters
-(ERR_NVGPUCTRPERM, exit 1 after the application ran to its end), a counter library that does not
-load, another profiler holding the counters. Every target would meet it, so `run` stops at the first
-ncu process that shows it, and `doctor`'s counters probe reads it the same way. Pure.
-"""
+"""What ncu says when this machine refuses profiling altogether (no permission for the GPU's counters, exit 1
+after the application ran; a counter library that does not load; another profiler holding them). Every target
+would meet it, so `run` stops at the first ncu that shows it; doctor's probe reads it the same way. Pure."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""Application errors that repeat across targets. A workload that cannot start (a missing module, a
-wrong path) fails every target the same way before ncu profiles anything; retrying each of them
-only pays the same failure again (21 identical failures, each retried after 10 s). An application
-that cannot start at all (no such script) is started no more: every later run of the same command
-line in the same folder and environment is closed unstarted, naming the run that found it."""
+"""Application errors that repeat across targets. A workload that cannot start fails every target alike before
+ncu profiles anything, and retrying each pays it again (21 identical failures, each retried after 10 s). One
+that cannot start at all (no such script) is started no more: later runs of the same command line, folder and
+environment are closed unstarted, naming the run that found it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Explain an attempt stopped as replay_hang, and the fixes that work on the installed ncu. Pure: what
-the installed ncu accepts and lists is asked through `NcuChecks`.
-
-Why it hangs and what was tried on real hardware: docs/ncu-behaviour.md, "Multi-rank jobs".
-"""
+"""Explain an attempt stopped as replay_hang, with the fixes that work on the installed ncu (asked through
+`NcuChecks`; why it hangs: docs/ncu-behaviour.md, "Multi-rank jobs"). Pure."""
 
 from __future__ import annotations
 

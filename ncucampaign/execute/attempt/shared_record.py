@@ -24,9 +24,8 @@ def new_shared_record(
     traced_by: str | None = None,
     launch_s: float | None = None,
 ) -> SharedRunRecord:
-    """Enter `union` in the book under a name unique in the run: its own when it is a trace
-    ("shared/trace-<key>", with the tracer that takes it and what a traced launch costs), else the
-    next union's (shared/1, ...)."""
+    """Enter `union` in the book under a name unique in the run: its own when it is a trace ("shared/trace-<key>", with
+    the tracer that takes it and what a traced launch costs), else the next union's (shared/1, ...)."""
     ctx.store.make_folders("shared")
 
     def build(name: str) -> SharedRunRecord:

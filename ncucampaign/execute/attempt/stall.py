@@ -1,9 +1,7 @@
-"""Catch a replay that cannot finish while the attempt runs. A collective kernel replayed alone waits
-for its peers forever (docs/ncu-behaviour.md, "Multi-rank jobs"), and ncu's only sign is its "taking
-more time than expected" warning. The attempt is stopped early when that warning comes while a
-collective kernel (NCCL, NVSHMEM) is profiled, when such a kernel shows no new output for the stall
-time, or when nothing at all is printed for the stall time after that warning.
-"""
+"""Catch a replay that cannot finish, while the attempt runs: a collective kernel replayed alone waits for its
+peers forever (docs/ncu-behaviour.md, "Multi-rank jobs") and ncu only warns "taking more time than expected".
+Stopped early on that warning while a collective (NCCL, NVSHMEM) is profiled, when such a kernel prints nothing
+new for the stall time, or when nothing at all is printed for the stall time after the warning."""
 
 from __future__ import annotations
 

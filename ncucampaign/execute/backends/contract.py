@@ -1,9 +1,7 @@
-"""What every backend of `run` does, and the values it is handed and hands back. The backends are one
-table (systems.py): this machine (local.py), Slurm (slurm/) and Kubernetes (k8s/). A backend checks a
-request, says where its runs go, says what must hold before its run directory is made, starts the
-opened run (here) or submits it (a batch system), and says which of its submissions still run; how
-people call its submissions and tasks is one value (Words). commands/run.py looks the request's
-backend up and calls these verbs; nothing outside the backends' folders asks which one it holds."""
+"""What every backend of `run` does (here, Slurm, Kubernetes: one table, systems.py), and the values it is handed
+and hands back: check a request, say where its runs go and what must hold first, start (here) or submit the
+opened run, and list its submissions still running; its wording is one value (Words). commands/run.py calls
+these verbs, and nothing outside the backends' folders asks which backend it holds."""
 
 from __future__ import annotations
 

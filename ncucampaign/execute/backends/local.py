@@ -1,7 +1,6 @@
-"""The local backend ("here"): run an open run directory's units on this machine, one after another or in
-GPU lanes, keeping the manifest current. A failed target never stops the campaign; an interruption
-does, after the running attempts were stopped gracefully, so their reports are kept.
-"""
+"""The local backend ("here"): an open run directory's units on this machine, one after another or in GPU lanes,
+the manifest kept current. A failed target never stops the campaign; an interruption does, after the running
+attempts were stopped gracefully, so their reports are kept."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def executor_for(settings: RunSettings) -> Executor:
 
 
 def planned_units(opened: OpenRun) -> tuple[list[Unit], dict[str, str]]:
-    """What is left to run as units (longest first with GPU lanes), and why each lone invocation
-    runs alone."""
+    """What is left to run as units (longest first with GPU lanes), and why each lone invocation runs alone."""
     shares = share_plan(opened.to_run, opened.settings.share, opened.settings.installed)
     units = units_in_plan_order(opened.to_run, shares)
     if opened.settings.gpus:

@@ -1,8 +1,6 @@
-"""The one module that starts processes. An attempt runs in its own session: a timeout or an interruption
-goes to the whole group, since a signal to ncu alone leaves the application running
-(docs/ncu-behaviour.md, "Signals"). SIGINT (ncu stops the application and writes its report), then
-SIGTERM, then SIGKILL; whatever is left in the group after ncu exits is killed too.
-"""
+"""The one module that starts processes. An attempt runs in a session of its own, so that a timeout or an
+interruption reaches the whole group (a signal to ncu alone leaves the application running: docs/ncu-behaviour.md,
+"Signals"): SIGINT (ncu stops the application and writes its report), SIGTERM, SIGKILL, and the rest after."""
 
 from __future__ import annotations
 
@@ -53,12 +51,9 @@ def run_in_group(
     on_signal: Callable[[str], None] | None = None,
     watch: Callable[[], str | None] | None = None,
 ) -> ProcessOutcome:
-    """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request.
-
-    `grace`: seconds between SIGINT and SIGTERM, and between SIGTERM and SIGKILL (ncu needs time to
-    shut the application down and write the report). `watch`: asked while the attempt runs; a reason
-    it returns stops the attempt like a timeout does.
-    """
+    """Run argv with stdout+stderr appended to log_path; stop the whole group on timeout or request. `grace`:
+    seconds from SIGINT to SIGTERM and on to SIGKILL (ncu needs time to stop the application and write the
+    report); `watch`: asked while it runs, a reason it returns stops the attempt like a timeout."""
     start = time.monotonic()
     with os.fdopen(open_regular(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as log:
         offset = log.tell()

@@ -93,11 +93,8 @@ def git_info(directory: Path) -> GitInfo | None:
 
 
 def installed_ncu(ncu_path: str) -> InstalledNcu | None:
-    """The sections, sets, options and version of the installed ncu; None when it cannot be asked.
-
-    Asking costs ncu's start-up four times (about 2 s, at once), so the answer is cached per ncu
-    binary (path, size, modification time) under $XDG_CACHE_HOME/ncucampaign.
-    """
+    """The sections, sets, options and version of the installed ncu; None when it cannot be asked. Asking costs
+    four ncu start-ups (about 2 s), so it is cached per binary (path, size, mtime) in $XDG_CACHE_HOME/ncucampaign."""
     cached = _cached(ncu_path)
     if cached is None:
         flags = ("--list-sections", "--list-sets", "--version", "--help")

@@ -85,10 +85,9 @@ _LIVE = _LiveProbes()
 def probed(
     argv: Sequence[str], timeout: float | None = None, cwd: Path | None = None, limit: int = PROBE_LIMIT_BYTES
 ) -> Probed:
-    """Run a short informational command (ncu --version, nvidia-smi, git) in a session of its own:
-    at most `limit` bytes of its stdout are kept, and whatever it leaves behind (a child holding its
-    output, a hang) is killed with its process group when it exits, answers nothing in `timeout`
-    seconds, prints past the limit, or a Ctrl-C comes."""
+    """Run a short informational command (ncu --version, nvidia-smi, git) in a session of its own: at most `limit` bytes
+    of its stdout are kept, and whatever it leaves behind (a child holding its output, a hang) is killed with its
+    process group when it exits, answers nothing in `timeout` seconds, prints past the limit, or a Ctrl-C comes."""
     return _bounded(argv, PROBE_TIMEOUT_S if timeout is None else timeout, limit, cwd=cwd, live=_LIVE)
 
 
@@ -103,9 +102,8 @@ def _bounded(
     stop: StopRequest | None = None,
     live: _LiveProbes | None = None,
 ) -> Probed:
-    """The one way a short command runs: in a session of its own, its stdout (and with `merged` its
-    stderr) read bounded, and its whole group killed when it is done, however it ends. Its time is
-    not the run's own (own_time)."""
+    """The one way a short command runs: in a session of its own, its stdout (and with `merged` its stderr) read
+    bounded, and its whole group killed when it is done, however it ends. Its time is not the run's own (own_time)."""
     name = Path(argv[0]).name if argv else "?"
     try:
         proc = subprocess.Popen(
@@ -193,10 +191,9 @@ def probing_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
 
 
 def answered(future: Future[T]) -> T:
-    """The answer of what was asked in a probing_pool, waited for in slices of STOP_POLL_S: the kernel
-    may hand a Ctrl-C to any thread, and one handed to a probe's thread wakes no untimed wait of the
-    main thread, which then lasted as long as the probes (CI, 2026-12-03); between slices Python
-    raises it in the main thread."""
+    """The answer of what was asked in a probing_pool, waited for in slices of STOP_POLL_S: the kernel may hand a Ctrl-C
+    to any thread, and one handed to a probe's thread wakes no untimed wait of the main thread, which then lasted as
+    long as the probes (CI, 2026-12-03); between slices Python raises it in the main thread."""
     while not future.done():
         wait([future], timeout=STOP_POLL_S)
     return future.result()
@@ -210,10 +207,9 @@ def run_captured(
     limit: int = CAPTURE_LIMIT_BYTES,
     cwd: Path | None = None,
 ) -> tuple[int | None, str]:
-    """A short CPU-only command (ncu --import): (exit code, stdout and stderr together, decoded
-    leniently); code None when it could not start, ran past `timeout`, printed past `limit` bytes or
-    the run is stopping (its whole process group is then killed; nothing starts once a stop was asked
-    for)."""
+    """A short CPU-only command (ncu --import): (exit code, stdout and stderr together, decoded leniently); code None
+    when it could not start, ran past `timeout`, printed past `limit` bytes or the run is stopping (its whole process
+    group is then killed; nothing starts once a stop was asked for)."""
     if stop is not None and stop.level:
         return None, "not started: the run is stopping"
     env = {**os.environ, **env_additions} if env_additions else None

@@ -1,9 +1,5 @@
-"""Stop requests from Ctrl-C and SIGTERM.
-
-A signal handler only raises a level and writes a byte to wake-up pipes: no locks, no printing, no
-allocation beyond that (a handler that takes a lock deadlocks when a second signal arrives while the
-first handler holds it). Whoever waits (a retry's back-off, the progress display) watches the pipes.
-"""
+"""Stop requests from Ctrl-C and SIGTERM. A handler only raises a level and writes a byte to wake-up pipes (one
+taking a lock deadlocks when a second signal comes while the first holds it); whoever waits watches the pipes."""
 
 from __future__ import annotations
 
@@ -67,9 +63,7 @@ def drain(fd: int) -> None:
 @contextlib.contextmanager
 def stop_on_signals(stop: StopRequest, announce: Callable[[int], None]) -> Iterator[None]:
     """First SIGINT (or any SIGTERM): stop gracefully; a second SIGINT: kill the attempts at once.
-
-    `announce(level)` runs on a watcher thread, never inside the handler.
-    """
+    `announce(level)` runs on a watcher thread, never inside the handler."""
 
     handling = False
 

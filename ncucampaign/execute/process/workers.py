@@ -1,9 +1,6 @@
-"""Long-lived worker processes of this Python that answer one request a line (the report reader).
-
-A worker per request cost 0.4-0.7 s a report, mostly loading NVIDIA's reader, so a worker that answered
-is kept; one that crashed, timed out or printed past the limit is killed and never reused. Each runs in
-a session of its own and ends when its stdin closes (also when this process is killed).
-"""
+"""Long-lived workers of this Python that answer one request a line (the report reader). A worker per request
+cost 0.4-0.7 s a report, mostly loading NVIDIA's reader, so one that answered is kept; one that crashed, timed
+out or printed past the limit is killed. Each has its own session and ends when its stdin closes."""
 
 from __future__ import annotations
 

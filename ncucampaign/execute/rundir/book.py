@@ -1,7 +1,6 @@
-"""Where a run's records go: the manifest in memory, written out after every change through the function
-it is handed (manifest.json for a local run, a task's record file for a batch task). Attempts, shared
-runs, splits and traces change records only through `commit`, so a crash loses nothing recorded.
-"""
+"""Where a run's records go: the manifest in memory, written after every change through the function it is
+handed (manifest.json, or a batch task's record file). Attempts, shared runs, splits and traces change records
+only through `commit`, so a crash loses nothing recorded."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The files of ncucampaign's caches (discovery traces, their costs, what the installed ncu lists),
-read and written without following links: a link planted where a cache file goes can neither feed a
-run what it points to nor have its target overwritten (docs/running.md, "Unattended runs": writes
-never follow links). A cache that cannot be read or written is no cache: the work is done again.
-And what identifies a file: its stamp and its digest."""
+"""The files of ncucampaign's caches (traces, their costs, what ncu lists), read and written without following
+links, so a planted link can neither feed a run nor be overwritten (docs/running.md, "Unattended runs"); a cache
+that cannot be read or written is no cache. And what identifies a file: its stamp and digest."""
 
 from __future__ import annotations
 

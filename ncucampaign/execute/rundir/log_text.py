@@ -1,8 +1,6 @@
-"""What of an attempt's log is read back to judge it, bounded (every output ncucampaign reads
-is bounded). The log holds ncu's console and the application's own output, and an application may
-print gigabytes: past LOG_TEXT_BYTES, only ncu's lines (==PROF==, ==ERROR==, ==WARNING==, its list of
-available kernels) and the last TAIL_LINES lines are kept, which is all that judging an attempt reads
-(execute/attempt/classify.parse_console). Decoded leniently."""
+"""What of an attempt's log is read back to judge it, bounded: an application may print gigabytes, so past
+LOG_TEXT_BYTES only ncu's lines (==PROF==, ==ERROR==, ==WARNING==, its kernel list) and the last TAIL_LINES are
+kept, all that execute/attempt/classify.parse_console reads. Decoded leniently."""
 
 from __future__ import annotations
 

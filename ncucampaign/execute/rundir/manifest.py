@@ -1,8 +1,5 @@
-"""manifest.json: what a run did, versioned, rewritten atomically after every target.
-
-`schemas/manifest.schema.json` is generated from `Manifest`; readers should check
-`manifest_version` before anything else.
-"""
+"""manifest.json: what a run did, versioned, rewritten atomically after every target. Its schema
+(`schemas/manifest.schema.json`) is generated from `Manifest`; readers check `manifest_version` first."""
 
 from __future__ import annotations
 

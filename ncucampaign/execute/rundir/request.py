@@ -1,7 +1,6 @@
-"""What `run` is asked to do, as one frozen value: built from the command line once
-(commands/running/request.py) or by `ab` for each of its runs, handed to every step of the run, and kept
-in the manifest (`request`), where `run --resume` reads back what the run was started with. Nothing
-downstream reads an argv."""
+"""What `run` is asked to do, as one frozen value: built once from the command line (commands/running/
+request.py) or by `ab` per run, handed to every step, and kept in the manifest, where `run --resume` reads it
+back. Nothing downstream reads an argv."""
 
 from __future__ import annotations
 

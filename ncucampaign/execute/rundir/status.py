@@ -1,7 +1,6 @@
-"""The status of a target and of each of its attempts (the manifest records these words).
-And what a shared run is: a union profiling its members' launches, a discovery trace, or the
-timing pass. Records say so in their `kind`; the names the runs are given still say it too, which is
-how a manifest written before `kind` existed is read (and how an invocation's name is told apart)."""
+"""The status of a target and of each attempt (words the manifest records), and what a shared run is: a union,
+a discovery trace, or the timing pass. Records say so in `kind`; the runs' names still say it too, which is how
+a manifest older than `kind` is read."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The run directory, runs/<campaign>/<run-id>/{campaign.yaml, plan.json, manifest.json, reports/, logs/}
-with runs/<campaign>/latest -> <run-id>, and the one store every write into it goes through. Every path
-goes through `RunDir.inside` (a target name never writes elsewhere) and every whole-file write is
-atomic (temporary file, fsync, rename): a crash leaves the previous complete version.
-"""
+"""The run directory, runs/<campaign>/<run-id>/{campaign.yaml, plan.json, manifest.json, reports/, logs/} and
+runs/<campaign>/latest, and the one store every write goes through: paths through `RunDir.inside` (a target's
+name never writes elsewhere), whole files atomically (temporary, fsync, rename), so a crash keeps the last."""
 
 from __future__ import annotations
 
@@ -85,10 +83,8 @@ class RunStore:
     def create(
         cls, runs_root: Path, campaign: str, now: float | None = None, report_suffix: str = REPORT_SUFFIX
     ) -> RunStore:
-        """A fresh runs_root/<campaign>/<run-id>/; the id is the local start time, made unique.
-
-        The path is absolute: ncu runs in the application's working directory, not in ours.
-        """
+        """A fresh runs_root/<campaign>/<run-id>/, the id the local start time made unique; absolute, since
+        ncu runs in the application's working directory, not in ours."""
         base = runs_root.absolute() / campaign
         try:
             base.mkdir(parents=True, exist_ok=True)
@@ -125,9 +121,8 @@ class RunStore:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the run directory for one runner (execute/rundir/lock.py). The lock file is never
-        followed through a link (a run directory unpacked from someone else's archive could point it
-        anywhere)."""
+        """Hold the run directory for one runner (execute/rundir/lock.py). The lock file is never followed through a
+        link (a run directory unpacked from someone else's archive could point it anywhere)."""
         with self._lock.held():
             yield
 
@@ -136,9 +131,8 @@ class RunStore:
         self._lock.note_end(why)
 
     def check_contents(self) -> None:
-        """Before a resume writes anything: every entry it may write is a regular file or folder
-        (shared runs write into reports/shared/ and logs/shared/ too). Temporary files a killed
-        runner left mid-write are removed."""
+        """Before a resume writes anything: every entry it may write is a regular file or folder (shared runs write into
+        reports/shared/ and logs/shared/ too). Temporary files a killed runner left mid-write are removed."""
         folders = [self.run.root, self.run.reports, self.run.logs]
         folders += [folder / SHARED_FOLDER for folder in (self.run.reports, self.run.logs)]
         odd = [

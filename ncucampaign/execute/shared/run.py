@@ -1,8 +1,6 @@
-"""One shared run: find the window (from the targets or the discovery trace), profile the union once with
-the usual attempts, split every member out of its report on import and verify each split; nothing is
-reported from a split not verified. Members whose splits were refused share one more run, regrouped
-on the trace; members a shared run cannot serve are handed back with the reason, to run alone.
-"""
+"""One shared run: find the window (from the targets or the trace), profile the union once with the usual
+attempts, split every member out of its report on import and verify each split (none is reported unverified).
+Members whose splits were refused share one more run; those it cannot serve go back, with the reason, alone."""
 
 from __future__ import annotations
 
@@ -164,10 +162,9 @@ class _SharedRun:
     def _union_selection(
         self, members: list[Invocation], union: Invocation, found: TraceSelections
     ) -> list[Launch] | str:
-        """What the group's union filter selects in the trace (or why it cannot be listed). Without NVTX
-        excludes it is what the members' kernel filters select, OR-ed, within their NVTX includes, OR-ed
-        (docs/ncu-behaviour.md, "Shared runs"), known from the partition's listings; otherwise the
-        trace lists it."""
+        """What the group's union filter selects in the trace (or why it cannot be listed). Without NVTX excludes it is
+        what the members' kernel filters select, OR-ed, within their NVTX includes, OR-ed (docs/ncu-behaviour.md,
+        "Shared runs"), known from the partition's listings; otherwise the trace lists it."""
         if filter_words(union.options) == filter_words(union_for(self.members, "trace").options):
             return found.every
         placed = [self.placed[m.name] for m in members]

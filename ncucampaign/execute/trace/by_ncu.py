@@ -1,9 +1,7 @@
-"""The tracer ncu: the application under ncu with one metric, the first launches its members' filters
-select (plan/share/union.py), run with the usual attempts (timeouts, interruption, clean-up). It is
-listed with `ncu --import`, each distinct filter once, and the listings are kept beside a cached trace
-(listings.py). ncu applies members' filters on import as in their own runs: a member whose filters
-select nothing in a trace that ran to the application's end is closed on it.
-"""
+"""The tracer ncu: the application under ncu with one metric, the first launches the members' filters select
+(plan/share/union.py), with the usual attempts; listed with `ncu --import`, each distinct filter once, the
+listings kept beside a cached trace (listings.py). ncu applies the members' filters on import as in their own
+runs: a member whose filters select nothing in a trace that ran to the end is closed on it."""
 
 from __future__ import annotations
 
@@ -62,10 +60,9 @@ class NcuTracer:
 
 
 def list_trace(ctx: RunContext, report: Path, wanted: Wanted, kept: Listings | None = None) -> Listings | str:
-    """Every wanted listing of the report, by symbol, each distinct filter once and all at once, but
-    those `kept` holds (an earlier run's). BY_FUNCTION lists every launch by the function name
-    --kernel-id numbers launches by; it is left out when ncu cannot list it (then no picked windows).
-    A string: the trace cannot be listed."""
+    """Every wanted listing of the report, by symbol, each distinct filter once and all at once, but those `kept` holds
+    (an earlier run's). BY_FUNCTION lists every launch by the function name --kernel-id numbers launches by; it is left
+    out when ncu cannot list it (then no picked windows). A string: the trace cannot be listed."""
     kept = kept or {}
     distinct = [words for words in wanted if words not in kept]
     ncu, importer = ctx.ncu_path, importer_of(ctx)

@@ -1,13 +1,10 @@
-"""The tracer Nsight Systems: `nsys profile -t cuda,nvtx`, its import and SQLite export, read into
-launches (nsys_export.py) on which members' filters are applied as ncu applies them
-(plan/share/nsys_select.py). It costs about an application start, where ncu's trace adds ~10 ms a
-launch (docs/ncu-behaviour.md, "A trace by Nsight Systems instead"). What keeps it from standing in
-(a filter only ncu applies, a multi-process launcher, no nsys, an importer that cannot load, a failed
-step, a strange export) is handed back as the reason, and the next tracer takes the trace.
-
-Which nsys: $NCUCAMPAIGN_NSYS (a path, or `off`), else the one shipped beside ncu (bundled_nsys);
-$NCUCAMPAIGN_NSYS_LIBRARY_PATH: libraries its QdstrmImporter lacks (libdw.so.1 on the H200 machine).
-"""
+"""The tracer Nsight Systems: `nsys profile -t cuda,nvtx`, imported and exported to SQLite, read into launches
+(nsys_export.py) that members' filters select as ncu would (plan/share/nsys_select.py). It costs about an
+application start where ncu's trace adds ~10 ms a launch (docs/ncu-behaviour.md, "A trace by Nsight Systems
+instead"). What keeps it from standing in (a filter only ncu applies, a multi-process launcher, no nsys, an
+importer that cannot load, a failed step, a strange export) is the reason handed back; the next tracer takes it.
+Which nsys: $NCUCAMPAIGN_NSYS (a path, or `off`), else the one beside ncu (bundled_nsys);
+$NCUCAMPAIGN_NSYS_LIBRARY_PATH: libraries its QdstrmImporter lacks (libdw.so.1 on the H200 machine)."""
 
 from __future__ import annotations
 
@@ -75,11 +72,9 @@ def find_nsys(ncu_path: str, environ: Mapping[str, str]) -> NsysTools | str:
 
 
 def bundled_nsys(ncu_folder: Path, installs: Path = Path("/opt/nvidia/nsight-compute")) -> list[Path]:
-    """Where the nsys that ships with Nsight Compute is, for an ncu in `ncu_folder`: in Nsight
-    Compute's own folder (/opt/nvidia/nsight-compute/2025.3.1/ncu); for a CUDA toolkit's bin/ncu,
-    a script that starts the newest Nsight Compute it finds, in <toolkit>/nsight-compute-<version>/
-    or in `installs` (the H200 machine's /usr/local/cuda-13.0/bin/ncu starts
-    /opt/nvidia/nsight-compute/2025.3.1/ncu); the newest version first."""
+    """The nsys shipped with Nsight Compute for an ncu in `ncu_folder`: in Nsight Compute's own folder; for a
+    toolkit's bin/ncu (a script starting the newest Nsight Compute), in <toolkit>/nsight-compute-<version>/ or
+    in `installs` (/usr/local/cuda-13.0/bin/ncu starts /opt/nvidia/nsight-compute/2025.3.1/ncu); newest first."""
     inside = Path("host") / "target-linux-x64" / "nsys"
     toolkit = sorted(ncu_folder.parent.glob("nsight-compute-*"), reverse=True)
     installed = sorted(installs.glob("*"), reverse=True) if installs.is_dir() else []
@@ -211,9 +206,8 @@ def _traced(
 def _read(
     ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path, kept: Path
 ) -> tuple[list[TracedLaunch], str | None]:
-    """The launches nsys recorded that the trace's filters select (the first of them up to its launch
-    count, as ncu's trace holds them), imported, exported and kept in `kept`; or why they cannot
-    stand in for ncu's."""
+    """The launches nsys recorded that the trace's filters select (the first of them up to its launch count, as ncu's
+    trace holds them), imported, exported and kept in `kept`; or why they cannot stand in for ncu's."""
     found = _imported_and_exported(ctx, trace.name, tools, work)
     if isinstance(found, str):
         return [], found

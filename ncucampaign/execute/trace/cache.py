@@ -1,10 +1,7 @@
-"""The discovery trace of a shared run (every launch, one metric, NVTX stacks) and its cache.
-
-A trace is reused only when it is the file kept (stamp and digest beside it) and describes the same
-launches: the same command, environment and working directory, workload (workload.py), ncu and GPU
-model. A stale trace still cannot give a wrong result (every split is verified against the union run);
-the timing pass, cached the same way, is not verified, so its key must change whenever launches may.
-"""
+"""The discovery trace of a shared run (every launch, one metric, NVTX stacks) and its cache. A trace is reused
+only when it is the file kept (stamp and digest) and describes the same launches: the same command, environment,
+folder, workload (workload.py), ncu and GPU model. A stale trace cannot give a wrong result (every split is
+verified); the timing pass, cached alike, is not verified, so the key must change whenever launches may."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""What every tracer of a shared run's discovery trace does, and the values it is handed and hands
-back. A tracer is one sibling of tracers.py's table: ncu's own trace (by_ncu.py) and Nsight Systems'
-(by_nsys.py). The guarantees they share (a damaged or empty trace is not taken, a kept file is
-believed only with its stamp and digest, work folders go) are kept by tracers.py, once for all;
-tests/execute/test_tracer_contract.py runs each case against every tracer of the table."""
+"""What every tracer of a shared run's discovery trace does (ncu's, by_ncu.py; Nsight Systems', by_nsys.py: one
+table, tracers.py), and the values it is handed and hands back. Their shared guarantees (no damaged or empty
+trace taken, a kept file believed only with stamp and digest, work folders removed) are kept once in tracers.py;
+tests/execute/test_tracer_contract.py runs each case against every tracer."""
 
 from __future__ import annotations
 
@@ -26,10 +25,9 @@ def trace_name(key: TraceKey) -> str:
 
 @dataclass(frozen=True)
 class TraceAsk:
-    """What a discovery trace is asked, the same for every tracer: the trace's own invocation (its
-    filters select the launches it holds, its launch count how many), the members whose filters are
-    listed in it, where it runs, and the key of what it depends on (cache.py: the command, the
-    environment, the workload, ncu and the GPU model)."""
+    """What a discovery trace is asked, the same for every tracer: the trace's own invocation (its filters select the
+    launches it holds, its launch count how many), the members whose filters are listed in it, where it runs, and the
+    key of what it depends on (cache.py: the command, the environment, the workload, ncu and the GPU model)."""
 
     trace: Invocation
     members: tuple[Invocation, ...]

@@ -1,11 +1,7 @@
-"""Listings of a discovery trace, kept beside it so a later run does not list it again (each filter's
-listing cost 0.6-0.9 s of CPU on every shared run's critical path; docs/ncu-behaviour.md, "Shared runs").
-
-What is kept names the report it was listed from (device, inode, size, mtime) and carries the digest
-of its listings: a trace rewritten is listed again, a file damaged into other valid JSON is not
-believed, anything unreadable is no listing. Nsight Systems' launches are kept the same way
-(keep_launches), and its members' listings made from them as ncu's filters select (nsys_listings).
-"""
+"""Listings of a discovery trace, kept beside it so a later run does not list it again (each filter's listing
+cost 0.6-0.9 s of CPU on every shared run's critical path). A kept listing names the report it came from
+(device, inode, size, mtime) and carries its digest: a rewritten trace is listed again, a file damaged into other
+valid JSON is not believed. Nsight Systems' launches are kept alike (keep_launches), with their listings."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
-"""Reading the launches of an Nsight Systems trace from its SQLite export (`nsys export -t sqlite`).
-
-Tables (Nsight Systems 2025.3.1, inside Nsight Compute 2025.3.1): CUPTI_ACTIVITY_KIND_KERNEL (names as
-StringIds, grid, block, correlationId, globalPid), CUPTI_ACTIVITY_KIND_RUNTIME (the API call: when, on
-which thread) and NVTX_EVENTS (eventType 59: push/pop ranges). Launches come in correlationId order,
-the order ncu numbers them in (docs/ncu-behaviour.md, "A trace by Nsight Systems instead"); only those
-the trace's filters select are kept, up to its launch count.
-
-Refused with the reason (the run then traces with ncu): several processes, a named NVTX domain, and an
-export that is not what its schema says (every value's type is checked; text not UTF-8 is no name).
-Reading is bounded in bytes, rows and seconds (Bounds), and a stop request ends it within a fraction
-of a second: SQLite's progress handler and the loop over rows both look.
-"""
+"""The launches of an Nsight Systems trace, from its SQLite export (`nsys export -t sqlite`, 2025.3.1's tables:
+CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME for the API call's time and thread, NVTX_EVENTS type 59
+for push/pop ranges), in correlationId order, the order ncu numbers them in (docs/ncu-behaviour.md, "A trace by
+Nsight Systems instead"); only those the trace's filters select, up to its launch count. Refused with the
+reason: several processes, a named NVTX domain, an export unlike its schema (every value's type is checked;
+text not UTF-8 is no name). Bounded in bytes, rows and seconds (Bounds); a stop request ends a read within a
+fraction of a second (SQLite's progress handler and the loop over rows both look)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""The tracers in the order they are tried, and what every trace gets from them alike.
-
-The first tracer that can stand in takes the trace (a kept trace first); why another could not is said
-in the log of the one taken. Kept here, once: a kept trace is believed only when it is the file kept
-(cache.py: stamp and digest); a trace that lists no launch, or whose listings disagree, is not taken;
-each take has a work folder of its own, removed after it or by the next run after a kill
-(remove_work_folders); users call the contract (Trace.more) and ask which tracer took it only to say so.
-"""
+"""The tracers in the order they are tried, and what every trace gets from them alike. The first that can stand
+in takes the trace (a kept trace first); why another could not is logged. Kept once, here: a kept trace is
+believed only as the file kept (stamp and digest); a trace listing no launch, or whose listings disagree, is not
+taken; each take has its own work folder, removed after it or by the next run after a kill; callers use the
+contract (Trace.more) and ask which tracer took it only to say so."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""What identifies a workload for the trace cache (execute/trace/cache.py), and so a trace's key:
-
-- tracked files by content (git's commit and diff), and the files the command names;
-- every other file of its working directory that could change what it runs, by name, size and mtime
-  (git's untracked files, or every file without git); over MAX_FILES, nothing is reused;
-- the exported environment, but for what only says where and how a shell runs (VOLATILE) and the
-  run directories themselves.
-"""
+"""What identifies a workload for the trace cache, and so a trace's key: tracked files by content (git's commit
+and diff) and the files the command names; other files of its folder that could change what it runs, by name,
+size and mtime (over MAX_FILES, nothing is reused); the exported environment but for what only says where and
+how a shell runs (VOLATILE) and the run directories."""
 
 from __future__ import annotations
 

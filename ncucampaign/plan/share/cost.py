@@ -1,8 +1,6 @@
-"""The one price list of sharing: estimated seconds of an application start, a replayed launch per
-collection, a split, a trace; what a target costs on its own and what a group costs, calibrated on
-this machine's own runs or not. Every place that prices a group asks this module (the price
-was written four times, and the run's veto priced a calibrated partition with the fixed constants).
-Pure."""
+"""The one price list of sharing: estimated seconds of an application start, a replayed launch per collection,
+a split, a trace; what a target costs alone and a group together, calibrated on this machine's runs or not.
+Every place that prices a group asks here. Pure."""
 
 from __future__ import annotations
 
@@ -71,11 +69,10 @@ def calibrated(
     functions: Mapping[int, str] | None,
     runs: Sequence[tuple[float, float]] = (),
 ) -> Costs:
-    """Costs from this machine's own measurements. `runs`: earlier union runs of this trace (seconds,
-    their replay as priced); over sizes spread apart (`spread_enough`) start and replay scale are fitted
-    by least squares (on an H200 x2, 27 launches in 14.8 s and 5 in 8.2 s: a 6 s start, replay priced a
-    quarter too dear); otherwise the start is the median the runs leave after their priced replay, or
-    the trace's seconds less its traced launches (`traced_s`), whichever is more."""
+    """Costs from this machine's own measurements. `runs`: earlier union runs of this trace (seconds, replay as
+    priced). Over sizes spread apart start and replay scale are fitted by least squares (on an H200 x2, 27 launches
+    in 14.8 s and 5 in 8.2 s: a 6 s start, replay a quarter too dear); else the start is the runs' median less
+    their priced replay, or the trace's seconds less its traced launches (`traced_s`), whichever is more."""
     trace_start = trace_seconds - traced_s if trace_seconds is not None else None
     scale, start = 1.0, trace_start
     if spread_enough(runs):

@@ -1,7 +1,6 @@
-"""One shared group on the trace, composed whole: the union run's invocation, its window,
-each member's window in it, and whether it pays, or why not. The run's driver (execute/shared/run.py)
-asks once per group; what the union's filter selects in the trace is handed in (listing it may run
-ncu). Pure."""
+"""One shared group on the trace, composed whole: the union run's invocation, its window, each member's window
+in it, and whether it pays or why not; the driver (execute/shared/run.py) asks once per group, handing in what
+the union's filter selects (listing it may run ncu). Pure."""
 
 from __future__ import annotations
 
@@ -50,10 +49,9 @@ def compose_group(
     functions: Mapping[int, str],
     costs: Costs,
 ) -> GroupPlan:
-    """The group's union run on the trace (`union_inv`: plan/share/groups.union_for's, the one whose
-    filter was listed): the launches its filter selects (`union_selected`),
-    picked by `--kernel-id` where that profiles fewer, else a skip/count window; refused when the
-    window misses a member's launch or costs more than the members' own runs."""
+    """The group's union run on the trace (`union_inv`, the one whose filter was listed): the launches its
+    filter selects (`union_selected`), picked by `--kernel-id` where that profiles fewer, else a skip/count
+    window; refused when the window misses a member's launch or costs more than the members' own runs."""
     invocations = [m.member for m in members]
     wanted = [m.wanted for m in members]
     window = union_window(union_selected, wanted)

@@ -1,10 +1,7 @@
-"""Which invocations share one application run (docs/ncu-behaviour.md, "Shared runs"). Pure.
-
-Targets share only when everything that changes how the application runs under ncu is identical (the
-group key); they differ only in import-capable filters, the window and what is collected. The window
-comes from the targets alone when their filters are identical, else from a cheap discovery trace; a
-cost rule keeps a target out of a group it would make dearer than its own run.
-"""
+"""Which invocations share one application run (docs/ncu-behaviour.md, "Shared runs"). Pure. Targets share only
+when all that changes how the application runs under ncu is identical (the group key); they differ only in
+import-capable filters, the window and what is collected. The window comes from the targets when their filters
+are identical, else from a cheap discovery trace; a target stays out of a group it would make dearer."""
 
 from __future__ import annotations
 
@@ -126,10 +123,9 @@ def trace_possible(inv: Invocation) -> bool:
 def share_plan(
     invocations: Sequence[Invocation], enabled: bool = True, installed: InstalledNcu | None = None
 ) -> SharePlan:
-    """Groups of invocations that share a run, and the rest with the reason each runs alone.
-
-    Targets whose filters differ form one group per pool of identical run settings, with one
-    discovery trace; the run partitions it by cost on the trace (plan/share/partition.py)."""
+    """Groups of invocations that share a run, and the rest with the reason each runs alone. Targets whose
+    filters differ form one group per pool of identical run settings, with one discovery trace, which the run
+    partitions by cost (plan/share/partition.py)."""
     if not enabled:
         return SharePlan((), tuple((inv, "sharing is off for this run (--no-share)") for inv in invocations))
     alone: dict[str, str] = {}

@@ -1,8 +1,6 @@
-"""The launch record of sharing and ncu's raw CSV it is read from. Pure. Both sides of a verification (the
-trace and the union report) are read from ncu's own CSV the same way, and name kernels by mangled
-symbol: the demangled text ncu prints for one launch differs between reports (docs/ncu-behaviour.md,
-"Launch identity"). People read function names.
-"""
+"""The launch record of sharing, read from ncu's raw CSV. Pure. Both sides of a verification (trace and union
+report) are read alike and name kernels by mangled symbol: the demangled text ncu prints for one launch differs
+between reports (docs/ncu-behaviour.md, "Launch identity"). People read function names."""
 
 from __future__ import annotations
 
@@ -69,16 +67,14 @@ def short_name(symbol: str) -> str:
 
 
 def raw_csv_rows(text: str) -> list[dict[str, str]]:
-    """Every row of `--page raw --csv` by column name, the units row included (ncu's own ==PROF==
-    lines are skipped)."""
+    """Every row of `--page raw --csv` by column name, the units row included (ncu's own ==PROF== lines are skipped)."""
     lines = [line for line in text.splitlines() if not line.startswith("==")]
     return list(csv.DictReader(io.StringIO("\n".join(lines))))
 
 
 def garbled(text: str) -> str | None:
-    """What is wrong with a raw CSV listing of launches, as far as its own shape tells (None: nothing):
-    every row has the header's fields, one units row (no ID) at most, then IDs that only grow, each with
-    a kernel name."""
+    """What is wrong with a raw CSV listing of launches, as far as its own shape tells (None: nothing): every row has
+    the header's fields, one units row (no ID) at most, then IDs that only grow, each with a kernel name."""
     lines = [line for line in text.splitlines() if not line.startswith("==")]
     try:
         rows = list(csv.reader(io.StringIO("\n".join(lines)), strict=True))

@@ -1,11 +1,7 @@
-"""Selecting launches in an Nsight Systems trace as ncu's filters select them in its own trace. Pure.
-
-Applied here only where the meaning is documented and simple (reference.md, section 3): kernel names
-exact or `regex:` against the function name or symbol, and push/pop NVTX expressions of the default
-domain made of names, `/`, `*`, `+`, `[` and `]`; anything else keeps ncu's trace (`why_not_nsys`). A
-selection that still differs from ncu's costs efficiency, never a result: every split is verified
-against the union run's own report (execute/shared/split.py).
-"""
+"""Selecting launches in an Nsight Systems trace as ncu's filters select them in its own. Pure. Only where the
+meaning is documented and simple (reference.md, section 3): kernel names exact or `regex:` on the function name
+or symbol, and push/pop NVTX expressions of the default domain made of names, `/`, `*`, `+`, `[` and `]`; else
+ncu's trace (`why_not_nsys`). A selection that differs costs efficiency, never a result: splits are verified."""
 
 from __future__ import annotations
 

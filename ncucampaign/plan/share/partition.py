@@ -1,12 +1,9 @@
-"""Which members of a trace pool profile together: the partition of least estimated cost. Pure.
-
-A group costs one application start, every launch its union profiles at the union's collection price,
-and a split per member; a member alone costs its own run. A member joins a group only when what it
-adds costs less than the start it saves. Windows are estimated from the launches each member's own
-filters select in the trace (the exact window comes from ncu, execute/shared/run.py). Exact up to
-EXACT_MEMBERS members (dynamic programming over subsets); beyond, the best split into runs contiguous
-in launch order, improved by moving single members and merging groups while the cost falls.
-"""
+"""Which members of a trace pool profile together: the partition of least estimated cost. Pure. A group costs
+one application start, every launch its union profiles at its collection's price and a split per member; a
+member alone costs its own run, and joins a group only when what it adds costs less than the start it saves.
+Windows are estimated from what each member's filters select in the trace. Exact up to EXACT_MEMBERS members
+(dynamic programming over subsets); beyond, the best cut into runs contiguous in launch order, improved by
+moving single members and merging groups while the cost falls."""
 
 from __future__ import annotations
 
@@ -98,9 +95,8 @@ def partition(placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> list[lis
 
 @dataclass(frozen=True)
 class KeptPartition:
-    """The groups an earlier run on the same trace chose (member names; a group of one ran alone), and
-    what they measured: their shared runs' seconds, and the priced own run of every member that ran
-    alone."""
+    """The groups an earlier run on the same trace chose (member names; a group of one ran alone), and what they
+    measured: their shared runs' seconds, and the priced own run of every member that ran alone."""
 
     groups: tuple[tuple[str, ...], ...]
     measured_s: float

@@ -1,6 +1,5 @@
-"""A plan as text and data, for `plan`: the targets that run alone, and the shared runs (exact
-commands; where a discovery trace decides the grouping at run time, each target's own command).
-Pure."""
+"""A plan as text and data, for `plan`: the targets that run alone, and the shared runs (exact commands; where a
+discovery trace decides the grouping at run time, each target's own command). Pure."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What a shared run profiles and how its report is split: the union of its members' selections, and
-the `ncu --import` commands that re-apply one member's filters (docs/ncu-behaviour.md, "Shared
-runs"). Pure: no I/O, no processes.
-"""
+"""What a shared run profiles and how its report is split: the union of its members' selections, and the
+`ncu --import` commands that re-apply one member's filters (docs/ncu-behaviour.md, "Shared runs"). Pure."""
 
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
-"""A shared run's launch window from the discovery trace, and the verification of its splits. Pure.
-
-A result's ID in the trace is the launch's position among the union filter's matches. A contiguous
-window skips the matches before the earliest wanted launch and profiles up to the latest; a member's
-split skips what its own filters select inside it before its first wanted one. A picked window
-(`--kernel-id ::regex:NAMES:N1|N2|...`) profiles only each function's launches at the wanted numbers
-(docs/ncu-behaviour.md, "Shared runs" and "Picked windows").
-
-Launches are compared by symbol, grid, block and NVTX stack, never by demangled text (ncu writes it
-differently in two reports of one launch). A picked window is verified per function, as ncu selects
-it: a run whose threads interleave functions differently from the trace's still splits, one whose
-order changes what the member's own run would select is refused.
-"""
+"""A shared run's launch window from the discovery trace, and the verification of its splits. Pure. A result's
+ID is the launch's position among the union filter's matches. A contiguous window skips the matches before the
+earliest wanted launch and profiles up to the latest, and a member's split skips what its filters select inside
+it before its first wanted one; a picked window (`--kernel-id ::regex:NAMES:N1|N2|...`) profiles each function's
+launches at the wanted numbers (docs/ncu-behaviour.md, "Shared runs", "Picked windows"). Launches compare by
+symbol, grid, block and NVTX stack, never demangled text. A picked window is verified per function, as ncu
+selects it: threads interleaving functions otherwise still split; an order that changes a member's own
+selection is refused."""
 
 from __future__ import annotations
 
@@ -89,10 +84,9 @@ def union_window(union_selected: Sequence[Launch], wanted: Sequence[Sequence[Lau
 def picked_window(
     union_selected: Sequence[Launch], wanted: Sequence[Sequence[Launch]], functions: Mapping[int, str]
 ) -> UnionWindow | None:
-    """The launches `--kernel-id` with the wanted launches' function names and invocation numbers
-    profiles, up to the latest wanted one; None when a launch's function name is unknown.
-    `union_selected`: every launch the union's filter selects in the trace from its start;
-    `functions`: trace ID -> function name."""
+    """The launches `--kernel-id` with the wanted launches' function names and invocation numbers profiles, up to the
+    latest wanted one; None when a launch's function name is unknown. `union_selected`: every launch the union's filter
+    selects in the trace from its start; `functions`: trace ID -> function name."""
     if any(launch.id not in functions for launch in union_selected):
         return None
     wanted_ids = {launch.id for launches in wanted for launch in launches}
@@ -109,11 +103,9 @@ class Picks:
 
 
 def picked_ids(selected: Sequence[int], wanted: Iterable[int], functions: Mapping[int, str]) -> Picks:
-    """What `--kernel-id ::NAMES:NUMBERS` selects among the union's matches `selected` (trace order):
-    every launch of a wanted launch's function whose number is a wanted launch's number. The
-    functions are named exactly (not every function the union's regex matches: a GEMM campaign's
-    regex matches 4 cuBLAS functions where 2 are wanted), where the union matches others and unless
-    a name cannot be written in --kernel-id's grammar (a ':')."""
+    """What `--kernel-id ::NAMES:NUMBERS` selects among the union's matches `selected` (trace order): every launch
+    of a wanted launch's function at a wanted launch's number. Functions are named exactly where the union's regex
+    matches others (a GEMM campaign's matches 4 cuBLAS functions, 2 wanted), unless a name holds a ':'."""
     numbers = invocation_numbers(selected, functions)
     wanted = set(wanted)
     picked = {numbers[i] for i in wanted}
@@ -171,9 +163,8 @@ class Refusal:
 def verify_against_trace(
     profiled: Sequence[Launch], union: UnionWindow, member: MemberWindow, names: Mapping[str, str]
 ) -> Refusal | None:
-    """None when the union run profiled what the trace says as far as the member's split depends on it:
-    then the split selects exactly its wanted launches. Otherwise what differs. `names`: symbol ->
-    function name (the trace's)."""
+    """None when the union run profiled what the trace says as far as the member's split depends on it: then the split
+    selects exactly its wanted launches. Otherwise what differs. `names`: symbol -> function name (the trace's)."""
     if not union.invocations or not member.selectable:
         return _same_order(profiled, union.launches, member.wanted, names, "")
     expected, known = _by_function(union.launches, names), set(names.values())

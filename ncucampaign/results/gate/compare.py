@@ -70,9 +70,8 @@ def compare_runs(
     metrics: Sequence[str] = (),
     gate: tuple[float, float, float] = (THRESHOLD, ALPHA, SIZE_THRESHOLD),
 ) -> Comparison:
-    """Targets matched by name, results by order; `metrics` adds to the standard ones. `threshold`
-    flags single values; `gate` is the verdicts' practical threshold, significance level and the size
-    that decides without a test."""
+    """Targets matched by name, results by order; `metrics` adds to the standard ones. `threshold` flags single values;
+    `gate` is the verdicts' practical threshold, significance level and the size that decides without a test."""
     notes = list(_environment_notes(a, b))
     by_name_b = {target.name: target for target in b.targets}
     names_a = [target.name for target in a.targets]

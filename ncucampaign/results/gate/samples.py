@@ -1,9 +1,6 @@
-"""compare's verdicts: per target present in both runs, what its samples say. Pure.
-
-A target's samples are its results in the launch state of its first result (kernel, grid, block, NVTX
-stack); others are left out and counted. The duration is decided by verdicts.py's rank test (on cycles
-where clocks differ); the launch state and near-deterministic counters are compared exactly.
-"""
+"""compare's verdicts: per target in both runs, what its samples say. Pure. A target's samples are its results
+in the launch state of its first (kernel, grid, block, NVTX stack); others are counted out. The duration is
+judged by verdicts.py's rank test (on cycles where clocks differ); launch state and steady counters exactly."""
 
 from __future__ import annotations
 
@@ -110,9 +107,8 @@ def sample_summary(record: TargetRecord) -> str | None:
 
 
 def short_samples(record: TargetRecord, asked: int) -> str | None:
-    """When fewer than the `asked` samples share the first result's launch state (the samples compare
-    decides on): how many, and how to pin them to that state or ask for enough (`run
-    --samples 5` gave 3, and only summarize said so)."""
+    """When fewer than the `asked` samples share the first result's launch state (the samples compare decides on): how
+    many, and how to pin them to that state or ask for enough (`run --samples 5` gave 3, and only summarize said so)."""
     samples = _samples(record.results)
     if asked < 2 or not samples or len(samples) >= asked:
         return None

@@ -1,11 +1,8 @@
-"""Verdicts on repeated samples: SAME, FASTER, SLOWER, AMBIGUOUS or CHANGED, with the reason. Pure.
-
-Durations are noisy (docs/ncu-behaviour.md: one 3 us kernel profiled 8 times spans 11%). A duration is
-SLOWER or FASTER only when a Mann-Whitney test finds the samples different (p <= alpha) AND the
-Hodges-Lehmann shift is at least the practical threshold; SAME when the shift is within it; AMBIGUOUS
-otherwise, with the samples a side that would decide. Where SM clocks differ, the test is on cycles.
-Launch configuration and work counters are close to deterministic: any difference is CHANGED.
-"""
+"""Verdicts on repeated samples: SAME, FASTER, SLOWER, AMBIGUOUS or CHANGED, with the reason. Pure. Durations
+are noisy (one 3 us kernel profiled 8 times spans 11%): SLOWER or FASTER only when a Mann-Whitney test finds the
+samples different (p <= alpha) and the Hodges-Lehmann shift reaches the practical threshold; SAME within it;
+AMBIGUOUS otherwise, with the samples a side that would decide. Cycles where SM clocks differ. Launch
+configuration and work counters are near deterministic: any difference is CHANGED."""
 
 from __future__ import annotations
 
@@ -48,9 +45,8 @@ class Decision:
 
 
 def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Two-sided p-value of the rank-sum test, exact over every split of the pooled midranks (ties
-    kept: durations are multiples of 32 ns) up to _EXACT_LIMIT samples, else the normal
-    approximation with the tie correction."""
+    """Two-sided p-value of the rank-sum test, exact over every split of the pooled midranks (ties kept: durations are
+    multiples of 32 ns) up to _EXACT_LIMIT samples, else the normal approximation with the tie correction."""
     pooled = sorted([*a, *b])
     ranks = _midranks(pooled)
     doubled = [round(2 * ranks[value]) for value in b]  # midranks are halves: sums kept in integers

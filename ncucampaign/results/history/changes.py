@@ -1,12 +1,8 @@
-"""A metric's history across runs, and where it changed. Pure.
-
-Runs come in order (the workload's first-parent commits, else time), in segments of one setting (GPU
-model, ncu version, clock control): a setting's change is a marker, never a regression. Within a
-segment, change points are found by recursive splits: each boundary is tested with compare's
-statistics (results/gate/verdicts.py) on up to WINDOW runs a side, at alpha over the boundaries tested;
-the most significant one beyond the practical threshold is a change. A change whose new side is the
-newest run alone is UNCONFIRMED until a second run agrees. Exact metrics are CHANGED where they moved.
-"""
+"""A metric's history across runs, and where it changed. Pure. Runs in order (the workload's first-parent
+commits, else time), in segments of one setting (GPU, ncu, clock control): a setting's change is a marker, not a
+regression. In a segment, change points come by recursive splits, each boundary tested with compare's statistics
+on up to WINDOW runs a side; the most significant beyond the threshold is a change, UNCONFIRMED while only the
+newest run shows it. Exact metrics are CHANGED where they moved."""
 
 from __future__ import annotations
 
@@ -101,9 +97,8 @@ def _splits(points: Sequence[Point], start: int, end: int, threshold: float, alp
 
 
 def _tested(points: Sequence[Point], start: int, end: int, at: int, threshold: float, alpha: float) -> Change | None:
-    """The boundary before run `at` as a change, or None: significant on the windows' pooled samples,
-    as large between the runs' own medians, both windows free of an outlying run, and the new
-    segment's first runs agreeing."""
+    """The boundary before run `at` as a change, or None: significant on the windows' pooled samples, as large between
+    the runs' own medians, both windows free of an outlying run, and the new segment's first runs agreeing."""
     sides = ((max(start, at - WINDOW), at), (at, min(end, at + WINDOW)))
     if not all(_homogeneous(points, side, threshold) for side in sides):
         return None  # a window holding an outlying run: its pooled samples would test the outlier

@@ -1,14 +1,12 @@
-"""A baseline in git: one reference file per GPU model, made from runs and read back as the A side of
-`compare` (the same verdicts, gate line and reports as `compare A B`). Pure.
+"""A baseline in git: one reference file per GPU model, made from runs and read back as compare's A side. Pure.
 
     reference: 1
     gpu: NVIDIA H200
     header: {campaign, campaign_sha256, ncu, driver, clock_control, runs, workload_commit}
     targets: {<name>: {launch, metrics: {<metric>: {unit, samples, median, tolerance | exact}}, gate, xfail}}
 
-Deterministic (keys sorted, 5 significant figures, the newest MAX_SAMPLES samples): updating twice from
-the same runs writes the same bytes; `gate` and `xfail` are kept from the file replaced.
-"""
+Deterministic (keys sorted, 5 significant figures, the newest MAX_SAMPLES samples), and `gate` and `xfail` are
+kept from the file replaced."""
 
 from __future__ import annotations
 
@@ -87,9 +85,8 @@ def reference_data(runs: Sequence[Manifest], previous: Mapping[str, Any] | None)
 
 
 def left_out(runs: Sequence[Manifest]) -> list[str]:
-    """Per target of the reference, the runs whose results were all left out of its samples: their
-    launches were in another state than the newest run's first result (so one run's samples stood for
-    five, and nothing said so)."""
+    """Per target of the reference, the runs whose results were all left out of its samples: their launches were in
+    another state than the newest run's first result (so one run's samples stood for five, and nothing said so)."""
     notes = []
     for name in [t.name for t in runs[-1].targets]:
         records = [(run.run_id, t) for run in runs for t in run.targets if t.name == name]
@@ -106,8 +103,7 @@ def left_out(runs: Sequence[Manifest]) -> list[str]:
 
 
 def finite_number(value: object) -> bool:
-    """An int or float (never a bool) that is finite: YAML reads 1e999 as inf and 10**400 as an int
-    no float holds."""
+    """An int or float (never a bool) that is finite: YAML reads 1e999 as inf and 10**400 as an int no float holds."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     try:

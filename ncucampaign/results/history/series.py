@@ -1,6 +1,5 @@
-"""Runs of one campaign as series (results/history/changes.py): per target and metric, a point per run
-in the order given, with the run's setting; and each series' changes, with the commits between
-which to bisect. Pure."""
+"""Runs of one campaign as series (results/history/changes.py): per target and metric, a point per run in the order
+given, with the run's setting; and each series' changes, with the commits between which to bisect. Pure."""
 
 from __future__ import annotations
 

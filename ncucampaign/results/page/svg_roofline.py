@@ -149,8 +149,7 @@ def _ceilings(x: LogScale, y: LogScale, peaks: dict[str, float], bandwidths: lis
 
 
 def _legend(precisions: list[str], bandwidths: list[tuple[str, float]]) -> tuple[str, int]:
-    """The legend below the plot, and its height: inside the plot it covered the ceiling lines
-    (at 1,400 px)."""
+    """The legend below the plot, and its height: inside the plot it covered the ceiling lines (at 1,400 px)."""
     items = [(colour_of(p), p) for p in precisions[:6]]
     top = HEIGHT + 6
     lines = [f'<g class="legend" transform="translate({LEFT},{top})">']

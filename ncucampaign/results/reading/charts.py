@@ -1,8 +1,6 @@
-"""The ncu metrics the report's charts are drawn from (roofline, memory chart, warp states), recorded for
-every result whose report holds them, with names and formulas from ncu 2025.3.1's own section files
-(docs/ncu-behaviour.md, "Charts"); and what a result's IAction says of tensor paths and PM-sampling
-timelines (one instance a sample, timestamps as correlation IDs).
-"""
+"""The ncu metrics the report's charts are drawn from (roofline, memory chart, warp states), with names and
+formulas from ncu 2025.3.1's section files (docs/ncu-behaviour.md, "Charts"), and what a result's IAction says
+of tensor paths and PM-sampling timelines (one instance a sample, timestamps as correlation IDs)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Report reading through `reader_worker` in child processes (kept for the next report), so that a
-damaged report can crash NVIDIA's native reader but never the runner or the command. What callers
-outside this module use."""
+"""Report reading through `reader_worker` in child processes (kept for the next report), so that a damaged report can
+crash NVIDIA's native reader but never the runner or the command. What callers outside this module use."""
 
 from __future__ import annotations
 

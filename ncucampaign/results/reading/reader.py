@@ -1,7 +1,6 @@
-"""Read .ncu-rep reports with NVIDIA's `ncu_report` module: from the `ncu-report` wheel
-(`pip install ncucampaign[reports]`) or ncu's own `extras/python` folder. Without either, callers fall
-back to ncu's console output (one `==PROF== Profiling` line per result).
-"""
+"""Read .ncu-rep reports with NVIDIA's `ncu_report` module, from the `ncu-report` wheel (`pip install
+ncucampaign[reports]`) or ncu's `extras/python` folder; without either, callers fall back to ncu's console
+output (one `==PROF== Profiling` line per result)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""`python -m ncucampaign.results.reading.reader_worker`: read reports in a process of its own, since
-NVIDIA's native reader can abort the whole process on a damaged report (a protobuf check, SIGABRT);
-the caller turns a crash into ReportUnreadable. One JSON request a line on stdin ({"op", "report",
-"ncu", "memory", ...}), one JSON answer a line on stdout ({"ok": ...} or {"error": "unreadable" |
-"no_reader", "message": ...}), until stdin ends.
-"""
+"""`python -m ncucampaign.results.reading.reader_worker`: reads reports in a process of its own, since NVIDIA's
+reader can abort the process on a damaged report (SIGABRT); the caller turns a crash into ReportUnreadable. One
+JSON request a line on stdin ({"op", "report", "ncu", "memory", ...}), one JSON answer a line ({"ok": ...} or
+{"error": "unreadable" | "no_reader", "message": ...}), until stdin ends."""
 
 from __future__ import annotations
 

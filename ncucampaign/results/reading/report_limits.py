@@ -1,10 +1,7 @@
-"""What reading one report may cost, decided before NVIDIA's reader sees it. Pure but for reading the file.
-
-A 19 KB `.ncu-repz` whose zstd frame held 256 MB of zeros kept `summarize` 28 s at 2.3 GB. Reports ncu
-writes compress 4.1x to 31.7x (docs/ncu-behaviour.md, "Compressed reports"), so a frame inflating far
-beyond that (a floor added for small files) is refused, counted without keeping what it inflates to;
-the reader's process gets time and address-space limits scaled to the report's size.
-"""
+"""What reading one report may cost, decided before NVIDIA's reader sees it. Pure but for reading the file. A
+19 KB `.ncu-repz` whose zstd frame held 256 MB of zeros kept `summarize` 28 s at 2.3 GB; ncu's reports compress
+4.1x to 31.7x (docs/ncu-behaviour.md, "Compressed reports"), so a frame inflating far beyond (with a floor for
+small files) is refused; the reader's process gets time and memory limits scaled to the report's size."""
 
 from __future__ import annotations
 

@@ -42,9 +42,8 @@ NO_READER = "no report reader: pip install 'ncucampaign[reports]' (NVIDIA's ncu-
 
 
 def reader_too_old(ncu_version: str | None, wheel_version: str | None) -> str | None:
-    """Why NVIDIA's `ncu-report` wheel cannot read what this ncu writes (an older reader does not open
-    newer reports: its major.minor must be at least ncu's), with the wheel to install; None when fine
-    or unknown. Pure."""
+    """Why NVIDIA's `ncu-report` wheel cannot read what this ncu writes (an older reader does not open newer reports:
+    its major.minor must be at least ncu's), with the wheel to install; None when fine or unknown. Pure."""
 
     def major_minor(text: str | None) -> tuple[int, int] | None:
         parts = (text or "").split(".")

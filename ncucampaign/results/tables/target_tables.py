@@ -88,9 +88,8 @@ def _cells(result: ResultRecord, wide: bool, metrics: Sequence[str]) -> list[str
 
 
 def fitted(found: TargetRows, width: int | None) -> tuple[list[int], list[str]]:
-    """The columns (positions) that fit in `width` with every cell whole, taken in order of
-    importance (a column too wide is left out and the next is tried); and the names of those with
-    values left out. Pure."""
+    """The columns (positions) that fit in `width` with every cell whole, taken in order of importance (a column too
+    wide is left out and the next is tried); and the names of those with values left out. Pure."""
     headers = found.headers
 
     def cell_width(position: int) -> int:  # a cell and the three spaces between columns

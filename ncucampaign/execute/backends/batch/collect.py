@@ -1,11 +1,7 @@
-"""Merge what batch tasks (Slurm array tasks, pods) recorded into the run's manifest, in plan order.
-
-A target's record comes from the task holding its claim, which copied the target's earlier attempts,
-so it replaces the manifest's record and nothing is counted twice. A claim whose task is gone with no
-finished record is a task that died (its system's `lost_because`); `--resume` reruns it. `collect` and
-`--resume` also clean up after dead tasks (`clean_up`). The batch systems are handed in: this room
-imports none of them.
-"""
+"""Merge what batch tasks (Slurm array tasks, pods) recorded into the manifest, in plan order. A target's record
+comes from the task holding its claim, which copied its earlier attempts, so it replaces the manifest's and
+nothing counts twice. A claim whose task is gone with no record is a dead task (its system's `lost_because`),
+rerun by `--resume`; `collect` and `--resume` clean up after it. The systems are handed in, never imported."""
 
 from __future__ import annotations
 

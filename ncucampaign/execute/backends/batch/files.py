@@ -1,10 +1,9 @@
-"""The files batch tasks (Slurm array tasks, pods) share through the run directory, without file locks (Lustre and NFS
-do not reliably provide them): a task claims a target by creating its claim file exclusively, and
-writes its own record file by atomic rename; `collect` merges the records into manifest.json.
+"""The files batch tasks share through the run directory, without file locks (Lustre and NFS lack reliable
+ones): a task claims a target by creating its claim file exclusively and writes its record by atomic rename;
+`collect` merges the records into manifest.json.
 
     slurm/array-<n>.sbatch, array-<n>.json   each submission's script and its tasks (array.sbatch: the newest)
-    slurm/claims/<target>.claim              who runs a target: job, task, node, record file
-    slurm/claims/old/                        claims of earlier arrays, moved aside when the target is rerun
+    slurm/claims/<target>.claim              who runs a target: job, task, node, record file (old/: earlier)
     slurm/tasks/<array job>_<task>.json      a task's own manifest: its targets and shared runs
     slurm/out/<array job>_<task>.out         what the task printed
 """
@@ -31,9 +30,8 @@ def _safe(name: str) -> str:
 
 
 def task_stem(array_job: str, task: int) -> str:
-    """A task's name where it becomes part of a file name: its record, its output, its shared runs'
-    reports and logs. Quoted, as claims are: a Kubernetes Job is "<namespace>/<name>", and its "/"
-    would make a folder."""
+    """A task's name where it becomes part of a file name: its record, its output, its shared runs' reports and logs.
+    Quoted, as claims are: a Kubernetes Job is "<namespace>/<name>", and its "/" would make a folder."""
     return f"{_safe(array_job)}_{task}"
 
 

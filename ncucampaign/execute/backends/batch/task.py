@@ -1,8 +1,6 @@
-"""A batch task's side, for every batch system: one task (a Slurm array task, a pod) claims its targets
-and runs them as units with a local run's attempts, into its own record file (files.py), which
-`collect` merges. It never takes the run directory's lock and never sets CUDA_VISIBLE_DEVICES; its
-placement comes from its system's folder.
-"""
+"""A batch task's side, for every system: one task (a Slurm array task, a pod) claims its targets and runs them
+with a local run's attempts into its own record file, which `collect` merges. It never takes the run directory's
+lock nor sets CUDA_VISIBLE_DEVICES; its placement comes from its system's folder."""
 
 from __future__ import annotations
 
@@ -63,10 +61,9 @@ def run_task(
     where: TaskPlacement,
     system: Backend,
 ) -> RunResult | None:
-    """Claim and run `names` where `where` says (its system's placement); None when every one of them
-    was claimed by another task already. A task that retries its index (a system that
-    `retries_its_index`: Kubernetes starts a new pod after a killed one) takes over the claims of its
-    own index, and starts from what the killed task recorded."""
+    """Claim and run `names` where `where` says (its system's placement); None when every one of them was claimed by
+    another task already. A task that retries its index (a system that `retries_its_index`: Kubernetes starts a new pod
+    after a killed one) takes over the claims of its own index, and starts from what the killed task recorded."""
     files = BatchFiles(store)
     by_name = {inv.name: system_gpus_kept(inv) for inv in plan.invocations}
     claim = {**where.model_dump(), "pid": os.getpid(), "claimed_at": now_iso()}

@@ -1,7 +1,6 @@
-"""The Kubernetes API, through the official `kubernetes` client (extra `k8s`): creating a Job, and
-asking which of a run's Jobs still run. Where the API is comes from $KUBECONFIG (or ~/.kube/config),
-else from the pod's service account (in-cluster). Every failure is an EnvironmentProblem with the
-API's own reason, never a traceback."""
+"""The Kubernetes API, through the official `kubernetes` client (extra `k8s`): creating a Job, and asking which of a
+run's Jobs still run. Where the API is comes from $KUBECONFIG (or ~/.kube/config), else from the pod's service account
+(in-cluster). Every failure is an EnvironmentProblem with the API's own reason, never a traceback."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The Kubernetes backend's submitting side: an open run directory's pending units as one Indexed Job,
-written into the run directory (slurm/array-<n>.k8s.yaml, what `kubectl apply -f` would take) and
-created through the API."""
+"""The Kubernetes backend's submitting side: an open run directory's pending units as one Indexed Job, written into the
+run directory (slurm/array-<n>.k8s.yaml, what `kubectl apply -f` would take) and created through the API."""
 
 from __future__ import annotations
 

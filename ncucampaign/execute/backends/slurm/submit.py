@@ -1,8 +1,5 @@
-"""The Slurm backend's submitting side: an open run directory's pending units as a Slurm job array.
-
-Slurm's own commands are the interface (sbatch --parsable), so nothing must match the cluster's Slurm
-version.
-"""
+"""The Slurm backend's submitting side: an open run directory's pending units as a job array, through Slurm's
+own commands (sbatch --parsable), so nothing must match the cluster's Slurm version."""
 
 from __future__ import annotations
 
