@@ -59,11 +59,9 @@ def trailing_slash(c: Context) -> Found:
         if is_start_end_name(expression):
             yield (
                 path,
-                (
-                    f"{expression!r} has no trailing '/', so ncu matches it against start/end ranges only "
-                    f"(nvtxRangeStart); PyTorch's range_push and ncu_range() make push/pop ranges: write "
-                    f"'{expression}/'. Observed: ncu then profiles nothing."
-                ),
+                f"{expression!r} has no trailing '/', so ncu matches it against start/end ranges only "
+                f"(nvtxRangeStart); PyTorch's range_push and ncu_range() make push/pop ranges: write "
+                f"'{expression}/'. Observed: ncu then profiles nothing.",
             )
 
 
@@ -75,10 +73,8 @@ def glob_in_name(c: Context) -> Found:
         if glob:
             yield (
                 path,
-                (
-                    f"'*' in {glob!r} is not a glob in ncu's NVTX grammar: it matches a range literally named "
-                    f"{glob!r}. Use 'regex:{glob.replace('*', '.*')}/' for a pattern, or 'A/*/B' for ranges in between."
-                ),
+                f"'*' in {glob!r} is not a glob in ncu's NVTX grammar: it matches a range literally named "
+                f"{glob!r}. Use 'regex:{glob.replace('*', '.*')}/' for a pattern, or 'A/*/B' for ranges in between.",
             )
 
 
@@ -87,10 +83,8 @@ def comma_in_nvtx_regex(c: Context) -> Found:
         if split_regex(expression)[0] and "," in expression:
             yield (
                 path,
-                (
-                    f"{expression!r}: ncu reads ',' in an NVTX expression as the start/end AND delimiter, "
-                    "so a regex quantifier such as {1,3} is split; rewrite the regex without commas."
-                ),
+                f"{expression!r}: ncu reads ',' in an NVTX expression as the start/end AND delimiter, "
+                "so a regex quantifier such as {1,3} is split; rewrite the regex without commas.",
             )
 
 
@@ -99,11 +93,9 @@ def range_filter_without_ranges(c: Context) -> Found:
     if o.range_filter and not o.nvtx_include and o.profile_from_start is not False:
         yield (
             (*c.here, "range_filter"),
-            (
-                f"range_filter {o.range_filter!r} counts NVTX ranges matched by nvtx_include and "
-                "cudaProfilerStart/Stop ranges; with neither nvtx_include nor profile_from_start: false "
-                "it selects nothing you asked for."
-            ),
+            f"range_filter {o.range_filter!r} counts NVTX ranges matched by nvtx_include and "
+            "cudaProfilerStart/Stop ranges; with neither nvtx_include nor profile_from_start: false "
+            "it selects nothing you asked for.",
         )
 
 
@@ -154,11 +146,9 @@ def skip_with_changing_filter(c: Context) -> Found:
     if changing and {o.launch_skip for o in c.expansion} != {None}:
         yield (
             (*c.here, "matrix", changing[0]),
-            (
-                f"launch_skip counts launches that match the filters, and {changing[0]} changes across this "
-                "expansion: the same skip selects a different launch in each (the manual's pitfall 2). "
-                "Find each skip with `ncucampaign discover --target`."
-            ),
+            f"launch_skip counts launches that match the filters, and {changing[0]} changes across this "
+            "expansion: the same skip selects a different launch in each (the manual's pitfall 2). "
+            "Find each skip with `ncucampaign discover --target`.",
         )
 
 
@@ -167,10 +157,8 @@ def python_stack_filter(c: Context) -> Found:
     if o.python_include or o.python_exclude:
         yield (
             (*c.here, "python_include" if o.python_include else "python_exclude"),
-            (
-                "Python call-stack filters need CPython 3.9+ in the profiled process and collect a stack at "
-                "every launch (slower); library kernels may only show the calling op. The manual prefers NVTX."
-            ),
+            "Python call-stack filters need CPython 3.9+ in the profiled process and collect a stack at "
+            "every launch (slower); library kernels may only show the calling op. The manual prefers NVTX.",
         )
 
 
@@ -192,10 +180,8 @@ def not_installed(c: Context) -> Found:
         hint = f"did you mean {close[0]!r}? " if close else ""
         yield (
             (*c.here, "set"),
-            (
-                f"set {o.section_set!r} is not listed by the installed ncu ({version}); ncu will refuse it: "
-                f"{hint}(its sets: {', '.join(sorted(installed.sets))})"
-            ),
+            f"set {o.section_set!r} is not listed by the installed ncu ({version}); ncu will refuse it: "
+            f"{hint}(its sets: {', '.join(sorted(installed.sets))})",
         )
 
 
@@ -211,10 +197,7 @@ def kill_without_count(c: Context) -> Found:
     if c.options.kill and c.options.launch_count is None:
         yield (
             (*c.here, "kill"),
-            (
-                "kill stops the application once launch_count results are profiled; "
-                "without launch_count it does nothing."
-            ),
+            "kill stops the application once launch_count results are profiled; without launch_count it does nothing.",
         )
 
 
@@ -239,11 +222,9 @@ def collective_under_replay(c: Context) -> Found:
         )
     yield (
         (*c.here, key) if key else c.here,
-        (
-            f"a multi-process job ({launcher}) whose kernel filter can match collective kernels such as "
-            f"{collective!r}: ncu replays a profiled kernel alone, and a collective replayed alone waits for "
-            "its peers forever (observed with torchrun and NCCL). " + advice
-        ),
+        f"a multi-process job ({launcher}) whose kernel filter can match collective kernels such as "
+        f"{collective!r}: ncu replays a profiled kernel alone, and a collective replayed alone waits for "
+        "its peers forever (observed with torchrun and NCCL). " + advice,
     )
 
 
