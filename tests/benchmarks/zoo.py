@@ -17,10 +17,15 @@ identity, and each run's "x of the limit" (results/limit.py).
 With --tracers, the trace-first and cached runs are made once per tracer (`off`: NCUCAMPAIGN_NSYS=off,
 ncu's trace; `nsys`: the environment as it is, where Nsight Systems takes the trace when it can),
 after the one --no-share run they are all compared with.
+
+ncucampaign's modules are compiled first, as a pip install leaves them: the GPU machine sets
+PYTHONDONTWRITEBYTECODE, and a checkout run from source there compiled every module at every start,
+0.1-0.3 s of each run's own seconds (docs/shared-runs.md).
 """
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import re
@@ -235,6 +240,7 @@ def bench_zoo(
     tracers: list[str] | None = None,
 ) -> list[Row]:
     names = only or sorted(p.name for p in zoo_folder().iterdir() if (p / "campaign.yaml").is_file())
+    compileall.compile_dir(Path(__file__).resolve().parents[2] / "ncucampaign", quiet=1)
     work = Path(tempfile.mkdtemp(prefix="ncuc-zoo-"))
     rows = []
     for name in names:
