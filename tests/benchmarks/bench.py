@@ -99,6 +99,31 @@ def bench_plan(targets: int) -> None:
         f"load {load_s:.2f} s, expand and share {plan_s:.2f} s (share {share_s:.2f} s), lint {lint_s:.2f} s, "
         f"commands {argv_s:.2f} s"
     )
+    partition_s = timed(_exact_partition)
+    ROWS.append(("partition of a 10-member trace pool (CPU)", f"{partition_s:.3f} s", "exact: 2^10 groups priced"))
+
+
+def _exact_partition() -> None:
+    """The partition a run makes on its trace (own seconds: planning), at its exact size: 10 members of four
+    kernel families over 240 launches, picked windows possible."""
+    import random
+
+    from ncucampaign.plan.share.cost import Costs
+    from ncucampaign.plan.share.partition import EXACT_MEMBERS, Placed, partition
+    from tests.conftest import invocation
+
+    rng = random.Random(1)
+    families = {"rms": range(0, 240, 3), "gemm": range(1, 240, 5), "attn": range(2, 240, 7), "elt": range(0, 240, 2)}
+    members = []
+    for index in range(EXACT_MEMBERS):
+        kernel = rng.choice(list(families))
+        ids = tuple(families[kernel])
+        skip = rng.randrange(len(ids))
+        member = invocation(
+            f"t{index}", kernel_name=kernel, launch_skip=skip, launch_count=1, sections=("SpeedOfLight",)
+        )
+        members.append(Placed(member, ids, ids[skip : skip + 1]))
+    partition(members, Costs(functions={i: f"f{i % 7}" for i in range(240)}))
 
 
 def bench_overhead(campaign: Path, only: list[str], reps: int) -> None:

@@ -7,6 +7,7 @@ moving single members and merging groups while the cost falls."""
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -15,8 +16,15 @@ from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.cost import UNCALIBRATED, Costs, alone_seconds, group_seconds, per_launch_s
 from ncucampaign.plan.share.union import picks_possible, union_options
 from ncucampaign.plan.share.windows import picked_ids
+from ncucampaign.spec.model import TargetOptions
 
 EXACT_MEMBERS = 10
+# What a union's options decide of its price: whether `--kernel-id` may pick, and a launch's replay.
+UnionPrice = tuple[bool, float]
+# The options a union sets itself (plan/share/union.py): members that differ only in these make the same union.
+_SET_BY_UNION = dict.fromkeys(
+    ("launch_skip", "launch_count", "launch_skip_before_match", "kill", "lint_ignore", "share")
+)
 
 
 @dataclass(frozen=True)
@@ -35,13 +43,18 @@ class Placed:
     family: tuple[object, ...] = ()  # members with the same filters (a launch_skip matrix, say)
 
 
-def group_cost(members: Sequence[Placed], costs: Costs = UNCALIBRATED) -> float:
-    """Estimated seconds of `members` profiled together (one member: its own run)."""
+def group_cost(members: Sequence[Placed], costs: Costs = UNCALIBRATED, price: UnionPrice | None = None) -> float:
+    """Estimated seconds of `members` profiled together (one member: its own run); `price`: their union's,
+    when the caller knows it already."""
     if len(members) == 1:
         return alone_seconds(members[0].member, costs)
+    picks, launch_s = price or union_price(members)
+    return group_seconds(profiled_launches(members, costs.functions if picks else None) * launch_s, len(members), costs)
+
+
+def union_price(members: Sequence[Placed]) -> UnionPrice:
     union = union_options([p.member for p in members], with_nvtx=True)
-    launches = profiled_launches(members, costs.functions if picks_possible(union) else None)
-    return group_seconds(launches * per_launch_s(union), len(members), costs)
+    return picks_possible(union), per_launch_s(union)
 
 
 def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | None = None) -> int:
@@ -49,9 +62,10 @@ def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | 
     to its last, or (with function names) the launches `--kernel-id` picks, whichever is fewer."""
     first = min(p.wanted[0] for p in members)
     last = max(p.wanted[-1] for p in members)
-    selected = sorted(selected_ids(members))
-    window = sum(1 for i in selected if first <= i <= last)
-    if functions is None or any(i not in functions for i in selected):
+    ids = selected_ids(members)
+    selected = sorted(ids)
+    window = bisect_right(selected, last) - bisect_left(selected, first)
+    if functions is None or not ids <= functions.keys():
         return window
     wanted = {i for p in members for i in p.wanted if i in functions}
     return min(window, len(picked_ids(selected, wanted, functions).ids)) if wanted else window
@@ -72,12 +86,17 @@ def partition(placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> list[lis
     """The groups (in launch order; a group of one runs alone) of least total estimated cost."""
     ordered = sorted(placed, key=lambda p: (p.wanted[0], p.wanted[-1], p.member.name))
     position = {id(p): index for index, p in enumerate(ordered)}
+    classes = _option_classes(ordered)
     prices: dict[frozenset[int], float] = {}
+    union_prices: dict[tuple[int, ...], UnionPrice] = {}  # the exact partition meets 2^n groups, few unions
 
     def cost(group: list[Placed]) -> float:  # a group is priced once, however often it is met
         key = frozenset(position[id(p)] for p in group)
         if key not in prices:
-            prices[key] = group_cost(group, costs)
+            kinds = tuple(dict.fromkeys(classes[position[id(p)]] for p in group))
+            if kinds not in union_prices:
+                union_prices[kinds] = union_price(group)
+            prices[key] = group_cost(group, costs, union_prices[kinds])
         return prices[key]
 
     if len(ordered) <= EXACT_MEMBERS:
@@ -91,6 +110,13 @@ def partition(placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> list[lis
     candidates = [_improve(_contiguous(ordered, cost), cost), _improve(by_family, cost)]
     groups = min(candidates, key=lambda found: sum(cost(group) for group in found))
     return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
+
+
+def _option_classes(ordered: Sequence[Placed]) -> list[int]:
+    """Per member, the class of members whose options make the same union (they differ only in what the union
+    sets itself), numbered in order."""
+    found: dict[TargetOptions, int] = {}
+    return [found.setdefault(p.member.options.model_copy(update=_SET_BY_UNION), len(found)) for p in ordered]
 
 
 @dataclass(frozen=True)
@@ -125,6 +151,10 @@ def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list
         return [ordered[i] for i in range(count) if mask >> i & 1]
 
     @cache
+    def priced(mask: int) -> float:
+        return cost(members(mask))
+
+    @cache
     def best(mask: int) -> tuple[float, tuple[int, ...]]:
         if not mask:
             return 0.0, ()
@@ -135,7 +165,7 @@ def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list
         while True:  # every subset of the rest, with the lowest member added
             group = sub | low
             tail_cost, tail = best(mask ^ group)
-            total = cost(members(group)) + tail_cost  # `cost` is memoised by the caller
+            total = priced(group) + tail_cost
             if found is None or total < found[0] - 1e-9:
                 found = (total, (group, *tail))
             if sub == 0:

@@ -106,13 +106,13 @@ def picked_ids(selected: Sequence[int], wanted: Iterable[int], functions: Mappin
     """What `--kernel-id ::NAMES:NUMBERS` selects among the union's matches `selected` (trace order): every launch
     of a wanted launch's function at a wanted launch's number. Functions are named exactly where the union's regex
     matches others (a GEMM campaign's matches 4 cuBLAS functions, 2 wanted), unless a name holds a ':'."""
-    numbers = invocation_numbers(selected, functions)
     wanted = set(wanted)
+    last = max(wanted)
+    numbers = invocation_numbers((i for i in selected if i <= last), functions)  # trace order: later ones count none
     picked = {numbers[i] for i in wanted}
     names = {functions[i] for i in wanted}
     # Named only where that narrows the union (it matches other functions) and ':' cannot break the grammar.
     named = any(functions[i] not in names for i in selected) and all(":" not in name for name in names)
-    last = max(wanted)
     ids = frozenset(i for i in selected if i <= last and numbers[i] in picked and (not named or functions[i] in names))
     return Picks(ids, tuple(sorted(picked)), tuple(sorted(names)) if named else ())
 
