@@ -65,9 +65,8 @@ def _ignore_late_interrupts() -> None:
 
 
 def _quiet_signal_race(unraisable: sys.UnraisableHookArgs) -> None:
-    """A SIGINT caught just before its handler became SIG_IGN (a flood of Ctrl-C while the run ends) is
-    reported by CPython as an unraisable "Signal 2 ignored due to race condition", with a traceback.
-    Ignoring it was the point; anything else goes to Python's own hook."""
+    """A SIGINT caught just before its handler became SIG_IGN (Ctrl-C flooding a run's end): CPython reports it
+    as an unraisable "Signal 2 ignored due to race condition"; ignoring it was the point. Others: Python's hook."""
     value = unraisable.exc_value
     if isinstance(value, OSError) and "ignored due to race condition" in str(value):
         return

@@ -1,6 +1,5 @@
-"""The command table, and errors mapped to exit codes; each command is `ncucampaign.commands.<name>` with
-`add_parser` and `run`. Only the standard library is imported here: `_entry` imports the commands under a Ctrl-C
-guard, and `main` turns a later Ctrl-C into exit 130."""
+"""The command table, and errors mapped to exit codes; each command is `ncucampaign.commands.<name>` (`add_parser`,
+`run`). Only the standard library here: `_entry` imports commands under a Ctrl-C guard, `main` exits 130 on one."""
 
 from __future__ import annotations
 

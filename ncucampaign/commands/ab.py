@@ -162,9 +162,8 @@ def check_side(derived: Plan, env: dict[str, str], flag: str) -> None:
 
 
 def derived_text(original: Path, env: dict[str, str], name: str) -> str:
-    """The campaign with `env` added to its application's environment, its name kept (a file of
-    another name would name it otherwise), and its working directory made absolute (relative paths
-    start at the campaign file, which this copy is not beside)."""
+    """The campaign with `env` added to its application's environment, its name kept (a file of another name would
+    rename it), its working directory absolute (relative ones start at the campaign file, which this is not beside)."""
     data = yaml.safe_load(original.read_text(encoding="utf-8"))
     data["name"] = name
     application = data["application"]

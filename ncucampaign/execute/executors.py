@@ -1,6 +1,5 @@
-"""Executors: when and where a batch of units runs (one after another, or side by side in GPU lanes), each by
-`session.run_unit` (execute/units.py); records come back in the order they finished. A new executor implements
-`Executor.run` and is chosen in `runner.executor_for`."""
+"""Executors: when and where a batch of units runs (in turn, or side by side in GPU lanes), each by
+`session.run_unit`; records come back as they finish. A new one implements `Executor.run` (runner.executor_for)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The counters probe's application (`python -m ncucampaign.execute.probe_app`): one empty PTX kernel launched
-once through the CUDA driver API (no torch, no compiler). Under the tests' fake ncu (FAKE_NCU_FD set) it reports
-the launch on that pipe instead."""
+"""The counters probe's application (`python -m ncucampaign.execute.probe_app`): one empty PTX kernel launched once
+through the driver API (no torch, no compiler); under the tests' fake ncu (FAKE_NCU_FD) it reports on that pipe."""
 
 from __future__ import annotations
 

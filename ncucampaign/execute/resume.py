@@ -93,9 +93,8 @@ def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
 
 
 def sweep_work_folders(latest: Path, manifest: dict[str, Any]) -> None:
-    """A new run removes what the takes of a killed runner left in the campaign's latest run (as its
-    resume would), when nothing runs it now: no runner holds its lock, and no batch system was handed
-    its units (their tasks may run on other machines)."""
+    """A new run removes what a killed runner's takes left in the campaign's latest run (as its resume would),
+    when nothing runs it: no runner holds its lock, and no batch system was handed its units."""
     try:
         root = latest.resolve(strict=True)
     except (OSError, RuntimeError):

@@ -76,9 +76,8 @@ def target_shares(manifest: Manifest) -> None:
 
 
 def weigh(ctx: RunContext, plan: Plan, cache: TraceCache, limit: int = TIMING_LAUNCHES) -> None:
-    """Time the application (or take the cached pass) and record gpu_time and every target's share;
-    a pass that fails records why (`gpu_time_note`) and fails nothing else. A cached pass that cannot
-    be listed, or times nothing, is dropped from the cache and run again, once."""
+    """Time the application (or take the cached pass) and record gpu_time and each target's share; a failed
+    pass records why (`gpu_time_note`). A cached pass that cannot be listed or times nothing is run again, once."""
     if not plan.invocations:
         return
     timing = timing_invocation(plan.invocations[0], limit)

@@ -1,6 +1,5 @@
-"""Which GPU an invocation runs on. Pure. With `run --gpus 0,1` each invocation is pinned to one GPU
-(CUDA_VISIBLE_DEVICES names it, `--devices 0` selects it in that view); a target that names devices (its own
-CUDA_VISIBLE_DEVICES, or `devices:`) runs on those and nowhere else."""
+"""Which GPU an invocation runs on. Pure. `run --gpus 0,1` pins each invocation to one GPU (CUDA_VISIBLE_DEVICES;
+`--devices 0` in that view); a target naming devices (CUDA_VISIBLE_DEVICES, `devices:`) runs only on those."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ def split_visible(value: str | None) -> tuple[str, ...]:
 
 
 def parse_gpus(text: str, machine: Sequence[str] | None, aliases: Collection[str] = ()) -> tuple[str, ...]:
-    """'0,1' or 'all' -> GPU ids as CUDA_VISIBLE_DEVICES takes them. `machine`: the GPUs this process may use,
-    or None when unknown (an explicit list is then taken as given); `aliases`: their other names (UUIDs).
-    Raises ValueError with the user-facing message."""
+    """'0,1' or 'all' -> GPU ids for CUDA_VISIBLE_DEVICES. `machine`: the GPUs this process may use (None:
+    unknown, an explicit list is taken as given); `aliases`: their UUIDs. ValueError with the user's message."""
     if text.strip() == "all":
         if not machine:
             raise ValueError("--gpus all: no GPU found (nvidia-smi lists none)")

@@ -37,9 +37,8 @@ class JobRequest:
 
 
 def job_name(campaign: str, run_id: str, array: int, run_dir: Path) -> str:
-    """ncucampaign-<campaign>-<run id>-<6 hex of the run directory>-<n>, as a DNS label (lower case,
-    [-a-z0-9], at most 52): two runs of one campaign started in the same second elsewhere on the
-    volume (their run ids alike) still make two Jobs."""
+    """ncucampaign-<campaign>-<run id>-<6 hex of the run directory>-<n>, a DNS label (lower case, [-a-z0-9],
+    at most 52): two runs of one campaign started in one second elsewhere on the volume make two Jobs."""
     where = hashlib.sha256(str(run_dir).encode()).hexdigest()[:6]
     tail = f"-{re.sub(r'[^a-z0-9]+', '-', run_id.lower()).strip('-')}-{where}-{array}"
     head = re.sub(r"[^a-z0-9]+", "-", f"ncucampaign-{campaign.lower()}").strip("-")

@@ -1,6 +1,5 @@
-"""Warnings about campaigns that are valid but probably wrong: `lint_rules.RULES`, each with a stable code
-(NCU0xx) that `lint_ignore:` silences for a target or in `defaults:`; `validate --strict` makes them errors.
-Pure: the installed ncu's sections and sets are passed in."""
+"""Warnings about valid campaigns that are probably wrong: `lint_rules.RULES`, each with a stable code (NCU0xx)
+that `lint_ignore:` silences, and `validate --strict` makes errors. Pure: the installed ncu's lists come in."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The lint rules: functions yielding (key path, message), registered in `RULES` with a stable code. To add one:
-write it, add a `Rule`, and give tests/spec/test_lint.py a campaign that triggers it and one that does not. The
-reasons cite docs/ncu-behaviour.md."""
+"""The lint rules: functions yielding (key path, message), in `RULES` with a stable code. A new one: the function,
+a `Rule`, and a campaign in tests/spec/test_lint.py that triggers it and one that does not."""
 
 from __future__ import annotations
 

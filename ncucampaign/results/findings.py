@@ -134,9 +134,8 @@ class FindingsRead:
 
 
 def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None) -> FindingsRead:
-    """The findings of a report, or of every target's report in a run (`run`: already loaded, e.g.
-    with a Slurm array's records collected); the reports that could not be read (one damaged
-    report does not hide the others) and the targets whose reports hold no rule results."""
+    """The findings of a report, or of each target's report in a run (`run`: loaded, e.g. with a Slurm array's
+    records collected); the reports that could not be read, and the targets whose reports hold no rule results."""
     if is_report_path(path):
         if not path.is_file():
             raise UsageError(f"{path}: no such report")

@@ -1,6 +1,5 @@
-"""How a run's targets were obtained, in a few lines for a person: the discovery traces, each shared
-run's profiled launches against the launches its targets wanted, the verdicts taken on a trace, and
-the targets that ran alone with their reason. Pure (over the manifest)."""
+"""How a run's targets were obtained, in a few lines: the traces, each shared run's profiled launches against
+those wanted, the verdicts taken on a trace, and the targets that ran alone with why. Pure."""
 
 from __future__ import annotations
 

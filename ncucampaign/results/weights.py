@@ -1,6 +1,5 @@
-"""What a finding would gain the whole application: ncu's estimated speedup (a percentage of one
-kernel's time) times that kernel's share of the application's GPU time (the run's timing pass).
-Pure: the manifest's numbers in, gains and their arithmetic out."""
+"""What a finding would gain the whole application: ncu's estimated speedup (of one kernel's time) times that
+kernel's share of the application's GPU time (the timing pass). Pure."""
 
 from __future__ import annotations
 

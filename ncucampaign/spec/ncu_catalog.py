@@ -18,9 +18,8 @@ OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch", "onoff
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """How one campaign key becomes ncu arguments. value: `--flag v`; repeat: `--flag a --flag b`; join:
-    `--flag a,b`; onoff: `--flag on|off`; yes: `--flag yes` when true, else nothing (ncu's default is no,
-    and the manual never writes `--kill no`); switch: `--flag` when true."""
+    """How a campaign key becomes ncu arguments. value `--flag v`; repeat `--flag a --flag b`; join `--flag a,b`;
+    onoff `--flag on|off`; yes `--flag yes` when true (never `--kill no`); switch `--flag` when true."""
 
     key: str
     flag: str

@@ -1,6 +1,5 @@
 """What ncucampaign relies on that differs between ncu versions, in one place. Pure. Only 2025.3.1 was measured;
-later versions' rows come from NVIDIA's documentation (docs/ncu-behaviour.md, "Versions"). A version that cannot
-be read is taken as the measured one."""
+later rows cite NVIDIA's documentation (docs/ncu-behaviour.md, "Versions"); an unreadable version is 2025.3.1."""
 
 from __future__ import annotations
 

@@ -56,9 +56,8 @@ def written_out(items: list[str]) -> str:
 
 
 def refuse_quoted_list(value: str) -> None:
-    """A list inside quotes is one string to YAML (it passed validate and ncu refused it at run
-    time, for every target). An ncu NVTX expression may start with '[' or end with ']', so a bracketed
-    string is a list only when it holds a comma, as `[decode_step/, mlp/]` does."""
+    """A list in quotes is one string to YAML (validate passed it, ncu refused it for every target). NVTX
+    expressions may start with '[' or end with ']', so a bracketed string is a list only with a comma."""
     items = quoted_list(value)
     if items is not None and "," in value:
         raise ValueError(f"a list inside quotes is one string here: write the list itself, {written_out(items)}")

@@ -1,6 +1,5 @@
-"""One invocation's attempts: run ncu, judge the attempt, retry with tenacity when it can help, and
-keep the invocation's record current through the run context's book (every change saved at once).
-Hands back the record; calls nothing above it."""
+"""One invocation's attempts: run ncu, judge the attempt, retry with tenacity when it can help, and keep the
+record current through the context's book (each change saved at once). Hands back the record; calls nothing above."""
 
 from __future__ import annotations
 
@@ -56,9 +55,8 @@ def run_attempts(
     lane: str | None = None,
     read_results: bool = True,
 ) -> TargetRecord:
-    """Run `inv` until it is ok, fails for good or is stopped; `record` (in the context's book) holds
-    every attempt. `read_results` False: count results from ncu's console (a shared run or trace,
-    whose report is only imported again)."""
+    """Run `inv` until ok, failed for good or stopped; `record` (in the book) holds every attempt. `read_results`
+    False: results counted from ncu's console (a shared run or trace, whose report is only imported again)."""
     _TargetAttempts(ctx, inv, argv, record, lane, read_results).run()
     return record
 

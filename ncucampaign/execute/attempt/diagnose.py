@@ -148,9 +148,8 @@ def closest_kernels(pattern: str, available: Sequence[str], is_regex: bool = Fal
 
 
 def evident_filter(pattern: str, available: Sequence[str], is_regex: bool = False) -> str | None:
-    """The filter for what a misspelled one evidently meant: the closest exact name; a regex only when
-    several names are equally close and a regex selects exactly those among the available kernels
-    (a misspelled rmsnrm_kernel means rmsnorm_kernel, not every *_kernel)."""
+    """The filter a misspelled one evidently meant: the closest exact name; a regex only when several names are
+    equally close and it selects exactly those (a misspelled rmsnrm_kernel means rmsnorm_kernel, not *_kernel)."""
     scored = _scored(pattern, available, is_regex)
     if not scored:
         return None

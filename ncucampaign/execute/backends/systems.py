@@ -1,6 +1,5 @@
-"""The backends of `run`, one line each: this machine, Slurm and Kubernetes. `run` looks the request's
-backend up here, and collect and the run's display look up a submission's `backend`. A new backend is
-one folder beside slurm/ and k8s/ and one line here."""
+"""The backends of `run`, one line each: here, Slurm, Kubernetes. `run` looks a request's backend up here, collect
+and the display a submission's `backend`. A new backend: a folder beside slurm/ and k8s/, and a line here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Short commands whose output is wanted whole (ncu --import, --version, git, sbatch): captured,
-bounded by a timeout, and (when handed the run's stop request) ended with the run.
-Each runs in its own session, so that stopping it stops everything it started."""
+"""Short commands whose output is wanted whole (ncu --import, --version, git, sbatch): captured, bounded by a
+timeout, ended with the run's stop request, each in its own session so that stopping it stops all it started."""
 
 from __future__ import annotations
 

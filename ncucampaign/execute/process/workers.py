@@ -72,9 +72,8 @@ class _Worker:
 
 
 class WorkerPool:
-    """At most `most` workers running `argv`, kept idle between requests; a request that finds them
-    all busy waits for one (loading NVIDIA's reader costs more than most reads: measured 11
-    workers started at once for 11 splits, 1.6 s of the run's own time)."""
+    """At most `most` workers running `argv`, idle between requests; a request finding all busy waits (loading
+    NVIDIA's reader costs more than most reads: 11 workers started for 11 splits took 1.6 s of own time)."""
 
     def __init__(self, argv: Sequence[str], env_additions: Mapping[str, str], most: int = 2) -> None:
         self.argv, self.env_additions, self.most = list(argv), dict(env_additions), max(1, most)

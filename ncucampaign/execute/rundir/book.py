@@ -1,6 +1,5 @@
-"""Where a run's records go: the manifest in memory, written after every change through the function it is
-handed (manifest.json, or a batch task's record file). Attempts, shared runs, splits and traces change records
-only through `commit`, so a crash loses nothing recorded."""
+"""Where a run's records go: the manifest in memory, written after every change through the function handed in
+(manifest.json, or a batch task's record). Everything changes records through `commit`: a crash loses none."""
 
 from __future__ import annotations
 
@@ -60,9 +59,8 @@ def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecor
 
 
 class RecordBook:
-    """The manifest of one run (or one batch task) and the lock every change to it takes. `write` saves
-    its JSON; `shared_prefix` names its shared runs ("shared/<job>_<task>-" in a task, whose siblings
-    write into the same reports/shared/)."""
+    """The manifest of one run (or batch task) and the lock every change takes. `write` saves its JSON;
+    `shared_prefix` names its shared runs ("shared/<job>_<task>-" in a task: siblings share reports/shared/)."""
 
     def __init__(self, manifest: Manifest, write: Callable[[Any], object], shared_prefix: str = "shared/") -> None:
         self.manifest = manifest

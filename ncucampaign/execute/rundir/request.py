@@ -1,6 +1,5 @@
-"""What `run` is asked to do, as one frozen value: built once from the command line (commands/running/
-request.py) or by `ab` per run, handed to every step, and kept in the manifest, where `run --resume` reads it
-back. Nothing downstream reads an argv."""
+"""What `run` is asked to do, as one frozen value: built once from the command line or by `ab` per run, handed to
+every step, kept in the manifest for `run --resume` to read back. Nothing downstream reads an argv."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The status of a target and of each attempt (words the manifest records), and what a shared run is: a union,
-a discovery trace, or the timing pass. Records say so in `kind`; the runs' names still say it too, which is how
-a manifest older than `kind` is read."""
+"""The status of a target and of each attempt, and what a shared run is (union, discovery trace, timing pass):
+records say so in `kind`, and their names still say it, which is how a manifest older than `kind` is read."""
 
 from __future__ import annotations
 

@@ -72,9 +72,8 @@ def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections, con
 def settled(
     ctx: RunContext, found: TraceSelections, misses: Sequence[Short], verified: int, refused: int
 ) -> tuple[list[TargetRecord], list[tuple[Invocation, str]]]:
-    """The misses on a trace whose listing is not ncu's own: closed on it once ncu's runs confirmed it
-    (`verified` splits verified against it, none `refused`: the launches it lists are ncu's); otherwise
-    handed back with why, to run alone (their own runs decide)."""
+    """The misses on a trace whose listing is not ncu's own: closed on it once ncu's runs confirmed it (splits
+    `verified` against it, none `refused`); otherwise handed back with why, to run alone."""
     if verified and not refused:
         confirmed = f"{verified} splits verified against it confirmed it"
         return [decide_miss(ctx, short.member, found, confirmed) for short in misses], []

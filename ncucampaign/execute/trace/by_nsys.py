@@ -101,9 +101,8 @@ def _libraries(tools: NsysTools) -> dict[str, str]:
 
 
 def profile_argv(nsys: Path, out_base: Path, app_argv: Sequence[str]) -> list[str]:
-    """CUDA API and NVTX only: no CPU sampling, no context switches; a CUDA graph's kernels one by
-    one, as ncu profiles them (by default nsys records a graph launch whole: on the zoo's `compiled`
-    its 16 graphed kernels were missing; docs/ncu-behaviour.md)."""
+    """CUDA API and NVTX only (no CPU sampling, no context switches); a CUDA graph's kernels one by one, as ncu
+    profiles them (nsys records a graph launch whole by default: `compiled` lost 16 kernels; docs/ncu-behaviour.md)."""
     return [str(nsys), "profile", "-t", "cuda,nvtx", "-s", "none", "--cpuctxsw=none", "--cuda-graph-trace=node",
             "-f", "true", "-o", str(out_base), *app_argv]  # fmt: skip
 

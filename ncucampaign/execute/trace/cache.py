@@ -83,9 +83,8 @@ class TraceCache:
         return value if value is not None and 0 < value < 1e6 else None
 
     def find(self, key: TraceKey) -> Cached | str | None:
-        """The kept trace of `key`: made by this run, or kept by an earlier one and still the file it
-        kept (its stamp and digest, recorded beside it, hold); a string: why a kept file is not
-        believed (damaged, replaced, or kept without a seal); None: nothing kept."""
+        """The kept trace of `key`: this run's, or an earlier one's still the file it kept (stamp and digest
+        hold); a string: why a kept file is not believed (damaged, replaced, kept unsealed); None: none kept."""
         if key.digest in self._this_run and self._this_run[key.digest].is_file():
             return Cached(self._this_run[key.digest], reused=False)
         cached = self._path(key)

@@ -136,9 +136,8 @@ class _Reading:
         return f" where k.shortName in ({','.join(str(short) for short in ids)})"
 
     def ranges(self) -> dict[int, list[Range]]:
-        """Push/pop ranges per thread, by start. A range of a named domain refuses the export: ncu and
-        nsys place them differently (on the zoo's `multirank` ncu listed NCCL's ncclCommInitRankConfig
-        as open at every launch, nsys at none; docs/ncu-behaviour.md)."""
+        """Push/pop ranges per thread, by start. A named domain refuses the export: ncu and nsys place them
+        differently (`multirank`: ncu had NCCL's ncclCommInitRankConfig open at every launch, nsys at none)."""
         columns = self.columns("NVTX_EVENTS")
         if not columns:
             return {}

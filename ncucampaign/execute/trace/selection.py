@@ -1,6 +1,5 @@
-"""What a discovery trace says about a group's members: per member, the launches its own filters
-select in the trace and the ones it wants (ncu re-applies the filters on import; docs/ncu-behaviour.md,
-"Shared runs"), and which members the trace cannot place."""
+"""What a discovery trace says of a group's members: the launches each one's filters select in it and the ones it
+wants (ncu re-applies filters on import: docs/ncu-behaviour.md, "Shared runs"), and who it cannot place."""
 
 from __future__ import annotations
 
@@ -106,9 +105,8 @@ def trace_selections(
 
 
 def member_listings(members: Sequence[Invocation]) -> dict[tuple[str, ...], TargetOptions]:
-    """The listings of a trace that its members need, each distinct filter once (as ncu words), with
-    options holding just those filters: each member's filters, and its kernel and NVTX filters apart
-    (the partition prices a union's window with them)."""
+    """The listings of a trace its members need, each distinct filter once: each member's filters, and its
+    kernel and NVTX filters apart (the partition prices a union's window with them)."""
     wanted: dict[tuple[str, ...], TargetOptions] = {}
     for m in members:
         kernels, nvtx = _part_words(m)

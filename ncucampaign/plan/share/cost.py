@@ -1,6 +1,5 @@
-"""The one price list of sharing: estimated seconds of an application start, a replayed launch per collection,
-a split, a trace; what a target costs alone and a group together, calibrated on this machine's runs or not.
-Every place that prices a group asks here. Pure."""
+"""The one price list of sharing: seconds of an application start, a replayed launch per collection, a split, a
+trace; a target alone and a group together, calibrated on this machine's runs or not. Pure."""
 
 from __future__ import annotations
 

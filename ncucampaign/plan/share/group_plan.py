@@ -1,6 +1,5 @@
-"""One shared group on the trace, composed whole: the union run's invocation, its window, each member's window
-in it, and whether it pays or why not; the driver (execute/shared/run.py) asks once per group, handing in what
-the union's filter selects (listing it may run ncu). Pure."""
+"""One shared group on the trace, composed whole: the union's invocation, its window, each member's window in it,
+and whether it pays or why not; asked once per group by execute/shared/run.py. Pure."""
 
 from __future__ import annotations
 

@@ -123,9 +123,8 @@ def trace_possible(inv: Invocation) -> bool:
 def share_plan(
     invocations: Sequence[Invocation], enabled: bool = True, installed: InstalledNcu | None = None
 ) -> SharePlan:
-    """Groups of invocations that share a run, and the rest with the reason each runs alone. Targets whose
-    filters differ form one group per pool of identical run settings, with one discovery trace, which the run
-    partitions by cost (plan/share/partition.py)."""
+    """Groups of invocations that share a run, and the rest with why each runs alone. Targets whose filters
+    differ make one group per pool of identical settings, one trace, partitioned by cost at run time."""
     if not enabled:
         return SharePlan((), tuple((inv, "sharing is off for this run (--no-share)") for inv in invocations))
     alone: dict[str, str] = {}

@@ -48,9 +48,8 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path, suffix: str) -> d
 
 
 def share_lines(shares: SharePlan, ncu: str, report_dir: Path, suffix: str) -> list[str]:
-    """The shared runs as lines that bash can run: a group with a window from the targets as its union
-    and splits; a trace pool as its targets' own commands, its trace commented (the run partitions
-    the pool on the trace, so its shared runs and their windows exist only then)."""
+    """The shared runs as lines bash can run: a group with a window from the targets as its union and splits; a
+    trace pool as its targets' own commands and its trace commented (it is partitioned only at run time)."""
     lines = []
     for group in shares.groups:
         data = group_data(group, ncu, report_dir, suffix)

@@ -96,9 +96,8 @@ def _union_collection(members: Sequence[Invocation]) -> dict[str, Any]:
 
 
 def picks_possible(options: TargetOptions) -> bool:
-    """A union can select launches by invocation number (`--kernel-id`) only where that was measured
-    (docs/ncu-behaviour.md, "Picked windows"): kernel names matched as function names, no call-stack
-    filter, and a kernel filter that fits the --kernel-id grammar (no ':' in it)."""
+    """A union selects launches by invocation number (`--kernel-id`) only where that was measured ("Picked
+    windows"): names matched as function names, no call-stack filter, and no ':' in the kernel filter."""
     stacks = ("python_include", "python_exclude", "native_include", "native_exclude", "call_stack_type")
     return (
         options.kernel_name_base in (None, "function")
@@ -165,9 +164,8 @@ def split_argv(
 
 
 def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions:
-    """The cheap discovery trace of a group: the union's filters, so that its result IDs count exactly
-    the launches the shared run can profile; one metric; NVTX stacks for the identities; the first
-    `launches` of them (docs/ncu-behaviour.md, "Cost": ~0.02 s a launch)."""
+    """The cheap discovery trace of a group: the union's filters (so result IDs count the launches the shared run
+    can profile), one metric, NVTX stacks for identities, the first `launches` (~0.02 s a launch)."""
     union = union_options(members, with_nvtx=True)
     stacks = ("call_stack_type", "python_include", "python_exclude", "native_include", "native_exclude")
     keep = (

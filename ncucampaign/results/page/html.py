@@ -96,9 +96,8 @@ def _per_result(manifest: Manifest) -> list[str]:
 
 
 def run_link(root: Path, base: Path | None, relative: str) -> str | None:
-    """An href (escaped) for a file the manifest names inside the run directory; None for anything
-    else: an absolute path, one that leaves the run directory, control characters, a URL such as
-    `javascript:...` (a manifest is data, and may have been edited by anyone)."""
+    """An href (escaped) for a file the manifest names inside the run directory; None for anything else (absolute,
+    leaving the run directory, control characters, `javascript:...`): a manifest may have been edited."""
     path = PurePosixPath(relative)
     if not relative or path.is_absolute() or ".." in path.parts or "\\" in relative:
         return None

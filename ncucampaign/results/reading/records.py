@@ -1,6 +1,5 @@
-"""A finished target's results, as manifest records: the report's own metric values (ncu_report),
-and which process each result came from (ncu's console, or its CSV import when several ran).
-`NcuReportReader` is what the execution stage is given to read reports with."""
+"""A finished target's results as manifest records: the report's metric values (ncu_report), and which process
+each came from (ncu's console, or its CSV import when several ran). `NcuReportReader` reads reports for execute/."""
 
 from __future__ import annotations
 

@@ -35,9 +35,8 @@ Systems = Mapping[str, Backend]  # by the manifest's `backend`
 
 
 def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: bool, save: bool = True) -> Collected:
-    """Merge the tasks' records into `manifest` and (with `save`) save it. `clean_up`: also kill the
-    ncu process groups that dead tasks left on this machine. A run that is only being read is
-    neither saved nor cleaned up after (reading a batch run rewrote its manifest)."""
+    """Merge the tasks' records into `manifest`, saved with `save`; `clean_up`: also kill the ncu process groups
+    dead tasks left here. A run only being read is neither saved nor cleaned (reading once rewrote a manifest)."""
     files = BatchFiles(store)
     jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
     active = active_arrays(manifest.slurm_arrays, systems)
@@ -92,9 +91,8 @@ def active_arrays(arrays: list[Submission], systems: Systems) -> set[str] | None
 
 
 def _never_claimed(manifest: Manifest, files: BatchFiles, active: set[str], systems: Systems) -> None:
-    """Targets still pending whose array ended without any task claiming them: the task died before
-    it claimed (it could not start, its Python failed, the node failed): said, with the last line the
-    task printed, instead of a finished run of pending targets and no word why."""
+    """Pending targets of an ended array that no task claimed (it could not start, its Python failed, the node
+    failed), said with the task's last line, instead of a finished run of pending targets and no word why."""
     placed: dict[str, tuple[str, int, str]] = {}
     for array in manifest.slurm_arrays:  # oldest first: the newest array that lists a target runs it
         for index, names in enumerate(array.tasks):

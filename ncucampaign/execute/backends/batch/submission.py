@@ -1,6 +1,5 @@
-"""Handing an opened run to a batch system (Slurm's sbatch, the Kubernetes API), for every system: a
-refused submission of a fresh run leaves no run behind (its folder removed, `latest` where it was),
-and a refused one of a resumed run says how to finish it."""
+"""Handing an opened run to a batch system (sbatch, the Kubernetes API): a refused submission of a fresh run
+leaves no run behind (folder removed, `latest` as it was); one of a resumed run says how to finish it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A pod's side of a Kubernetes Indexed Job: where it runs, from what the Job and the downward API
-give it (JOB_COMPLETION_INDEX; NODE_NAME and POD_NAME, which the Job's pod template sets). It then
-claims and records as every batch task does (execute/backends/batch/task.py)."""
+"""A pod's side of a Kubernetes Indexed Job: where it runs, from the Job and the downward API (JOB_COMPLETION_INDEX;
+NODE_NAME, POD_NAME from the pod template). It claims and records as every batch task does (batch/task.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Asking Slurm about arrays: which are still queued or running, through Slurm's own commands
-(squeue: no accounting database is needed, and `sacct` fails without one).
-And where an array task runs, as its own environment and nvidia-smi say."""
+"""Asking Slurm which arrays are still queued or running, with squeue (no accounting database needed; `sacct`
+fails without one); and where an array task runs, as its environment and nvidia-smi say."""
 
 from __future__ import annotations
 
