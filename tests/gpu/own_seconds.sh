@@ -1,7 +1,8 @@
 #!/bin/bash
 # A run's own seconds by phase (issue 41): a campaign run with its trace made now, then CACHED more
 # times with the trace cached; per run its exit, wall seconds and the manifest's own_seconds. With
-# PROFILE=1 the last cached run runs under cProfile (OUT/cached.prof, its top functions printed).
+# PROFILE=1 the last cached run runs under cProfile (OUT/cached.prof, its top functions printed; the main
+# thread only), with SAMPLE=1 under tests/gpu/thread_sampler.py (OUT/samples.txt: every thread, sampled).
 # Also how long Python takes to import what `run` needs (OUT/importtime.txt).
 #   [PROFILE=1] bash tests/gpu/own_seconds.sh OUT [campaign] [cached runs]
 set -u
@@ -13,9 +14,10 @@ for pass in $(seq 0 "$cached"); do
   label=$([ "$pass" = 0 ] && echo "trace first" || echo "cached $pass")
   profile=()
   [ "${PROFILE:-0}" = 1 ] && [ "$pass" = "$cached" ] && [ "$pass" != 0 ] && profile=(-m cProfile -o "$out/cached.prof")
+  [ "${SAMPLE:-0}" = 1 ] && [ "$pass" = "$cached" ] && [ "$pass" != 0 ] && profile=(tests/gpu/thread_sampler.py "$out/samples.txt" --)
   start=$(date +%s%N)
-  python3 "${profile[@]}" -m ncucampaign run "$campaign" --out "$work/runs" > "$out/run-$pass.log" 2>&1; code=$?
-  echo "== $label: exit $code, $(( ($(date +%s%N) - start) / 1000000 )) ms${profile:+ (under cProfile)}"
+  python3 "${profile[@]}" $([ "${profile[0]:-}" = tests/gpu/thread_sampler.py ] || echo -m ncucampaign) run "$campaign" --out "$work/runs" > "$out/run-$pass.log" 2>&1; code=$?
+  echo "== $label: exit $code, $(( ($(date +%s%N) - start) / 1000000 )) ms${profile:+ (profiled)}"
   grep -E "^(sharing|limit):" "$out/run-$pass.log"
   python3 - "$(ls -d "$work"/runs/*/latest)" <<'PY'
 import json, sys
