@@ -229,3 +229,12 @@ def test_a_partition_holds_still_unless_new_groups_are_priced_below_what_the_kep
     other = KeptPartition((("rms0",), ("rms1", "rms2")), measured_s=1.0)  # other members: the campaign changed
     assert held_still(found, other, costs) == found
     assert held_still(found, None) == found
+
+
+def test_members_that_set_an_environment_are_partitioned_as_the_others() -> None:
+    """The exact partition prices each distinct union once, told apart by the members' options; `env:` (a mapping)
+    is one of them, and the groups are still the cheapest that group_cost alone prices."""
+    env = {"env": {"TORCH_LOGS": "+dynamo"}}
+    members = [placed(f"m{i}", "k", range(0, 60, 3), skip, **env) for i, skip in enumerate((0, 3, 9, 15))]
+    members.append(placed("other", "k", range(0, 60, 3), 4, env={"TORCH_LOGS": "-dynamo"}))
+    assert total(partition(members)) == pytest.approx(min(total(groups) for groups in set_partitions(members)))

@@ -16,7 +16,6 @@ from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.cost import UNCALIBRATED, Costs, alone_seconds, group_seconds, per_launch_s
 from ncucampaign.plan.share.union import picks_possible, union_options
 from ncucampaign.plan.share.windows import picked_ids
-from ncucampaign.spec.model import TargetOptions
 
 EXACT_MEMBERS = 10
 # What a union's options decide of its price: whether `--kernel-id` may pick, and a launch's replay.
@@ -115,8 +114,13 @@ def partition(placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> list[lis
 def _option_classes(ordered: Sequence[Placed]) -> list[int]:
     """Per member, the class of members whose options make the same union (they differ only in what the union
     sets itself), numbered in order."""
-    found: dict[TargetOptions, int] = {}
-    return [found.setdefault(p.member.options.model_copy(update=_SET_BY_UNION), len(found)) for p in ordered]
+    found: dict[tuple[object, ...], int] = {}
+    keys = [tuple(_hashable(v) for k, v in p.member.options if k not in _SET_BY_UNION) for p in ordered]
+    return [found.setdefault(key, len(found)) for key in keys]
+
+
+def _hashable(value: object) -> object:
+    return tuple(sorted(value.items())) if isinstance(value, dict) else value  # `env`: the one mapping
 
 
 @dataclass(frozen=True)
