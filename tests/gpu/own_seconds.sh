@@ -9,6 +9,7 @@ set -u
 out=${1:?OUT folder}; campaign=${2:-tests/gpu/zoo/decode/campaign.yaml}; cached=${3:-2}
 command -v ncu > /dev/null || { echo "own_seconds.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
 mkdir -p "$out"; work=$(mktemp -d)
+python3 -m compileall -q ncucampaign > /dev/null  # as a pip install leaves it (the GPU machine sets PYTHONDONTWRITEBYTECODE)
 python3 -X importtime -m ncucampaign run --help > /dev/null 2> "$out/importtime.txt"
 for pass in $(seq 0 "$cached"); do
   label=$([ "$pass" = 0 ] && echo "trace first" || echo "cached $pass")
