@@ -341,6 +341,34 @@ def test_6_sigterm_while_waiting_to_retry_starts_no_new_attempt(tmp_path: Path, 
     assert record["status"] == "interrupted" and "before attempt 2 started" in record["message"]
 
 
+def test_6_a_stop_just_after_an_attempt_ended_still_closes_the_target_interrupted(
+    tmp_path: Path, write_campaign, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop of test 6 landing after the failed attempt was recorded, before the retry was decided (CI
+    met it once): the target was left app_failed, as if its retries were spent."""
+    from ncucampaign.execute.attempt import attempts
+
+    recorded = attempts._TargetAttempts._record
+
+    def record_then_stop(self: attempts._TargetAttempts, *args: object) -> None:
+        recorded(self, *args)  # type: ignore[arg-type]
+        self.stop.request(1)  # what SIGTERM's handler does
+
+    monkeypatch.setattr(attempts._TargetAttempts, "_record", record_then_stop)
+    monkeypatch.setenv("PATH", fake_env()["PATH"])
+    monkeypatch.setenv("FAKE_NCU_REPORTS", fake_env()["FAKE_NCU_REPORTS"])
+    campaign = write_campaign(
+        f"- name: flaky\n  kernel_name: rmsnorm_kernel\n  retries: 2\n  retry_delay: 60\n"
+        f"  args: [--flaky-file, {json.dumps(str(tmp_path / 'flaky'))}]\n"
+    )
+    with contextlib.redirect_stdout(io.StringIO()), signal_handlers_restored():
+        code = main(["run", str(campaign), "--out", str(tmp_path / "runs")])
+    record = target(load_manifest(tmp_path / "runs")[1], "flaky")
+    assert [a["status"] for a in record["attempts"]] == ["app_failed"]
+    assert record["status"] == "interrupted" and "before attempt 2 started" in record["message"], record
+    assert code == 130
+
+
 @pytest.mark.parametrize("refusal", ["other-campaign", "corrupt-manifest"])
 def test_7_a_refused_resume_rewrites_nothing(tmp_path: Path, write_campaign, refusal: str) -> None:
     campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n")

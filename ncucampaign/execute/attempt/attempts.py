@@ -88,7 +88,8 @@ class _TargetAttempts:
         retrying = Retrying(
             stop=stop_after_attempt(self.inv.retries + 1),
             wait=wait_exponential(multiplier=self.inv.retry_delay, max=MAX_RETRY_WAIT_S),
-            retry=retry_if_result(lambda verdict: verdict.retryable and not self.stop.level),
+            # a stop decides in `attempt`: also one that came after the attempt ended closes the target interrupted
+            retry=retry_if_result(lambda verdict: verdict.retryable),
             sleep=self.stop.sleep,
             before_sleep=self._before_sleep,
             retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
@@ -108,6 +109,8 @@ class _TargetAttempts:
         self.record.status, self.record.message = Status.APP_FAILED, message
 
     def _before_sleep(self, state: object) -> None:
+        if self.stop.level:  # announced as finished already: no retry will start
+            return
         wait = getattr(getattr(state, "next_action", None), "sleep", 0.0)
         self.ctx.reporter.attempt_finished(self.inv, self.record.attempts[-1], float(wait))
 
