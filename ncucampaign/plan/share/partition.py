@@ -14,16 +14,12 @@ from functools import cache
 
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.cost import UNCALIBRATED, Costs, alone_seconds, group_seconds, per_launch_s
-from ncucampaign.plan.share.union import picks_possible, union_options
+from ncucampaign.plan.share.union import SET_BY_UNION, picks_possible, union_options
 from ncucampaign.plan.share.windows import picked_ids
 
 EXACT_MEMBERS = 10
 # What a union's options decide of its price: whether `--kernel-id` may pick, and a launch's replay.
 UnionPrice = tuple[bool, float]
-# The options a union sets itself (plan/share/union.py): members that differ only in these make the same union.
-_SET_BY_UNION = dict.fromkeys(
-    ("launch_skip", "launch_count", "launch_skip_before_match", "kill", "lint_ignore", "share")
-)
 
 
 @dataclass(frozen=True)
@@ -115,7 +111,7 @@ def _option_classes(ordered: Sequence[Placed]) -> list[int]:
     """Per member, the class of members whose options make the same union (they differ only in what the union
     sets itself), numbered in order."""
     found: dict[tuple[object, ...], int] = {}
-    keys = [tuple(_hashable(v) for k, v in p.member.options if k not in _SET_BY_UNION) for p in ordered]
+    keys = [tuple(_hashable(v) for k, v in p.member.options if k not in SET_BY_UNION) for p in ordered]
     return [found.setdefault(key, len(found)) for key in keys]
 
 

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from ncucampaign.plan.argv import escape_macros, render_option
@@ -22,6 +23,10 @@ from ncucampaign.spec.roles import IMPORT_FILTERS
 # filters, applied by the run.
 _INCLUDES = ("nvtx_include", "python_include", "native_include")
 _EXCLUDES = ("nvtx_exclude", "python_exclude", "native_exclude")
+# What a union sets itself, whatever its members say: members that differ only in these make the same union.
+SET_BY_UNION: Mapping[str, object] = MappingProxyType(
+    dict.fromkeys(("launch_skip", "launch_count", "launch_skip_before_match", "lint_ignore", "share")) | {"kill": True}
+)
 # `--set` names whose sections contain the previous one's (ncu --list-sets: basic < detailed < full).
 SET_ORDER = ("basic", "detailed", "full")
 TRACE_METRIC = "gpu__time_duration.sum"
@@ -80,8 +85,7 @@ def union_options(members: Sequence[Invocation], with_nvtx: bool) -> TargetOptio
     values["call_stack_type"] = tuple(dict.fromkeys(stacks)) or None
     values["nvtx"] = True if with_nvtx or any(m.options.nvtx for m in members) else None
     values.update(_union_collection(members))
-    values.update(launch_skip=None, launch_count=None, launch_skip_before_match=None, kill=True)
-    values.update(lint_ignore=None, share=None)
+    values.update(SET_BY_UNION)
     return TargetOptions.model_construct(**values)
 
 
