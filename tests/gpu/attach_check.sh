@@ -7,7 +7,7 @@
 #   bash tests/gpu/attach_check.sh OUT
 set -u
 out=${1:?OUT folder}; mkdir -p "$out"; app="python3 tests/gpu/kernel_id_app.py"
-base="--metrics launch__grid_size --nvtx --config-file off --rename-kernels off"
+base="--metrics launch__grid_size --config-file off"  # what a session takes; --nvtx is the launcher's (attach refuses it)
 listed() {
   python3 - "$1" <<'PY'
 import os, subprocess, sys
@@ -21,7 +21,7 @@ PY
 }
 session() {  # variant, session name, then ncu's options
   local variant=$1 name=$2; shift 2; local start; start=$(date +%s%N)
-  timeout 120 ncu --mode attach "$@" $base -f -o "$out/$variant-$name" > "$out/$variant-$name.log" 2>&1
+  timeout 30 ncu --mode attach "$@" $base -f -o "$out/$variant-$name" > "$out/$variant-$name.log" 2>&1
   local code=$?
   printf "  %-8s exit %s %5s ms  " "$name" "$code" "$(( ($(date +%s%N) - start) / 1000000 ))"
   listed "$out/$variant-$name.ncu-rep"
@@ -30,9 +30,9 @@ session() {  # variant, session name, then ncu's options
 variant() {  # name, then the launcher's extra ncu options; attach sessions get ATTACH's options
   local name=$1; shift
   echo "== $name"
-  timeout 300 ncu --mode launch "$@" $app > "$out/$name-launch.log" 2>&1 &
+  timeout 45 ncu --mode launch --nvtx "$@" $app > "$out/$name-launch.log" 2>&1 &
   local launcher=$! waited=0
-  until grep -q "Waiting for profiler" "$out/$name-launch.log" 2> /dev/null || [ $waited -ge 600 ]; do
+  until grep -q "Waiting for profiler" "$out/$name-launch.log" 2> /dev/null || [ $waited -ge 300 ]; do
     sleep 0.1; waited=$((waited + 1))
   done
   session "$name" first "${ATTACH[@]}" --kernel-id ::probe_kernel:5 -c 1
@@ -41,4 +41,3 @@ variant() {  # name, then the launcher's extra ncu options; attach sessions get 
 }
 ATTACH=(--hostname 127.0.0.1); variant localhost
 ATTACH=(); variant default_host
-ATTACH=(--hostname 127.0.0.1 --port 49300); variant own_port --port 49300
