@@ -150,6 +150,7 @@ class _MemberSplit:
         if problem is not None:  # exported before the union was listed: not this target's report after all
             self.report.unlink(missing_ok=True)
             return Split(self.member, False, problem.reason, problem.detail)
+        info = self._report_info(results, read is not None)  # digested before the lock: ten under it queued 0.2 s
         attempt = AttemptRecord(
             number=previous + 1,
             started_at=started,
@@ -160,8 +161,17 @@ class _MemberSplit:
             message=f"split out of {self.shared.name}",
             report=self.ctx.run.relative(self.report),
         )
-        self.ctx.book.commit(lambda: self._record(attempt, read, results, command))
+        self.ctx.book.commit(lambda: self._record(attempt, read, info, command))
         return Split(self.member, True)
+
+    def _report_info(self, results: int, from_report: bool) -> ReportInfo:
+        return ReportInfo(
+            path=self.ctx.run.relative(self.report),
+            bytes=self.report.stat().st_size,
+            sha256=sha256_of(self.report),
+            results=results,
+            results_from="report" if from_report else "console",
+        )
 
     def _verification(self) -> str:
         if self.window.from_trace:
@@ -170,18 +180,12 @@ class _MemberSplit:
         where = f"launch {first}" if first == last else f"launches {first}-{last}"
         return f"exact by construction: the same filters as {self.shared.name}, of whose launches it holds {where}"
 
-    def _record(self, attempt: AttemptRecord, read: list[ResultRecord] | None, results: int, command: str) -> None:
-        record, run = self.record, self.ctx.run
+    def _record(self, attempt: AttemptRecord, read: list[ResultRecord] | None, info: ReportInfo, command: str) -> None:
+        record = self.record
         record.attempts.append(attempt)
         record.status, record.message, record.diagnosis = Status.OK, attempt.message, []
         record.seconds = attempt.seconds
-        record.report = ReportInfo(
-            path=run.relative(self.report),
-            bytes=self.report.stat().st_size,
-            sha256=sha256_of(self.report),
-            results=results,
-            results_from="report" if read is not None else "console",
-        )
+        record.report = info
         record.results = read or []
         record.gpus = self.shared.gpus
         record.obtained = Obtained(
