@@ -285,3 +285,17 @@ def test_cached_runs_hold_their_groups_still_and_keep_what_was_measured_cheapest
     data["partition"] = {"groups": kept, "measured_s": 0.001}
     side.write_text(json.dumps(data))
     assert union_groups(cached_run()) == sorted(sorted(group) for group in kept)
+
+
+def test_the_limit_lines_start_is_the_trace_less_its_traced_launches_never_its_whole_seconds(tmp_path: Path) -> None:
+    # Each launch the fake profiles takes 30 ms, so the trace's seconds are mostly its traced launches:
+    # a line that took them for the start would print the trace's seconds.
+    done, manifest = run(tmp_path, FAR_APART, FAKE_NCU_SECONDS_PER_KERNEL="0.03")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (trace,) = [r for r in manifest["shared_runs"] if r["kind"] == "trace"]
+    traced, price = trace["report"]["results"], trace["launch_s"]
+    assert traced > 40 and price > 0
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("limit:")]
+    start = f"one application start {trace['seconds'] - traced * price:.1f} s: the discovery trace by ncu, "
+    assert start + f"less its {traced} traced launches at {price * 1000:.1f} ms each" in line, line
+    assert f"one application start {trace['seconds']:.1f} s" not in line
