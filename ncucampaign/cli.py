@@ -36,9 +36,9 @@ COMMANDS = (
     "report",
     "schema",
     "doctor",
-    "slurm-task",
-    "k8s-task",
+    "task",  # each batch backend's `<backend>-task` (commands/task.py)
 )
+TASK_SUFFIX = "-task"
 
 
 class _CommandsFormatter(argparse.HelpFormatter):
@@ -75,6 +75,8 @@ def commands_for(argv: Sequence[str] | None) -> tuple[str, ...]:
     mistyped command, or none)."""
     words = list(sys.argv[1:] if argv is None else argv)
     first = next((word for word in words if not word.startswith("-")), None)
+    if first is not None and first.endswith(TASK_SUFFIX) and words[0] == first:
+        return ("task",)
     return (first,) if first in COMMANDS and words[0] == first else COMMANDS
 
 

@@ -58,9 +58,14 @@ def test_piped_output_is_not_wrapped_at_80_columns_on_stdout_or_stderr(capsys) -
 
 def test_every_command_of_the_help_has_its_text_on_its_own_line() -> None:
     """Before the fix: `summarize` and `reference` stood alone on a line, their text on the next."""
-    from ncucampaign.cli import COMMANDS, build_parser
+    import argparse
 
-    shown = build_parser([]).format_help().splitlines()
-    for command in COMMANDS:
+    from ncucampaign.cli import build_parser
+
+    parser = build_parser([])
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert {"run", "slurm-task", "k8s-task"} <= set(commands.choices)  # every command module's, tasks too
+    shown = parser.format_help().splitlines()
+    for command in commands.choices:
         (line,) = [line for line in shown if line.strip().split(" ")[0] == command]
         assert len(line.split()) > 1, line

@@ -118,3 +118,29 @@ def test_a_resume_reads_the_manifest_once_and_keeps_the_request_the_run_was_star
     _, again = load_manifest(tmp_path / "runs")
     assert again["request"]["no_share"] is True and again["request"]["samples"] == 2  # kept, as recorded
     assert len(again["resumed"]) == 1 and [len(t["attempts"]) for t in again["targets"]] == [2]
+
+
+def test_each_batch_backends_task_command_comes_from_the_table_and_no_command_module_names_a_backend() -> None:
+    """slurm-task and k8s-task were two command modules that each imported their backend's own modules."""
+    from ncucampaign.cli import commands_for
+    from ncucampaign.execute.backends.systems import BATCH
+
+    commands = ROOT / "ncucampaign" / "commands"
+    naming = [
+        p.name for p in commands.rglob("*.py") if "backends.slurm" in p.read_text() or "backends.k8s" in p.read_text()
+    ]
+    assert naming == []
+    parser = build_parser(["slurm-task"])
+    for backend in BATCH.values():
+        name = backend.words.task_command
+        assert commands_for([name, "RUN", "--array", "1"]) == ("task",)  # its start imports that command alone
+        parsed = parser.parse_args(
+            [name, "RUN", "--array", "3", *(["--index", "2"] if backend.words.task_index_help else [])]
+        )
+        assert parsed.handler.args == (backend,) and parsed.array == 3
+    with pytest.raises(UsageError, match="no batch tasks"):
+        BACKENDS["here"].task_index({}, 1, 0)
+    with pytest.raises(UsageError, match="needs --index"):
+        BACKENDS["slurm"].task_index({"tasks": [["a"]]}, 1, None)
+    with pytest.raises(UsageError, match="is not a Kubernetes Job"):
+        BACKENDS["kubernetes"].task_index({"tasks": [["a"]], "backend": "slurm"}, 1, None)

@@ -5,16 +5,17 @@ these verbs, and nothing outside the backends' folders asks which backend it hol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.execute.rundir.manifest import Submission
+from ncucampaign.execute.rundir.manifest import Submission, TaskPlacement
 from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.units import RunResult
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.units import ArrayTask
@@ -47,6 +48,9 @@ class Words:
     task: str = ""  # "its Slurm task (job {job}, task {index}{on})"
     running: str = ""  # why {what} (a resume) waits: its submissions {jobs} still run
     follow: str = ""  # how to follow submissions {jobs} that still run
+    task_command: str = ""  # the command one of its tasks runs, not meant to be typed: "slurm-task"
+    task_help: str = ""  # that command's help
+    task_index_help: str = ""  # what its --index is given (none: the task finds its index itself)
 
     def task_words(self, job: object, index: object, node: object = None) -> str:
         return self.task.format(job=job, index=index, on=f" on {node}" if node else "")
@@ -108,6 +112,15 @@ class Backend(Protocol):
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         """Which of these submissions still run; None when the system cannot say."""
+        ...
+
+    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
+        """Which task of submission `array` (its task list: `listing`) this process runs, in the batch system
+        (`given`: the task command's --index)."""
+        ...
+
+    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
+        """Where this task runs, from what the batch system tells it."""
         ...
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:

@@ -4,17 +4,20 @@ attempts were stopped gracefully, so their reports are kept."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from ncucampaign.errors import EXIT_INTERRUPTED
+from ncucampaign.errors import EXIT_INTERRUPTED, UsageError
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.request import HERE, RunRequest
+from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.timing_pass import weigh
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
@@ -108,6 +111,12 @@ class LocalBackend:
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return set()  # nothing is submitted: nothing runs elsewhere
+
+    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
+        raise UsageError("a run here has no batch tasks")
+
+    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
+        raise UsageError("a run here has no batch tasks")
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
         return ""

@@ -3,20 +3,26 @@ volume, an index a unit; the Job starts a new pod for an index whose pod was kil
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
+from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.k8s.api import active_jobs, require_cluster
 from ncucampaign.execute.backends.k8s.settings import FLAGS, KUBERNETES_BACKEND, k8s_runs_root, k8s_settings
 from ncucampaign.execute.backends.k8s.submit import submit_job
+from ncucampaign.execute.backends.k8s.task import pod_index, pod_placement
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
 from ncucampaign.plan.units import ArrayTask
@@ -41,6 +47,8 @@ class KubernetesSystem:
         running="{what}: Kubernetes Job {jobs} of this run still runs; wait for it",
         follow="Kubernetes Job {jobs} still running",
         stopping="stopping once the submission is recorded; the Job runs on (delete it as shown)",
+        task_command="k8s-task",
+        task_help="(used by run --k8s's Job) run one index of an Indexed Job",
     )
     flags: tuple[Flag, ...] = FLAGS
     ncu_elsewhere = True  # the pods' image may hold ncu: the submitting machine needs none
@@ -90,6 +98,14 @@ class KubernetesSystem:
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)
+
+    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
+        if not isinstance(listing.get("job_id"), str) or listing.get("backend") != KUBERNETES_BACKEND:
+            raise UsageError(f"array {array} is not a Kubernetes Job")
+        return pod_index(os.environ)  # the Job's JOB_COMPLETION_INDEX
+
+    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
+        return pod_placement(BatchFiles(store), str(listing["job_id"]), os.environ)
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
         return f"kubectl logs -n {job.replace('/', ' job/')} shows what it printed"  # the cluster's, not a file here

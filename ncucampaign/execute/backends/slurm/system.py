@@ -4,19 +4,23 @@ submitted with sbatch and followed with squeue."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.attempt.context import Reporter
+from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
-from ncucampaign.execute.backends.slurm.queue import active_jobs, slurm_command
+from ncucampaign.execute.backends.slurm.queue import active_jobs, placement, slurm_command
 from ncucampaign.execute.backends.slurm.submit import submit_array
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.slurm import batch_script, check_slurm_args
 from ncucampaign.plan.units import ArrayTask
@@ -40,6 +44,9 @@ class SlurmSystem:
         "cleanly with `scancel -b -s INT {first}`",
         follow="Slurm array job {jobs} still running: `squeue -j {jobs}`",
         stopping="stopping once the submission is recorded; the array runs on (cancel it as shown)",
+        task_command="slurm-task",
+        task_help="(used by run --slurm's batch script) run one array task",
+        task_index_help="$SLURM_ARRAY_TASK_ID",
     )
     flags: tuple[Flag, ...] = (
         Flag(SLURM_ARG, "an sbatch option for the array, e.g. --slurm-arg=--partition=gpu (repeatable)", "ARG", True),
@@ -104,6 +111,14 @@ class SlurmSystem:
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)
+
+    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
+        if given is None:  # the batch script gives it (plan/slurm.py)
+            raise UsageError("slurm-task needs --index (the array task's $SLURM_ARRAY_TASK_ID)")
+        return given
+
+    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
+        return placement(BatchFiles(store))
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
         if tail is None:
