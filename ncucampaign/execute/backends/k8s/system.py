@@ -101,7 +101,7 @@ class KubernetesSystem:
 
     def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
         if not isinstance(listing.get("job_id"), str) or listing.get("backend") != KUBERNETES_BACKEND:
-            raise UsageError(f"array {array} is not a Kubernetes Job")
+            raise UsageError(f"array {array} is not a Kubernetes Job (its task list says {listing.get('backend')!r})")
         return pod_index(os.environ)  # the Job's JOB_COMPLETION_INDEX
 
     def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
