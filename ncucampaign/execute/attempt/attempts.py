@@ -18,7 +18,7 @@ from ncucampaign.execute.attempt.refusals import MachineRefused, machine_refusal
 from ncucampaign.execute.attempt.stall import stall_watch
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.cache_files import sha256_of
+from ncucampaign.execute.rundir.cache_files import report_info
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
@@ -259,10 +259,6 @@ class _TargetAttempts:
         if not self.report.is_file() or (self.last is not None and not self.last.readable):
             return None
         judged = self.last
-        return ReportInfo(
-            path=self.run_dir.relative(self.report),
-            bytes=self.report.stat().st_size,
-            sha256=sha256_of(self.report),
-            results=judged.results if judged and judged.report_exists else None,
-            results_from=judged.results_from if judged and judged.report_exists else None,
-        )
+        counted = judged if judged is not None and judged.report_exists else None
+        results, results_from = (counted.results, counted.results_from) if counted else (None, None)
+        return report_info(self.report, self.run_dir.relative(self.report), results, results_from)

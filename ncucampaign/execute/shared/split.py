@@ -13,7 +13,7 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.cache_files import sha256_of
+from ncucampaign.execute.rundir.cache_files import report_info
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Obtained, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
@@ -150,7 +150,8 @@ class _MemberSplit:
         if problem is not None:  # exported before the union was listed: not this target's report after all
             self.report.unlink(missing_ok=True)
             return Split(self.member, False, problem.reason, problem.detail)
-        info = self._report_info(results, read is not None)  # digested before the lock: ten under it queued 0.2 s
+        shown = self.ctx.run.relative(self.report)
+        info = report_info(self.report, shown, results, "report" if read is not None else "console")  # before the lock
         attempt = AttemptRecord(
             number=previous + 1,
             started_at=started,
@@ -159,19 +160,10 @@ class _MemberSplit:
             exit_code=0,
             status=Status.OK,
             message=f"split out of {self.shared.name}",
-            report=self.ctx.run.relative(self.report),
+            report=shown,
         )
         self.ctx.book.commit(lambda: self._record(attempt, read, info, command))
         return Split(self.member, True)
-
-    def _report_info(self, results: int, from_report: bool) -> ReportInfo:
-        return ReportInfo(
-            path=self.ctx.run.relative(self.report),
-            bytes=self.report.stat().st_size,
-            sha256=sha256_of(self.report),
-            results=results,
-            results_from="report" if from_report else "console",
-        )
 
     def _verification(self) -> str:
         if self.window.from_trace:

@@ -21,7 +21,7 @@ from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.process.groups import RUN_MARKER, run_in_group
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.cache_files import sha256_of
+from ncucampaign.execute.rundir.cache_files import report_info
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.cache import NSYS_SUFFIX, TraceCache, TraceKey
@@ -223,8 +223,7 @@ def _read(
 
 
 def _report_info(ctx: RunContext, kept: Path, launches: int) -> ReportInfo:
-    size, digest = kept.stat().st_size, sha256_of(kept)
-    return ReportInfo(path=ctx.run.relative(kept), bytes=size, sha256=digest, results=launches, results_from="report")
+    return report_info(kept, ctx.run.relative(kept), launches, "report")
 
 
 def _why_not_profiled(code: int | None, timed_out: bool, interrupted: bool, timeout: float | None) -> str | None:
