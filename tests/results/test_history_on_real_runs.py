@@ -16,7 +16,7 @@ import yaml
 
 from tests.conftest import ROOT, fake_env, run_cli_here
 
-FIXTURES = ROOT / "tests" / "fixtures" / "history_h200"
+FIXTURES = ROOT / "tests" / "fixtures" / "history_real_runs"
 
 
 def runs(tmp_path: Path, side: str) -> list[Path]:

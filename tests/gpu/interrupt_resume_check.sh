@@ -1,14 +1,14 @@
 #!/bin/bash
-# Issue 40 on real ncu, on the zoo's workloads (none written for issue 40): doctor; `run` with the
+# Interrupts and resumes on real ncu, on the zoo's workloads (none written for this check): doctor; `run` with the
 # defaults users get (shared, trace first) on several workloads, every ncu command line logged, so that
 # the processes a run starts are counted (no counters probe of its own); a Ctrl-C during a real
 # attempt (exit 130, the run interrupted) and the --resume that finishes it; a kill -9 a second in and
 # the --resume that finishes it.
-#   bash tests/gpu/round4_check.sh OUT [workload ...]
+#   bash tests/gpu/interrupt_resume_check.sh OUT [workload ...]
 set -u
 out=${1:?OUT folder}; shift
 workloads=${*:-decode cuda_cpp streams convnet}
-command -v ncu > /dev/null || { echo "round4_check.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
+command -v ncu > /dev/null || { echo "interrupt_resume_check.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
 mkdir -p "$out"; work=$(mktemp -d)
 . "$(dirname "$0")/logging_ncu.sh"; logging_ncu "$work"
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
