@@ -6,6 +6,7 @@
     python tests/benchmarks/bench.py shared --campaign campaigns/shared.yaml  # GPU: shared runs vs --no-share
     python tests/benchmarks/bench.py read --targets 20000       # CPU: summarize and compare a huge run
     python tests/benchmarks/bench.py zoo --only randn_decode    # GPU: shared runs on the zoo (zoo.py)
+    python tests/benchmarks/bench.py scale --sizes 20 200 1000 10000   # CPU: one pool of N targets (scale.py)
     python tests/benchmarks/bench.py all ...
 
 overhead: the campaign through `ncucampaign run` against the very commands `ncucampaign plan`
@@ -354,7 +355,7 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "all"))
+    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "scale", "all"))
     parser.add_argument("--json", type=Path, default=None, help="zoo: write the rows here as they come")
     parser.add_argument("--capture", type=Path, default=None, help="zoo: keep ncu's listings of each workload here")
     parser.add_argument(
@@ -368,6 +369,9 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--gpus", action="append", default=[], help="a --gpus list to try (repeatable)")
     parser.add_argument("--targets", type=int, default=10_000)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 1000, 10_000], help="scale: pool sizes")
+    parser.add_argument("--code", type=Path, default=None, help="scale: also run this checkout, back to back")
+    parser.add_argument("--limit", type=float, default=900.0, help="scale: stop a run after this many seconds")
     args = parser.parse_args()
     if args.what in ("plan", "all"):
         bench_plan(args.targets)
@@ -379,6 +383,11 @@ def main() -> int:
         bench_overhead(args.campaign, args.only, args.reps)
     if args.what in ("shared", "all"):
         bench_shared(args.campaign, args.keep, not args.no_warm)
+    if args.what == "scale":
+        from tests.benchmarks.scale import bench_scale
+
+        bench_scale(args.sizes, args.code, args.limit, args.keep)
+        return 0
     if args.what == "zoo":
         from tests.benchmarks.zoo import bench_zoo
 
