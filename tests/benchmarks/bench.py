@@ -102,6 +102,14 @@ def bench_plan(targets: int) -> None:
     )
     partition_s = timed(_exact_partition)
     ROWS.append(("partition of a 10-member trace pool (CPU)", f"{partition_s:.3f} s", "exact: 2^10 groups priced"))
+    from tests.plan.test_partition_search import scale_pool
+
+    for size in (1000, 10_000):
+        members, costs = scale_pool(size)
+        from ncucampaign.plan.share.partition import partition
+
+        seconds = timed(lambda members=members, costs=costs: partition(members, costs))
+        ROWS.append((f"partition of a {size:,}-member trace pool (CPU)", f"{seconds:.2f} s", "bench.py scale's pool"))
 
 
 def _exact_partition() -> None:
@@ -110,7 +118,8 @@ def _exact_partition() -> None:
     import random
 
     from ncucampaign.plan.share.cost import Costs
-    from ncucampaign.plan.share.partition import EXACT_MEMBERS, Placed, partition
+    from ncucampaign.plan.share.partition import EXACT_MEMBERS, partition
+    from ncucampaign.plan.share.pricing import Placed
     from tests.conftest import invocation
 
     rng = random.Random(1)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.plan.share.cost import Costs
-from ncucampaign.plan.share.partition import EXACT_MEMBERS, Placed, group_cost, partition
+from ncucampaign.plan.share.partition import EXACT_MEMBERS, partition
+from ncucampaign.plan.share.pricing import Placed, group_cost
 from tests.conftest import invocation
 
 BASE = invocation(kernel_name="k", launch_count=1, sections=("SpeedOfLight",))
@@ -214,7 +215,7 @@ def test_the_price_list_lives_in_one_module_and_the_veto_prices_as_the_partition
 def test_a_partition_holds_still_unless_new_groups_are_priced_below_what_the_kept_ones_measured() -> None:
     """Before the fix: each cached run chose other groups (2 unions, then 1, then 3) as its refitted costs
     moved; a cached run never picks groups priced above what the kept ones measured."""
-    from ncucampaign.plan.share.partition import KeptPartition, group_cost, held_still
+    from ncucampaign.plan.share.partition import KeptPartition, held_still
 
     rms = range(0, 40)
     members = [placed(f"rms{s}", "rms", rms, s) for s in (0, 1, 2, 30, 31, 32)]

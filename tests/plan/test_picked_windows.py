@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.partition import Placed, profiled_launches
+from ncucampaign.plan.share.pricing import Placed, profiled_launches
 from ncucampaign.plan.share.union import picked, picks_possible
 from ncucampaign.plan.share.windows import invocation_numbers, member_window, picked_window, union_window
 from ncucampaign.spec.model import TargetOptions

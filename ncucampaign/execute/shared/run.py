@@ -25,7 +25,8 @@ from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated,
 from ncucampaign.plan.share.group_plan import compose_group
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.partition import KeptPartition, Placed, held_still, partition, selected_ids
+from ncucampaign.plan.share.partition import KeptPartition, Search, held_still
+from ncucampaign.plan.share.pricing import Placed, selected_ids
 from ncucampaign.plan.share.union import TRACE_LAUNCHES, filter_words, renamed
 from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_windows
 
@@ -105,8 +106,13 @@ class _SharedRun:
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
         self.costs = calibrated(found.info.seconds, len(found.every) * (found.info.launch_s or 0.0), functions, runs)
+        search = Search(placed, self.costs)
         with CLOCK.phase(PLANNING):
-            groups = held_still(partition(placed, self.costs), self.cache.kept_partition(found.info.key), self.costs)
+            for _ in search:  # a slice of the search at a time: a stop is answered between them
+                if self.ctx.stop.level:
+                    self._give_up([p.member for p in placed], "stopped while its groups were planned")
+                    return found
+            groups = held_still(search.groups, self.cache.kept_partition(found.info.key), self.costs)
         earlier = len(self.unions)
         for part in groups:
             members = [p.member for p in part]

@@ -16,7 +16,7 @@ from ncucampaign.execute.trace.workload import key_of
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.group_plan import MemberTrace
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.partition import Placed
+from ncucampaign.plan.share.pricing import Placed
 from ncucampaign.plan.share.union import filter_words, trace_invocation
 from ncucampaign.plan.share.windows import member_wanted
 from ncucampaign.spec.model import TargetOptions

@@ -107,9 +107,13 @@ UNCALIBRATED = Costs()
 
 
 def group_seconds(replay_s: float, members: int, costs: Costs = UNCALIBRATED) -> float:
-    """The one price of a group: an application start, the replay of what its union profiles
-    (`replay_s` at the table's prices), and a split per member."""
-    return costs.start_s + replay_s * costs.replay_scale + costs.split_s * members
+    """The one price of a group: its union's run (`union_run_s`) and a split per member."""
+    return union_run_s(replay_s, costs) + costs.split_s * members
+
+
+def union_run_s(replay_s: float, costs: Costs = UNCALIBRATED) -> float:
+    """A union's own run: an application start and the replay of what it profiles (`replay_s` at the table's prices)."""
+    return costs.start_s + replay_s * costs.replay_scale
 
 
 def alone_seconds(inv: Invocation, costs: Costs = UNCALIBRATED) -> float:

@@ -1,110 +1,149 @@
-"""Which members of a trace pool profile together: the partition of least estimated cost. Pure. A group costs
-one application start, every launch its union profiles at its collection's price and a split per member; a
-member alone costs its own run, and joins a group only when what it adds costs less than the start it saves.
-Windows are estimated from what each member's filters select in the trace. Exact up to EXACT_MEMBERS members
-(dynamic programming over subsets); beyond, the best cut into runs contiguous in launch order, improved by
-moving single members and merging groups while the cost falls."""
+"""Which members of a trace pool profile together: the partition of least estimated cost (plan/share/pricing.py
+prices a group). Pure. Exact up to EXACT_MEMBERS members (dynamic programming over subsets). Beyond, the best cut
+into runs contiguous in launch order, then adjacent groups merged while that is cheaper, then single members moved
+and groups merged while the cost falls; the same from each family's launch order, and the cheaper of the two. Each
+stage is bounded by work, not by the pool's size to a power: a cut's groups hold at most a window of members that
+shrinks as the pool grows (all of them up to WINDOW_AT_MOST), and the moves stop after a budget of prices. A
+union is never priced above half its members' timeout (a run that long would risk every member's)."""
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.cost import UNCALIBRATED, Costs, alone_seconds, group_seconds, per_launch_s
-from ncucampaign.plan.share.union import SET_BY_UNION, picks_possible, union_options
-from ncucampaign.plan.share.windows import picked_ids
+from ncucampaign.plan.share.cost import UNCALIBRATED, Costs
+from ncucampaign.plan.share.moves import Moves
+from ncucampaign.plan.share.pricing import Placed, group_cost, union_price
+from ncucampaign.plan.share.tallies import PoolPrices, Tally
+from ncucampaign.plan.share.union import SET_BY_UNION
 
 EXACT_MEMBERS = 10
-# What a union's options decide of its price: whether `--kernel-id` may pick, and a launch's replay.
-UnionPrice = tuple[bool, float]
-
-
-@dataclass(frozen=True)
-class Placed:
-    """A member and what the trace says of it (launch IDs in the trace)."""
-
-    member: Invocation
-    selected: tuple[int, ...]  # every launch its own filters select, ascending
-    wanted: tuple[int, ...]  # the ones it profiles, ascending
-    # What its kernel filter alone and its NVTX filters alone select (None: it has no NVTX filter).
-    # A union ORs the kernel names and, when every member has one, the NVTX includes: it selects
-    # every launch matching any member's kernel within any member's NVTX scope, more than the union
-    # of the members' own selections. Without these, the window is estimated from `selected`.
-    kernels: frozenset[int] | None = None
-    scope: frozenset[int] | None = None
-    family: tuple[object, ...] = ()  # members with the same filters (a launch_skip matrix, say)
-
-
-def group_cost(members: Sequence[Placed], costs: Costs = UNCALIBRATED, price: UnionPrice | None = None) -> float:
-    """Estimated seconds of `members` profiled together (one member: its own run); `price`: their union's,
-    when the caller knows it already."""
-    if len(members) == 1:
-        return alone_seconds(members[0].member, costs)
-    picks, launch_s = price or union_price(members)
-    return group_seconds(profiled_launches(members, costs.functions if picks else None) * launch_s, len(members), costs)
-
-
-def union_price(members: Sequence[Placed]) -> UnionPrice:
-    union = union_options([p.member for p in members], with_nvtx=True)
-    return picks_possible(union), per_launch_s(union)
-
-
-def profiled_launches(members: Sequence[Placed], functions: Mapping[int, str] | None = None) -> int:
-    """How many launches the group's union profiles: its filter's matches from its first wanted launch
-    to its last, or (with function names) the launches `--kernel-id` picks, whichever is fewer."""
-    first = min(p.wanted[0] for p in members)
-    last = max(p.wanted[-1] for p in members)
-    ids = selected_ids(members)
-    selected = sorted(ids)
-    window = bisect_right(selected, last) - bisect_left(selected, first)
-    if functions is None or not ids <= functions.keys():
-        return window
-    wanted = {i for p in members for i in p.wanted if i in functions}
-    return min(window, len(picked_ids(selected, wanted, functions).ids)) if wanted else window
-
-
-def selected_ids(members: Sequence[Placed]) -> set[int]:
-    """Every trace ID the group's union selects (its kernels within its NVTX scopes, OR-ed)."""
-    if all(p.kernels is not None for p in members):
-        kernels = set().union(*(p.kernels or () for p in members))
-        scopes = [p.scope for p in members]
-        if all(scope is not None for scope in scopes):
-            kernels &= set().union(*(scope or () for scope in scopes))
-        return kernels
-    return set().union(*(p.selected for p in members))
+SEARCH_PRICES = 30_000  # prices a cut may take: its window is this over the pool's size (at least WINDOW_AT_LEAST)
+WINDOW_AT_LEAST, WINDOW_AT_MOST = 12, 200
+MOVE_PRICES = 60_000  # prices the moves may take
+TIMEOUT_SHARE = 0.5  # a union's start and replay, priced, stay within this share of its members' timeout
+TICK = 2_000  # prices between the points where the search lets its caller stop it
+Groups = list[list[int]]
 
 
 def partition(placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> list[list[Placed]]:
     """The groups (in launch order; a group of one runs alone) of least total estimated cost."""
-    ordered = sorted(placed, key=lambda p: (p.wanted[0], p.wanted[-1], p.member.name))
-    position = {id(p): index for index, p in enumerate(ordered)}
-    classes = _option_classes(ordered)
-    prices: dict[frozenset[int], float] = {}
-    union_prices: dict[tuple[int, ...], UnionPrice] = {}  # the exact partition meets 2^n groups, few unions
+    search = Search(placed, costs)
+    for _ in search:
+        pass
+    return search.groups
 
-    def cost(group: list[Placed]) -> float:  # a group is priced once, however often it is met
-        key = frozenset(position[id(p)] for p in group)
-        if key not in prices:
-            kinds = tuple(dict.fromkeys(classes[position[id(p)]] for p in group))
-            if kinds not in union_prices:
-                union_prices[kinds] = union_price(group)
-            prices[key] = group_cost(group, costs, union_prices[kinds])
-        return prices[key]
 
-    if len(ordered) <= EXACT_MEMBERS:
-        return _exact(ordered, cost)
-    # Two starting points, each improved: launch order across all members, and launch order within
-    # each family (the same filters) when families interleave.
-    families: dict[tuple[object, ...], list[Placed]] = {}
-    for placed_member in ordered:
-        families.setdefault(placed_member.family, []).append(placed_member)
-    by_family = [group for family in families.values() for group in _contiguous(family, cost)]
-    candidates = [_improve(_contiguous(ordered, cost), cost), _improve(by_family, cost)]
-    groups = min(candidates, key=lambda found: sum(cost(group) for group in found))
-    return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
+class Search:
+    """The partition's search, iterated: each step is a bounded slice of its work, so that a caller who must answer a
+    stop asks no more; `groups` holds the result once the iteration ends."""
+
+    def __init__(self, placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> None:
+        self.ordered = sorted(placed, key=lambda p: (p.wanted[0], p.wanted[-1], p.member.name))
+        cap = min((p.member.timeout for p in placed), default=math.inf) * TIMEOUT_SHARE
+        self.prices = PoolPrices(self.ordered, costs, _option_classes(self.ordered), union_price, cap)
+        self.groups: list[list[Placed]] = []
+        self.priced = 0  # prices taken so far
+
+    def __iter__(self) -> Iterator[int]:
+        count = len(self.ordered)
+        if count <= EXACT_MEMBERS:
+            found = _exact(count, self._cost)
+        else:
+            families: dict[tuple[object, ...], list[int]] = {}
+            for index, placed_member in enumerate(self.ordered):
+                families.setdefault(placed_member.family, []).append(index)
+            candidates: list[Groups] = []
+            for starts in ([list(range(count))], list(families.values())):
+                groups: Groups = []
+                for members in starts:
+                    groups += yield from self._contiguous(members)
+                merged = yield from self._merged(groups)
+                candidates.append((yield from self._improve(merged)))
+            found = min(candidates, key=lambda groups: sum(self._cost(group) for group in groups))
+        placed = [[self.ordered[i] for i in sorted(group)] for group in found]
+        self.groups = sorted(placed, key=lambda group: min(p.wanted[0] for p in group))
+
+    def _cost(self, members: Sequence[int]) -> float:
+        self.priced += 1
+        return self.prices.price(self.prices.tally(members))
+
+    def _price(self, tally: Tally) -> float:
+        self.priced += 1
+        return self.prices.price(tally)
+
+    def _ticks(self, since: int) -> bool:
+        return self.priced // TICK != since // TICK
+
+    def _contiguous(self, members: list[int]) -> Generator[int, None, Groups]:
+        """The best split of launch-ordered members into consecutive runs, each of at most `window` members."""
+        count = len(members)
+        window = min(count, max(WINDOW_AT_LEAST, min(WINDOW_AT_MOST, SEARCH_PRICES // max(count, 1))))
+        if count <= WINDOW_AT_MOST:
+            window = count  # every cut: the search of earlier versions, as exact as it was
+        best: list[tuple[float, int]] = [(0.0, 0)] + [(math.inf, 0)] * count
+        for end in range(1, count + 1):
+            since = self.priced
+            tally = Tally()
+            for start in range(end - 1, max(end - window, 0) - 1, -1):
+                tally.add(self.prices, members[start])
+                total = best[start][0] + self._price(tally)
+                if total < best[end][0] - 1e-9 or (total <= best[end][0] + 1e-9 and start < best[end][1]):
+                    best[end] = (total, start)
+            if self._ticks(since):
+                yield self.priced
+        groups, end = [], count
+        while end:
+            start = best[end][1]
+            groups.append(members[start:end])
+            end = start
+        return groups[::-1]
+
+    def _merged(self, groups: Groups) -> Generator[int, None, Groups]:
+        """Adjacent groups (in launch order) merged, the most gainful first, while a merge is cheaper: a cut's
+        window bounds a group's members, a merge does not. A merge reprices only its new neighbours."""
+        if sum(len(group) for group in groups) <= WINDOW_AT_MOST:
+            return groups
+        groups = [list(group) for group in groups]
+        prices = [self._cost(group) for group in groups]
+        gains = [self._gain(groups, prices, i) for i in range(len(groups) - 1)]
+        while gains:
+            since = self.priced
+            best = max(range(len(gains)), key=gains.__getitem__)
+            if gains[best] <= 1e-9:
+                break
+            groups[best : best + 2] = [groups[best] + groups[best + 1]]
+            prices[best : best + 2] = [self._cost(groups[best])]
+            del gains[best]
+            for i in (best - 1, best):
+                if 0 <= i < len(gains):
+                    gains[i] = self._gain(groups, prices, i)
+            if self._ticks(since):
+                yield self.priced
+        return groups
+
+    def _gain(self, groups: Groups, prices: list[float], i: int) -> float:
+        """What merging groups i and i + 1 saves."""
+        return prices[i] + prices[i + 1] - self._cost(groups[i] + groups[i + 1])
+
+    def _improve(self, groups: Groups) -> Generator[int, None, Groups]:
+        """Local search (plan/share/moves.py), as long as the budget of prices lasts."""
+        moves = Moves(self.prices, groups, self._price)
+        budget = self.priced + MOVE_PRICES
+        members = sum(len(group) for group in groups)
+        for _ in range(4 * members):
+            since = self.priced
+            if since + moves.round_prices() > budget:
+                break
+            move = moves.best()
+            if move is None:
+                break
+            moves.apply(move)
+            if self._ticks(since):
+                yield self.priced
+        return moves.groups()
 
 
 def _option_classes(ordered: Sequence[Placed]) -> list[int]:
@@ -119,36 +158,11 @@ def _hashable(value: object) -> object:
     return tuple(sorted(value.items())) if isinstance(value, dict) else value  # `env`: the one mapping
 
 
-@dataclass(frozen=True)
-class KeptPartition:
-    """The groups an earlier run on the same trace chose (member names; a group of one ran alone), and what they
-    measured: their shared runs' seconds, and the priced own run of every member that ran alone."""
-
-    groups: tuple[tuple[str, ...], ...]
-    measured_s: float
-
-
-def held_still(
-    found: list[list[Placed]], kept: KeptPartition | None, costs: Costs = UNCALIBRATED
-) -> list[list[Placed]]:
-    """The groups to run: `found`, unless an earlier run on this trace measured groups of the same members
-    cheaper than `found` is priced; then those (each cached run refitted its costs and chose
-    other groups, 2, then 1, then 3; a cached run never picks groups priced above what they measured)."""
-    by_name = {p.member.name: p for group in found for p in group}
-    if kept is None or sorted(name for group in kept.groups for name in group) != sorted(by_name):
-        return found
-    if sum(group_cost(group, costs) for group in found) < kept.measured_s:
-        return found
-    groups = [[by_name[name] for name in group] for group in kept.groups]
-    return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
-
-
-def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list[list[Placed]]:
+def _exact(count: int, cost: Callable[[Sequence[int]], float]) -> Groups:
     """Every set partition: best(S) = min over the groups T holding S's lowest member of cost(T) + best(S - T)."""
-    count = len(ordered)
 
-    def members(mask: int) -> list[Placed]:
-        return [ordered[i] for i in range(count) if mask >> i & 1]
+    def members(mask: int) -> list[int]:
+        return [i for i in range(count) if mask >> i & 1]
 
     @cache
     def priced(mask: int) -> float:
@@ -174,53 +188,28 @@ def _exact(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list
         return found
 
     _, groups = best((1 << count) - 1)
-    return sorted((members(group) for group in groups), key=lambda g: g[0].wanted[0])
+    return [members(group) for group in groups]
 
 
-def _contiguous(ordered: list[Placed], cost: Callable[[list[Placed]], float]) -> list[list[Placed]]:
-    """The best split of the launch-ordered members into consecutive runs (O(n^2) groups priced)."""
-    count = len(ordered)
-    best: list[tuple[float, int]] = [(0.0, 0)] + [(float("inf"), 0)] * count
-    for end in range(1, count + 1):
-        for start in range(end):
-            total = best[start][0] + cost(ordered[start:end])
-            if total < best[end][0] - 1e-9:
-                best[end] = (total, start)
-    groups, end = [], count
-    while end:
-        start = best[end][1]
-        groups.append(ordered[start:end])
-        end = start
-    return groups[::-1]
+@dataclass(frozen=True)
+class KeptPartition:
+    """The groups an earlier run on the same trace chose (member names; a group of one ran alone), and what they
+    measured: their shared runs' seconds, and the priced own run of every member that ran alone."""
+
+    groups: tuple[tuple[str, ...], ...]
+    measured_s: float
 
 
-def _improve(groups: list[list[Placed]], cost: Callable[[list[Placed]], float]) -> list[list[Placed]]:
-    """Local search: the best single move (a member to another group or alone, or two groups merged)
-    while one lowers the total; at most a few rounds per member."""
-    groups = [list(group) for group in groups]
-    for _ in range(4 * sum(len(group) for group in groups)):
-        prices = [cost(group) for group in groups]
-        best_gain, best_groups = 1e-9, None
-        for a, group in enumerate(groups):
-            for member in group:
-                rest = [p for p in group if p is not member]
-                for b in [*range(len(groups)), None]:
-                    if b == a:
-                        continue
-                    joined = [member] if b is None else [*groups[b], member]
-                    before = prices[a] + (0.0 if b is None else prices[b])
-                    gain = before - (cost(rest) if rest else 0.0) - cost(joined)
-                    if gain > best_gain:
-                        moved = (
-                            [g for i, g in enumerate(groups) if i not in (a, b)] + [joined] + ([rest] if rest else [])
-                        )
-                        best_gain, best_groups = gain, moved
-            for b in range(a + 1, len(groups)):
-                gain = prices[a] + prices[b] - cost([*group, *groups[b]])
-                if gain > best_gain:
-                    merged = [g for i, g in enumerate(groups) if i not in (a, b)] + [[*group, *groups[b]]]
-                    best_gain, best_groups = gain, merged
-        if best_groups is None:
-            return groups
-        groups = best_groups
-    return groups
+def held_still(
+    found: list[list[Placed]], kept: KeptPartition | None, costs: Costs = UNCALIBRATED
+) -> list[list[Placed]]:
+    """The groups to run: `found`, unless an earlier run on this trace measured groups of the same members
+    cheaper than `found` is priced; then those (each cached run refitted its costs and chose
+    other groups, 2, then 1, then 3; a cached run never picks groups priced above what they measured)."""
+    by_name = {p.member.name: p for group in found for p in group}
+    if kept is None or sorted(name for group in kept.groups for name in group) != sorted(by_name):
+        return found
+    if sum(group_cost(group, costs) for group in found) < kept.measured_s:
+        return found
+    groups = [[by_name[name] for name in group] for group in kept.groups]
+    return sorted(groups, key=lambda group: min(p.wanted[0] for p in group))
