@@ -109,6 +109,7 @@ def fake_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("NCUCAMPAIGN_NCU", None)
     env.pop("NCUCAMPAIGN_NSYS", None)  # the trace is ncu's unless a test hands it the fake nsys
+    env["NCUCAMPAIGN_CHECK_JOURNAL"] = "1"  # every change recorded names every record it changed (execute/rundir/book)
     env.update(extra)
     return env
 
@@ -221,8 +222,12 @@ def run_cli(
 
 
 def load_manifest(run_root: Path, campaign: str = "camp") -> tuple[Path, dict[str, Any]]:
+    """The latest run's manifest as its readers see it: manifest.json with the journal's changes applied (a run
+    that goes on, or was killed, has its last changes there)."""
+    from ncucampaign.execute.rundir.journal import manifest_data
+
     run_dir = (run_root / campaign / "latest").resolve()
-    return run_dir, json.loads((run_dir / "manifest.json").read_text())
+    return run_dir, manifest_data(run_dir)
 
 
 def target(manifest: dict[str, Any], name: str) -> dict[str, Any]:

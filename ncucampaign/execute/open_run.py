@@ -20,6 +20,7 @@ from ncucampaign.execute.prepare import (
 )
 from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest, sweep_work_folders
 from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
+from ncucampaign.execute.rundir.journal import ManifestFiles
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest
 from ncucampaign.execute.rundir.store import RunStore, latest_run
 from ncucampaign.execute.trace.tracers import remove_work_folders
@@ -49,7 +50,8 @@ class OpenRun:
         return self.book.manifest
 
     def close(self) -> None:
-        """Let go of the run directory's lock."""
+        """Let go of the run directory's journal and lock."""
+        self.book.close()
         self.held.close()
 
 
@@ -112,7 +114,7 @@ def _begin(
         assert found is not None  # a fresh run's provenance is asked before its directory is made
         manifest = new_manifest(store, settings, list(fresh.values()), info, found)
         to_run = list(plan.invocations)
-    book = RecordBook(manifest, store.save_manifest)
+    book = RecordBook(manifest, store.save_manifest, files=ManifestFiles(store))
     book.save()
     store.point_latest()
     return book, to_run

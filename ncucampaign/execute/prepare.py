@@ -3,7 +3,6 @@ front, the manifest a new run starts with and the one a resumed run continues fr
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from ncucampaign.execute.process.short import answered, probing_pool
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.cache_files import stamp_of
 from ncucampaign.execute.rundir.guards import collector_paused
+from ncucampaign.execute.rundir.journal import manifest_data
 from ncucampaign.execute.rundir.manifest import (
     CampaignInfo,
     GitInfo,
@@ -29,7 +29,7 @@ from ncucampaign.execute.rundir.manifest import (
     ToolInfo,
 )
 from ncucampaign.execute.rundir.request import RunRequest
-from ncucampaign.execute.rundir.store import MANIFEST, RunStore
+from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
 from ncucampaign.spec.loader import LoadedCampaign
@@ -93,9 +93,8 @@ def resumable_manifest(store: RunStore, plan: Plan, settings: RunSettings) -> Ma
     try:
         old = settings.resumed if settings.resumed is not None and _unchanged(store, settings) else None
         if old is None:
-            raw = store.run.manifest.read_bytes()
             with collector_paused():
-                old = Manifest.model_validate(json.loads(raw))
+                old = Manifest.model_validate(manifest_data(store.run.root))
     except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, validation, huge integers
         raise UsageError(f"{store.run.manifest}: cannot resume from it: {first_line(exc)}") from None
     if old.campaign.name != plan.campaign:
@@ -157,8 +156,8 @@ def new_manifest(
 def earlier_manifest(latest: Path) -> dict[str, Any]:
     """The manifest of the campaign's latest run, as JSON ({} when there is none, or it is unreadable)."""
     try:
-        data = json.loads((latest / MANIFEST).read_bytes())
-    except (OSError, ValueError, RecursionError):
+        data = manifest_data(latest)
+    except (OSError, ValueError, RecursionError, UsageError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -99,7 +99,7 @@ def weigh(ctx: RunContext, plan: Plan, cache: TraceCache, limit: int = TIMING_LA
         ctx.book.manifest.gpu_time, ctx.book.manifest.gpu_time_note = measured, ""
         target_shares(ctx.book.manifest)
 
-    ctx.book.commit(record_it)
+    ctx.book.commit(record_it, ctx.book.manifest, *ctx.book.manifest.targets)
 
 
 def _timed(ctx: RunContext, cache: TraceCache, key: TraceKey, timing: Invocation) -> tuple[Path, str, bool] | str:

@@ -128,7 +128,7 @@ class UnitRunner:
                 record.env = dict(inv.env)
                 record.shell_command = shell_command(argv, inv.env, inv.cwd)
 
-            ctx.book.commit(pinned)
+            ctx.book.commit(pinned, record)
         return run_attempts(ctx, inv, argv, record, lane)
 
     def _alone(self, alone: Alone, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord:
@@ -140,7 +140,7 @@ class UnitRunner:
                 record.status = Status.INTERRUPTED
                 record.message = f"interrupted before its own run ({alone.reason})"
 
-            self.ctx.book.commit(stopped)
+            self.ctx.book.commit(stopped, record)
             return record
         obtained = Obtained(how="alone", reason=alone.reason, shared_run=alone.shared_run, detail=alone.detail)
         self._obtained(alone.member.name, obtained)
@@ -148,4 +148,4 @@ class UnitRunner:
 
     def _obtained(self, name: str, obtained: Obtained) -> None:
         record = self.ctx.record(name)
-        self.ctx.book.commit(lambda: setattr(record, "obtained", obtained))
+        self.ctx.book.commit(lambda: setattr(record, "obtained", obtained), record)

@@ -4,6 +4,7 @@ record current through the context's book (each change saved at once). Hands bac
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -72,12 +73,16 @@ class _TargetAttempts:
         read_results: bool,
     ) -> None:
         self.ctx, self.inv, self.argv, self.record, self.lane = ctx, inv, argv, record, lane
-        self.stop, self.commit = ctx.stop, ctx.book.commit
+        self.stop = ctx.stop
         self.read_results = read_results
         self.run_dir = ctx.store.run
         self.report = self.run_dir.report(inv.name)
         self.last: Judged | None = None
         self.first_attempt = len(record.attempts)  # attempts of earlier runs (resume) keep their numbers
+
+    def commit(self, change: Callable[[], None]) -> None:
+        """Every change an attempt makes is to its target's record."""
+        self.ctx.book.commit(change, self.record)
 
     def run(self) -> None:
         found = self.ctx.failures.found_unstartable(application_of(self.inv))

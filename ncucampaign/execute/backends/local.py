@@ -69,7 +69,9 @@ class LocalRun:
             if opened.settings.weigh and not self.stop.level:
                 weigh(self.ctx, opened.plan, traces)  # after the targets: their results get their shares
                 if self.stop.level:  # stopped during the pass: the run says so, and --resume times it again
-                    self.ctx.book.commit(lambda: setattr(result.manifest, "state", "interrupted"))
+                    result.manifest.state = "interrupted"
+                self.ctx.book.save()  # the whole manifest again, with what the pass added
+                if self.stop.level:
                     return RunResult(result.run, result.manifest, EXIT_INTERRUPTED)
             return result
         finally:

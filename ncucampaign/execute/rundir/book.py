@@ -1,15 +1,20 @@
-"""Where a run's records go: the manifest in memory, written after every change through the function handed in
-(manifest.json, or a batch task's record). Everything changes records through `commit`: a crash loses none."""
+"""Where a run's records go: the manifest in memory, every change recorded as it is made (the journal beside
+manifest.json, or a batch task's whole record). Everything changes records through `commit`: a crash loses none."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import datetime
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.execute.rundir.journal import ManifestFiles, entry_of, replayed
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
@@ -59,23 +64,79 @@ def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecor
 
 
 class RecordBook:
-    """The manifest of one run (or batch task) and the lock every change takes. `write` saves its JSON;
-    `shared_prefix` names its shared runs ("shared/<job>_<task>-" in a task: siblings share reports/shared/)."""
+    """The manifest of one run (or batch task) and the lock every change takes. A run directory's book appends each
+    change to the journal (`files`, execute/rundir/journal.py) and rewrites manifest.json now and then; without
+    `files` (a batch task's small record) `write` saves the whole JSON at every change. `shared_prefix` names its
+    shared runs ("shared/<job>_<task>-" in a task: siblings share reports/shared/)."""
 
-    def __init__(self, manifest: Manifest, write: Callable[[Any], object], shared_prefix: str = "shared/") -> None:
+    def __init__(
+        self,
+        manifest: Manifest,
+        write: Callable[[Any], object],
+        shared_prefix: str = "shared/",
+        files: ManifestFiles | None = None,
+    ) -> None:
         self.manifest = manifest
         self.records: dict[str, TargetRecord] = {record.name: record for record in manifest.targets}
-        self._write, self.shared_prefix = write, shared_prefix
+        self._write, self.shared_prefix, self._files = write, shared_prefix, files
         self._lock = threading.RLock()
+        # NCUCAMPAIGN_CHECK_JOURNAL=1 (the tests): every change is checked to leave the journal saying what memory
+        # holds, so that a commit which names not every record it changed fails where it is made.
+        self._check: tuple[dict[str, Any], list[dict[str, Any]]] | None = None
 
-    def commit(self, change: Callable[[], None]) -> None:
+    def commit(self, change: Callable[[], None], *touched: TargetRecord | Manifest) -> None:
+        """Make a change and record it: `touched` are the records it changes (a target's, a shared run's, the
+        manifest's own fields); none: the manifest's own fields."""
         with self._lock:
             change()
-            self.save()
+            if self._files is None:
+                return self.save()
+            with CLOCK.phase(RECORDS):
+                entries = [entry_of(record, self.manifest) for record in touched or (self.manifest,)]
+                self._files.append(entries)
+                if self._check is not None:
+                    self._checked(entries)
+                if self._files.rewrite_due():
+                    self._rewrite()
 
     def save(self) -> None:
+        """The whole manifest written now (at the start and the end of a run, and where a caller needs it)."""
         with self._lock, CLOCK.phase(RECORDS):
-            self._write(self.manifest.model_dump(mode="json"))
+            if self._files is None:
+                self._write(self.manifest.model_dump(mode="json"))
+            else:
+                self._rewrite()
+
+    def close(self) -> None:
+        """The whole manifest written if the journal holds changes it lacks (a batch submission, say, ends with
+        commits), then the journal let go. A failed write here leaves the changes in the journal, where readers
+        find them, and never hides the failure on its way."""
+        if self._files is None:
+            return
+        with self._lock:
+            if self._files.pending:
+                with contextlib.suppress(EnvironmentProblem):
+                    self._rewrite()
+            self._files.close()
+
+    def _rewrite(self) -> None:
+        assert self._files is not None
+        data = self.manifest.model_dump(mode="json")
+        self._files.rewrite(data, final=self.manifest.state != "running")
+        if os.environ.get("NCUCAMPAIGN_CHECK_JOURNAL"):
+            self._check = (data, [])
+
+    def _checked(self, entries: list[dict[str, Any]]) -> None:
+        assert self._check is not None
+        base, since = self._check
+        since.extend(entries)
+        expected = self.manifest.model_dump(mode="json")
+        found = replayed(copy.deepcopy(base), since)
+        if found != expected:
+            differing = [
+                r["name"] for kind in ("targets", "shared_runs") for r in expected[kind] if r not in found[kind]
+            ]
+            raise AssertionError(f"a change was committed without naming every record it changed: {differing[:3]}")
 
     def new_shared_run(self, name: str | None, build: Callable[[str], SharedRunRecord]) -> SharedRunRecord:
         """Enter a shared run (or trace) built under its name: `name`, or the next union's
@@ -85,5 +146,5 @@ class RecordBook:
                 unions = sum(1 for r in self.manifest.shared_runs if r.kind == "union")
                 name = shared_run_name(unions + 1, self.shared_prefix)
             record = build(name)
-            self.commit(lambda: self.manifest.shared_runs.append(record))
+            self.commit(lambda: self.manifest.shared_runs.append(record), record)
             return record

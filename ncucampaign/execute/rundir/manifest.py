@@ -1,4 +1,4 @@
-"""manifest.json: what a run did, versioned, rewritten atomically after every target. Its schema
+"""manifest.json: what a run did, versioned, rewritten atomically (its changes in between: journal.py). Its schema
 (`schemas/manifest.schema.json`) is generated from `Manifest`; readers check `manifest_version` first."""
 
 from __future__ import annotations

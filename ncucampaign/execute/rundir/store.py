@@ -24,6 +24,7 @@ from ncucampaign.spec.ncu_versions import REPORT_SUFFIX
 
 LATEST = "latest"
 MANIFEST = "manifest.json"
+JOURNAL = "manifest.journal"  # its changes since it was last written (execute/rundir/journal.py)
 
 
 def latest_run(runs_root: Path, campaign: str) -> Path:
@@ -162,7 +163,15 @@ class RunStore:
         return self.write_text(name, json.dumps(data, indent=2, sort_keys=False) + "\n")
 
     def save_manifest(self, data: Any) -> None:
+        """The whole manifest, and its journal emptied: what the journal held is in it (execute/rundir/journal.py)."""
         self.write_json(MANIFEST, data)
+        journal = self.run.inside(JOURNAL)
+        with writing(journal), contextlib.suppress(FileNotFoundError):
+            fd = open_regular(journal, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, 0)
+            finally:
+                os.close(fd)
 
     def point_latest(self, target: str | None = None) -> None:
         """runs/<campaign>/latest -> <run-id> (or `target`), replaced atomically. Where the file system

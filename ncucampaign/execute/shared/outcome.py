@@ -65,7 +65,7 @@ def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections, con
             "no launch it would profile (--no-share runs it on its own)",
         )
 
-    ctx.book.commit(missed)
+    ctx.book.commit(missed, record)
     return record
 
 

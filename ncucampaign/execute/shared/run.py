@@ -205,7 +205,7 @@ class _SharedRun:
         ctx = self.ctx
         record = new_shared_record(ctx, union, members, self.group.window, self.gpus)
         if trace is not None:
-            ctx.book.commit(lambda: setattr(record, "trace", trace))
+            ctx.book.commit(lambda: setattr(record, "trace", trace), record)
         union = renamed(union, record.name)
         self._mark(members, Status.RUNNING, f"in shared run {record.name}")
         run_attempts(ctx, union, record.argv, record, self.lane, read_results=False)
@@ -271,4 +271,4 @@ class _SharedRun:
                 self.ctx.record(member.name).status = status
                 self.ctx.record(member.name).message = message
 
-        self.ctx.book.commit(change)
+        self.ctx.book.commit(change, *(self.ctx.record(member.name) for member in members))

@@ -124,7 +124,7 @@ class _MemberSplit:
         previous = self.record.attempts[-1].number if self.record.attempts else 0
         kept = self.ctx.store.keep_report(self.member.name, previous)
         if kept is not None and self.record.attempts:
-            self.ctx.book.commit(lambda: setattr(self.record.attempts[-1], "report", kept))
+            self.ctx.book.commit(lambda: setattr(self.record.attempts[-1], "report", kept), self.record)
         argv = split_command(self.ctx.ncu_path, union_report, self.member, self.window, self.report)
         command = shell_command(argv)
         started, clock = now_iso(), time.monotonic()
@@ -162,7 +162,7 @@ class _MemberSplit:
             message=f"split out of {self.shared.name}",
             report=shown,
         )
-        self.ctx.book.commit(lambda: self._record(attempt, read, info, command))
+        self.ctx.book.commit(lambda: self._record(attempt, read, info, command), self.record)
         return Split(self.member, True)
 
     def _verification(self) -> str:

@@ -169,7 +169,7 @@ def _traced(
         record.shell_command = shell_command(argv, trace.env, trace.cwd)
         record.attempts.append(attempt)
 
-    ctx.book.commit(started)
+    ctx.book.commit(started, record)
     ctx.reporter.attempt_started(trace, 1, 1, None)
     ctx.store.append_log(trace.name, f"# ncucampaign: the discovery trace by Nsight Systems, {now_iso()}\n")
     ctx.store.append_log(trace.name, f"# {shell_command(argv, trace.env, trace.cwd)}\n")
@@ -181,7 +181,7 @@ def _traced(
         timeout=trace.timeout,
         stop=ctx.stop,
         grace=trace.stop_grace,
-        on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid)),
+        on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid), record),
     )
     why = _why_not_profiled(outcome.exit_code, outcome.timed_out, outcome.interrupted, trace.timeout)
     kept = ctx.run.inside("reports", trace.name + NSYS_SUFFIX)
@@ -197,7 +197,7 @@ def _traced(
         record.status, record.message, record.seconds = status, message, round(outcome.seconds, 3)
         record.report, attempt.report = report, report.path if report is not None else None
 
-    ctx.book.commit(finished)
+    ctx.book.commit(finished, record)
     ctx.reporter.attempt_finished(trace, attempt, None)
     return (launches, kept) if why is None else why
 

@@ -120,7 +120,7 @@ def _taken(
         _not_used(ctx, taken.record, listed)
         return f"the discovery trace {taken.record.name} by {tracer.label} was not used: {listed}"
     info = _info(tracer, key, ask, ctx.run.relative(taken.kept.path), False, taken.seconds)
-    ctx.book.commit(lambda: setattr(taken.record, "trace", info))
+    ctx.book.commit(lambda: setattr(taken.record, "trace", info), taken.record)
     return Trace(info, listed, taken.kept, tracer)
 
 
@@ -148,7 +148,7 @@ def _not_used(ctx: RunContext, record: SharedRunRecord, why: str) -> None:
         if record.attempts:
             record.attempts[-1].status, record.attempts[-1].message = Status.PROFILER_ERROR, message
 
-    ctx.book.commit(change)
+    ctx.book.commit(change, record)
 
 
 def remove_work_folders(reports: Path) -> int:

@@ -3,6 +3,7 @@ from reading files."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Iterable
@@ -16,6 +17,7 @@ from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, print
 from ncucampaign.execute.backends.batch.collect import collect
 from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.guards import collector_paused
+from ncucampaign.execute.rundir.journal import manifest_and_journal, replayed
 from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST, RunStore
@@ -110,9 +112,12 @@ def load_run(path: str | Path) -> LoadedRun:
                 f"{manifest_file}: {size / 2**20:,.0f} MiB, more than any run writes "
                 f"(the limit read is {MAX_MANIFEST_BYTES // 2**20} MiB)"
             )
-        raw = manifest_file.read_bytes()
+        raw, changes = manifest_and_journal(candidate)
     except OSError as exc:
         raise UsageError(f"{manifest_file}: unreadable manifest: {first_line(exc)}") from None
+    if changes:  # a run that is going on, or whose runner was killed: its last changes are in the journal
+        with contextlib.suppress(ValueError, RecursionError):  # (a damaged manifest is said below, as it is)
+            raw = json.dumps(replayed(json.loads(raw), changes)).encode()
     with collector_paused():
         try:  # the common case in one pass (parsing and validating apart took 20% longer)
             return LoadedRun(candidate, Manifest.model_validate_json(raw))
