@@ -261,3 +261,19 @@ def test_the_running_cost_tally_agrees_with_the_cost_of_the_members() -> None:
             assert tally.seconds(inv) == pytest.approx(group_s(invocations[:count], window))
             tally.add(inv)
             assert tally.seconds() == pytest.approx(group_s(invocations[:count], window))
+
+
+def test_a_pool_that_reaches_far_gets_a_trace_that_reaches_its_members() -> None:
+    """Before: every trace stopped at 2,000 launches, and in a pool of 10,000 targets reaching the 5,000th launch of
+    two kernels the members beyond it each ran alone."""
+    from ncucampaign.plan.share.union import TRACE_LAUNCHES, TRACE_REACH, trace_launches
+    from tests.conftest import invocation
+
+    near = [invocation(f"r{i}", kernel_name="rms", launch_skip=i, launch_count=1) for i in range(10)]
+    assert trace_launches(near) == TRACE_LAUNCHES
+    far = [
+        invocation(f"{k}{i}", kernel_name=k, launch_skip=i, launch_count=1)
+        for k in ("rms", "gemm")
+        for i in range(5000)
+    ]
+    assert trace_launches(far) == TRACE_REACH * (5000 + 5000)

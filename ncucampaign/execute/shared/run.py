@@ -27,7 +27,7 @@ from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.partition import KeptPartition, Search, held_still
 from ncucampaign.plan.share.pricing import Placed, selected_ids
-from ncucampaign.plan.share.union import TRACE_LAUNCHES, filter_words, renamed
+from ncucampaign.plan.share.union import filter_words, renamed, trace_launches
 from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_windows
 
 
@@ -88,7 +88,9 @@ class _SharedRun:
     def _run_from_trace(self) -> TraceSelections | None:
         """One trace for the whole pool; then its misses decided, and the rest partitioned by cost."""
         with CLOCK.phase(TRACE_LISTING):  # the trace's own run is ncu's time (own_time)
-            found = trace_selections(self.ctx, self.cache, self.members, self.gpus, self.lane, TRACE_LAUNCHES)
+            found = trace_selections(
+                self.ctx, self.cache, self.members, self.gpus, self.lane, trace_launches(self.members)
+            )
         if isinstance(found, str):
             self._give_up(self.members, found)
             return None

@@ -10,7 +10,7 @@ from ncucampaign.errors import plural
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share.groups import SharedGroup, SharePlan
-from ncucampaign.plan.share.union import TRACE_LAUNCHES, filter_words, split_argv, trace_invocation, with_options
+from ncucampaign.plan.share.union import filter_words, split_argv, trace_invocation, trace_launches, with_options
 from ncucampaign.plan.share.windows import split_command, targets_windows
 
 FROM_TRACE = "<from-the-trace>"
@@ -42,7 +42,7 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path, suffix: str) -> d
         "own": own,
     }
     if by_trace:
-        trace = trace_invocation(group.members, TRACE_LAUNCHES)
+        trace = trace_invocation(group.members, trace_launches(group.members))
         data["trace"] = shell_command(ncu_argv(trace, ncu, shared, suffix), trace.env, trace.cwd)
     return data
 

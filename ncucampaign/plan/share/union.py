@@ -34,6 +34,10 @@ TRACE_METRIC = "gpu__time_duration.sum"
 # launch, docs/ncu-behaviour.md "Cost": at most ~40 s of replay); a trace that ends before it is
 # complete, and what it does not hold never happened.
 TRACE_LAUNCHES = 2000
+# ...or further, where the members reach further: each distinct filter's furthest wanted launch, summed, this many
+# times (the union's filter matches the other members' kernels in between). A pool of 10,000 targets reaching the
+# 5,000th launch of two kernels wanted 15,000 launches of the trace, beyond which its members ran alone.
+TRACE_REACH = 4
 # How a listing names kernels: by symbol (mangled) wherever launches are compared between reports,
 # since the demangled text of one launch differs between reports (docs/ncu-behaviour.md, "Launch
 # identity"); by function name, which --kernel-id numbers launches by.
@@ -192,6 +196,15 @@ def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions
         kill=True,
         extra_args=("--import-sass", "no"),  # no cubins in the report: smaller, faster to write
     )
+
+
+def trace_launches(members: Sequence[Invocation]) -> int:
+    """How many launches a pool's discovery trace profiles at most (TRACE_LAUNCHES, TRACE_REACH)."""
+    reach: dict[tuple[str, ...], int] = {}
+    for m in members:
+        key = tuple(filter_words(m.options))
+        reach[key] = max(reach.get(key, 0), (m.options.launch_skip or 0) + (m.options.launch_count or 1))
+    return max(TRACE_LAUNCHES, TRACE_REACH * sum(reach.values()))
 
 
 def trace_invocation(members: Sequence[Invocation], launches: int) -> Invocation:
