@@ -34,6 +34,7 @@ COMMANDS = (
     "ab",
     "findings",
     "report",
+    "export",
     "schema",
     "doctor",
     "task",  # each batch backend's `<backend>-task` (commands/task.py)

@@ -5,7 +5,7 @@ weighed) or else by ncu's estimated speedup. Pure apart from reading the reports
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncucampaign.errors import ReportUnreadable, UsageError
@@ -143,17 +143,25 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
     run = run if run is not None else load_run(path)
     result = FindingsRead()
     found, unreadable, unread = result.found, result.unreadable, result.unread
+    read: dict[str, list[RuleResult] | ReportUnreadable] = {}  # a shared run's report is read once for its members
     for record in run.manifest.targets:
         if record.report is None:
             continue
         if metrics_only(record.argv):
             unread.append(f"{record.name}: {NO_RULES}")
             continue
-        try:
-            rules = rules_of(run.root / record.report.path, ncu)
-        except ReportUnreadable as exc:
-            unreadable.append(f"{record.name}: {exc}")
+        if record.report.path not in read:
+            try:
+                read[record.report.path] = rules_of(run.root / record.report.path, ncu)
+            except ReportUnreadable as exc:
+                read[record.report.path] = exc
+        rules = read[record.report.path]
+        if isinstance(rules, ReportUnreadable):
+            unreadable.append(f"{record.name}: {rules}")
             continue
+        if record.report.ids is not None:  # read out of a shared run's report: its results, numbered as its own
+            places = {result_id: own for own, result_id in enumerate(record.report.ids)}
+            rules = [replace(rule, ordinal=places[rule.ordinal]) for rule in rules if rule.ordinal in places]
         symbols = {result.index: weighed_as(result) for result in record.results}
         found.extend(Finding(record.name, rule, symbols.get(rule.ordinal, "")) for rule in rules)
     return result

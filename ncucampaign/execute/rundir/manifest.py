@@ -71,6 +71,11 @@ class ReportInfo(Record):
     sha256: str
     results: int | None = Field(description="results in the report; None when it could not be counted")
     results_from: Literal["report", "console"] | None
+    ids: list[int] | None = Field(
+        None,
+        description="a target's results in a shared run's report (path), by place; its own report is written on "
+        "demand (ncucampaign export). None: the report is the target's own",
+    )
 
 
 class Obtained(Record):
@@ -86,6 +91,9 @@ class Obtained(Record):
         None, description="the shared run (shared_runs[].name) it came from or fell back from"
     )
     split_command: str | None = Field(None, description="the ncu --import command that wrote its report")
+    split_argv: list[str] = Field(
+        default_factory=list, description="the same as words (ncucampaign export runs it for a target read out)"
+    )
     sections_asked: list[str] = Field(default_factory=list)
     sections_collected: list[str] = Field(default_factory=list, description="what the shared run collected")
     verification: str | None = Field(None, description="how the split was checked against the trace or the targets")

@@ -15,6 +15,7 @@ from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss, settled
+from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.trace.selection import Short, TraceSelections, member_trace, placed_members, trace_selections
@@ -226,7 +227,8 @@ class _SharedRun:
         # order once every run is done (_collect).
         earlier = {name: f"{r.why}; regrouped into {record.name}" for name, r in self.refusals.items()}
         job = SplitJob(record, union, tuple(members), windows, trace_window, report, console, self.names, earlier)
-        self.pending.append((members, record.name, self.splitting.submit(split_union, ctx, job)))
+        split = split_union if len(members) <= OWN_REPORTS else read_out  # a large union's members are read out
+        self.pending.append((members, record.name, self.splitting.submit(split, ctx, job)))
         return False
 
     def _collect(self) -> list[Refused]:

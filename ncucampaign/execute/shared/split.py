@@ -4,7 +4,7 @@ result (only when verified)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +14,7 @@ from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.cache_files import report_info
-from ncucampaign.execute.rundir.manifest import AttemptRecord, Obtained, ReportInfo, SharedRunRecord
+from ncucampaign.execute.rundir.manifest import AttemptRecord, Obtained, ReportInfo, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches
@@ -61,7 +61,7 @@ def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
     listing, which verifies each split, runs beside the exports (one `ncu --import` less on the critical path,
     about 0.7 s a group): a split waits for it only before it is recorded, and is dropped unverified."""
     with ThreadPoolExecutor(1) as lister, ThreadPoolExecutor(IMPORT_WORKERS) as pool:
-        listing = lister.submit(_listed, ctx, job.report) if job.trace_window is not None else None
+        listing = lister.submit(listed, ctx, job.report) if job.trace_window is not None else None
 
         def split(member: Invocation) -> Split:
             check = TraceCheck(listing, job.trace_window, job.windows[member.name], job.names)
@@ -70,14 +70,15 @@ def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
 
         with CLOCK.waiting():  # the workers count their own phases
             splits = list(pool.map(split, job.members))
-    listed = listing.result() if listing is not None else None
-    return listed if isinstance(listed, str) else splits
+    found = listing.result() if listing is not None else None
+    return found if isinstance(found, str) else splits
 
 
-def _listed(ctx: RunContext, report: Path) -> list[Launch] | str:
+def listed(ctx: RunContext, report: Path, filters: Sequence[str] = ()) -> list[Launch] | str:
+    """What the union's report holds that `filters` select, in its order (IDs: the results' places in it)."""
     try:
         with CLOCK.phase(VERIFICATION):
-            return list_launches(import_csv_argv(ctx.ncu_path, report), importer_of(ctx))
+            return list_launches(import_csv_argv(ctx.ncu_path, report, filters), importer_of(ctx))
     except ImportFailed as exc:
         return f"the shared report cannot be listed: {exc}"
 
@@ -121,10 +122,7 @@ class _MemberSplit:
 
     def run(self) -> Split:
         union_report, console = self.job.report, self.job.console
-        previous = self.record.attempts[-1].number if self.record.attempts else 0
-        kept = self.ctx.store.keep_report(self.member.name, previous)
-        if kept is not None and self.record.attempts:
-            self.ctx.book.commit(lambda: setattr(self.record.attempts[-1], "report", kept), self.record)
+        previous = set_aside(self.ctx, self.record)
         argv = split_command(self.ctx.ncu_path, union_report, self.member, self.window, self.report)
         command = shell_command(argv)
         started, clock = now_iso(), time.monotonic()
@@ -162,7 +160,8 @@ class _MemberSplit:
             message=f"split out of {self.shared.name}",
             report=shown,
         )
-        self.ctx.book.commit(lambda: self._record(attempt, read, info, command), self.record)
+        recorded = Recorded(attempt, read or [], info, argv, self._verification())
+        self.ctx.book.commit(lambda: record_split(self.record, self.job, self.member, recorded), self.record)
         return Split(self.member, True)
 
     def _verification(self) -> str:
@@ -172,20 +171,41 @@ class _MemberSplit:
         where = f"launch {first}" if first == last else f"launches {first}-{last}"
         return f"exact by construction: the same filters as {self.shared.name}, of whose launches it holds {where}"
 
-    def _record(self, attempt: AttemptRecord, read: list[ResultRecord] | None, info: ReportInfo, command: str) -> None:
-        record = self.record
-        record.attempts.append(attempt)
-        record.status, record.message, record.diagnosis = Status.OK, attempt.message, []
-        record.seconds = attempt.seconds
-        record.report = info
-        record.results = read or []
-        record.gpus = self.shared.gpus
-        record.obtained = Obtained(
-            how="shared",
-            reason=self.job.earlier.get(self.member.name, ""),
-            shared_run=self.shared.name,
-            split_command=command,
-            sections_asked=collection_words(self.member.options),
-            sections_collected=collection_words(self.union.options),
-            verification=self._verification(),
-        )
+
+def set_aside(ctx: RunContext, record: TargetRecord) -> int:
+    """The target's own report of an earlier attempt moved aside (its attempt says where); its last attempt's number."""
+    previous = record.attempts[-1].number if record.attempts else 0
+    kept = ctx.store.keep_report(record.name, previous)
+    if kept is not None and record.attempts:
+        ctx.book.commit(lambda: setattr(record.attempts[-1], "report", kept), record)
+    return previous
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a member's verified split leaves in its record."""
+
+    attempt: AttemptRecord
+    results: list[ResultRecord]
+    report: ReportInfo
+    argv: list[str]  # the `ncu --import` that writes (or wrote) its own report
+    verification: str
+
+
+def record_split(record: TargetRecord, job: SplitJob, member: Invocation, done: Recorded) -> None:
+    record.attempts.append(done.attempt)
+    record.status, record.message, record.diagnosis = Status.OK, done.attempt.message, []
+    record.seconds = done.attempt.seconds
+    record.report = done.report
+    record.results = done.results
+    record.gpus = job.shared.gpus
+    record.obtained = Obtained(
+        how="shared",
+        reason=job.earlier.get(member.name, ""),
+        shared_run=job.shared.name,
+        split_command=shell_command(done.argv),
+        split_argv=done.argv,
+        sections_asked=collection_words(member.options),
+        sections_collected=collection_words(job.union.options),
+        verification=done.verification,
+    )

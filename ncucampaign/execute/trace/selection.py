@@ -57,6 +57,7 @@ class TraceSelections:
     never: list[Short]  # the application ended first: their launches do not exist
     functions: dict[int, str] = field(default_factory=dict)  # trace ID -> function name ({}: unknown)
     parts: dict[str, FilterParts] = field(default_factory=dict)  # per member, its filters apart
+    frozen: dict[int, tuple[Launch, ...]] = field(default_factory=dict)  # a listing as one tuple (member_trace)
 
     @property
     def info(self) -> TraceInfo:
@@ -135,17 +136,23 @@ def _filter_parts(members: Sequence[Invocation], listed: Listings, every: frozen
     """Per member, what its kernel filter and its NVTX filters select apart (`every`: for a member
     without a kernel filter)."""
 
-    def ids(words: tuple[str, ...]) -> frozenset[int]:
-        return frozenset(launch.id for launch in listed[words])
+    sets: dict[tuple[str, ...], frozenset[int]] = {}  # one per distinct filter: 10,000 members made 3 GB each
 
-    parts = {}
+    def ids(words: tuple[str, ...]) -> frozenset[int]:
+        if words not in sets:
+            sets[words] = frozenset(launch.id for launch in listed[words])
+        return sets[words]
+
+    parts, made = {}, {}
     for m in members:
         kernels, nvtx = _part_words(m)
-        parts[m.name] = FilterParts(
-            kernels=ids(kernels) if kernels else every,
-            scope=ids(nvtx) if nvtx else None,
-            family=(*kernels, "|", *nvtx),
-        )
+        if (kernels, nvtx) not in made:
+            made[kernels, nvtx] = FilterParts(
+                kernels=ids(kernels) if kernels else every,
+                scope=ids(nvtx) if nvtx else None,
+                family=(*kernels, "|", *nvtx),
+            )
+        parts[m.name] = made[kernels, nvtx]
     return parts
 
 
@@ -156,11 +163,13 @@ def _only(member: Invocation, *keys: str) -> TargetOptions:
 
 def placed_members(members: Sequence[Invocation], found: TraceSelections) -> list[Placed]:
     """The members the trace places, with what their filters select apart (for the union's window)."""
-    placed = []
+    placed, shared = [], {}  # members with the same filters share what they select (one tuple, not one each)
     for m in (m for m in members if m.name in found.selected):
         picked, wanted = found.selected[m.name]
         part = found.parts.get(m.name)
-        ids, wanted_ids = tuple(x.id for x in picked), tuple(x.id for x in wanted)
+        if id(picked) not in shared:
+            shared[id(picked)] = tuple(x.id for x in picked)
+        ids, wanted_ids = shared[id(picked)], tuple(x.id for x in wanted)
         if part is None:  # priced from its own selection alone
             placed.append(Placed(m, ids, wanted_ids))
         else:
@@ -172,4 +181,6 @@ def member_trace(member: Invocation, found: TraceSelections) -> MemberTrace:
     """What the trace says of `member`, for composing its group (plan/share/group_plan.py)."""
     part = found.parts.get(member.name)
     selected, wanted = found.selected[member.name]
-    return MemberTrace(member, tuple(selected), tuple(wanted), part.kernels if part is not None else None)
+    if id(selected) not in found.frozen:  # one tuple for the members of one listing
+        found.frozen[id(selected)] = tuple(selected)
+    return MemberTrace(member, found.frozen[id(selected)], tuple(wanted), part.kernels if part is not None else None)

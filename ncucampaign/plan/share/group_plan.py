@@ -13,6 +13,7 @@ from ncucampaign.plan.share.union import picked, picks_possible, with_options
 from ncucampaign.plan.share.windows import (
     MemberWindow,
     UnionWindow,
+    WindowMemo,
     member_window,
     picked_window,
     uncovered,
@@ -66,9 +67,10 @@ def compose_group(
         union_inv = picked(union_inv, chosen.invocations, len(chosen.launches), chosen.functions)
     else:
         union_inv = with_options(union_inv, launch_skip=window.skip or None, launch_count=len(window.launches))
+    memo = WindowMemo(window)
     windows = {
         m.member.name: member_window(
-            m.selected, m.member.options.launch_skip or 0, m.wanted, window, functions, m.kernel_ids
+            m.selected, m.member.options.launch_skip or 0, m.wanted, window, functions, m.kernel_ids, memo
         )
         for m in members
     }

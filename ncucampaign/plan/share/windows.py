@@ -127,6 +127,38 @@ def invocation_numbers(ids: Iterable[int], functions: Mapping[int, str]) -> dict
     return numbers
 
 
+class WindowMemo:
+    """What the members of one union share while their windows are found: the union's profiled IDs, per selection
+    (one listing, shared by members with the same filters) how many of its launches the union profiled before each
+    place, and per kernel filter the functions it selects. 10,000 members each counted and named their own."""
+
+    def __init__(self, union: UnionWindow) -> None:
+        self.profiled = frozenset(launch.id for launch in union.launches)
+        self._before: dict[int, list[int]] = {}
+        self._selectable: dict[int, frozenset[str]] = {}
+
+    def before(self, selected: Sequence[Launch], skip: int) -> int:
+        counts = self._before.get(id(selected))
+        if counts is None:
+            counts, found = [0], 0
+            for launch in selected:
+                found += launch.id in self.profiled
+                counts.append(found)
+            self._before[id(selected)] = counts
+        return counts[min(skip, len(selected))]
+
+    def selectable(
+        self, selected: Sequence[Launch], kernel_ids: Iterable[int] | None, functions: Mapping[int, str] | None
+    ) -> frozenset[str]:
+        """The functions the member's kernel filter selects (`kernel_ids`, else `selected`); empty: unknown."""
+        key = id(kernel_ids if kernel_ids is not None else selected)  # objects the caller holds while this lives
+        if key not in self._selectable:
+            ids = list(kernel_ids) if kernel_ids is not None else [launch.id for launch in selected]
+            known = bool(functions) and functions is not None and all(i in functions for i in ids)
+            self._selectable[key] = frozenset(functions[i] for i in ids) if known and functions else frozenset()
+        return self._selectable[key]
+
+
 def member_window(
     selected: Sequence[Launch],
     skip: int,
@@ -134,16 +166,14 @@ def member_window(
     union: UnionWindow,
     functions: Mapping[int, str] | None = None,
     kernel_ids: Iterable[int] | None = None,
+    memo: WindowMemo | None = None,
 ) -> MemberWindow:
     """In the union's report, the member's filters select what they select in the trace and the union
     profiled: its skip there counts those before its first wanted launch. `functions`: trace ID ->
-    function name; `kernel_ids`: the trace IDs its kernel filter alone selects (None: `selected`)."""
-    profiled = {launch.id for launch in union.launches}
-    before = sum(1 for launch in selected[:skip] if launch.id in profiled)
-    ids = list(kernel_ids) if kernel_ids is not None else [launch.id for launch in selected]
-    known = bool(functions) and functions is not None and all(i in functions for i in ids)
-    selectable = frozenset(functions[i] for i in ids) if known and functions is not None else frozenset()
-    return MemberWindow(wanted, before, selectable)
+    function name; `kernel_ids`: the trace IDs its kernel filter alone selects (None: `selected`); `memo`: what
+    the union's members share (made here when not given)."""
+    memo = memo or WindowMemo(union)
+    return MemberWindow(wanted, memo.before(selected, skip), memo.selectable(selected, kernel_ids, functions))
 
 
 def uncovered(wanted: Sequence[Launch], union: UnionWindow) -> Launch | None:

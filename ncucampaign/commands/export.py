@@ -1,0 +1,43 @@
+"""`ncucampaign export RUN_DIR`: the own report of each target read out of a large shared run's report
+(execute/shared/read_out.py), written on demand with the split command the run recorded."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, printable
+from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.shared.read_out import export_own
+from ncucampaign.results.reading.runs import load_run
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "export", help="write own reports of the targets read out of a shared report"
+    )
+    parser.add_argument("run", metavar="RUN_DIR")
+    parser.add_argument("--only", nargs="+", metavar="TARGET", default=None, help="these targets (default: all)")
+    parser.add_argument("--ncu", default=None, help="the ncu to export with (default: the one the run used)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_run(args.run)
+    records = [r for r in loaded.manifest.targets if r.report is not None and r.report.ids is not None]
+    if args.only:
+        unknown = sorted(set(args.only) - {r.name for r in loaded.manifest.targets})
+        if unknown:
+            raise UsageError(f"--only: no target {printable(unknown[0])} in {loaded.root}")
+        records = [r for r in records if r.name in args.only]
+    if not records:
+        print(f"nothing to export: no target {'named' if args.only else 'of this run'} was read out of a shared report")
+        return EXIT_OK
+    failed = 0
+    for written, why in export_own(RunStore.open(loaded.root), records, args.ncu):
+        if why is None:
+            print(written)
+        else:
+            failed += 1
+            print(f"ncucampaign: {printable(written)}: not exported: {printable(why)}", file=sys.stderr)
+    return EXIT_TARGETS_FAILED if failed else EXIT_OK
