@@ -13,9 +13,7 @@ from ncucampaign.results.reading.runs import load_run
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "export", help="write own reports of the targets read out of a shared report"
-    )
+    parser = commands.add_parser("export", help="write own reports of the targets read out of a shared report")
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("--only", nargs="+", metavar="TARGET", default=None, help="these targets (default: all)")
     parser.add_argument("--ncu", default=None, help="the ncu to export with (default: the one the run used)")
