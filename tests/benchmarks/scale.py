@@ -1,7 +1,8 @@
 """The scale benchmark (`python tests/benchmarks/bench.py scale`): one shared pool of N targets on the fake ncu,
 half `rmsnorm_kernel` and half `regex:nvjet`, `launch_skip` 0..N/2, as discover's suggestions for a whole model
 or a matrix grow them. Not a test: it prints, per N, wall seconds, CPU seconds (the whole process tree), the peak
-memory of the largest process and of the tree together (sampled), the run's own seconds by phase (the manifest's
+memory of ncucampaign's own process, of its report readers and of the fake ncu's processes (sampled), of the largest
+process and of the tree together, the run's own seconds by phase (the manifest's
 `own_seconds`), ncu processes started, and whether every target ended ok.
 
     python tests/benchmarks/bench.py scale --sizes 20 200 1000 10000
@@ -52,6 +53,9 @@ class Measured:
     cpu_s: float = 0.0
     peak_process_mb: float = 0.0
     peak_tree_mb: float = 0.0
+    peak_main_mb: float = 0.0  # ncucampaign's own process (sampled VmHWM)
+    peak_reader_mb: float = 0.0  # its report readers (sampled)
+    peak_ncu_mb: float = 0.0  # the fake ncu's processes (sampled): the stand-in's, not the tool's
     exit_code: int | None = None
     own: dict[str, float] = field(default_factory=dict)
     statuses: dict[str, int] = field(default_factory=dict)
@@ -67,33 +71,47 @@ class Measured:
         ok = self.statuses.get("ok", 0)
         return (
             f"{self.n:>6} {self.code:8} wall {self.wall_s:7.1f} s  CPU {self.cpu_s:7.1f} s  "
-            f"peak {self.peak_process_mb:5.0f} MB (tree {self.peak_tree_mb:5.0f} MB)  own {own:6.1f} s  "
+            f"peak: ncucampaign {self.peak_main_mb:5.0f} MB, its readers {self.peak_reader_mb:4.0f} MB, the fake ncu "
+            f"{self.peak_ncu_mb:4.0f} MB (largest process {self.peak_process_mb:5.0f} MB, tree {self.peak_tree_mb:5.0f} "
+            f"MB)\n{'':16}own {own:6.1f} s  "
             f"ncu starts {self.ncu_starts:>6} (application {self.app_starts})  ok {ok}/{self.n}  exit {self.exit_code}\n"
             f"{'':16}own seconds: {phases}"
         )
 
 
-def _tree_rss_mb(root: int) -> float:
-    """The resident memory of `root` and every descendant, from /proc."""
+def _tree(root: int) -> dict[int, tuple[float, str]]:
+    """`root` and every descendant: resident MB and command line, from /proc."""
     parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
+    found: dict[int, tuple[float, str]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         parents[int(entry)] = int(fields[1])
-        rss[int(entry)] = int(fields[21])
+        found[int(entry)] = (int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20, command)
     tree, frontier = {root}, [root]
     while frontier:
         pid = frontier.pop()
         children = [child for child, parent in parents.items() if parent == pid and child not in tree]
         tree.update(children)
         frontier.extend(children)
-    return sum(rss.get(pid, 0) for pid in tree) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return {pid: found[pid] for pid in tree if pid in found}
+
+
+def _main_peak_mb(pid: int) -> float:
+    """The process's own high-water mark of resident memory (VmHWM)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            line = next(line for line in status if line.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+    except (OSError, StopIteration, ValueError):
+        return 0.0
 
 
 def measure(n: int, code: Path, label: str, limit_s: float, keep: Path | None = None) -> Measured:
@@ -117,11 +135,17 @@ def measure(n: int, code: Path, label: str, limit_s: float, keep: Path | None = 
         with open(folder / "out.log", "w") as out:
             child = subprocess.Popen(args, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
         done = threading.Event()
-        peak = [0.0]
+        peak = {"tree": 0.0, "main": 0.0, "readers": 0.0, "ncu": 0.0}
 
         def sample() -> None:
             while not done.wait(0.25):
-                peak[0] = max(peak[0], _tree_rss_mb(child.pid))
+                tree = _tree(child.pid)
+                peak["tree"] = max(peak["tree"], sum(mb for mb, _ in tree.values()))
+                peak["main"] = max(peak["main"], _main_peak_mb(child.pid))
+                for mb, command in tree.values():
+                    kind = "readers" if "reader_worker" in command else "ncu" if "fake_ncu/ncu" in command else None
+                    if kind:
+                        peak[kind] = max(peak[kind], mb)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -135,7 +159,12 @@ def measure(n: int, code: Path, label: str, limit_s: float, keep: Path | None = 
         measured.wall_s = time.perf_counter() - started
         measured.cpu_s = usage.ru_utime + usage.ru_stime
         measured.peak_process_mb = usage.ru_maxrss / 1024
-        measured.peak_tree_mb = peak[0]
+        measured.peak_tree_mb = peak["tree"]
+        measured.peak_main_mb, measured.peak_reader_mb, measured.peak_ncu_mb = (
+            peak["main"],
+            peak["readers"],
+            peak["ncu"],
+        )
         measured.exit_code = child.returncode
         if child.returncode == -signal.SIGKILL:
             measured.finished = False

@@ -4,7 +4,7 @@ the union run and every member's window, or why the members run alone."""
 from __future__ import annotations
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.cost import UNCALIBRATED
+from ncucampaign.plan.share.cost import UNCALIBRATED, UNION_TIMEOUT_MARGIN, per_launch_s
 from ncucampaign.plan.share.group_plan import MemberTrace, compose_group
 from ncucampaign.plan.share.groups import union_for
 from ncucampaign.plan.share.launches import Launch
@@ -37,6 +37,8 @@ def test_a_group_that_pays_gets_its_union_and_every_members_window() -> None:
         own = [launch for launch in plan.window.launches if launch.symbol == member.member.options.kernel_name]
         assert own[window.skip_in_union] == wanted  # its split's skip, among its own launches in the union
     assert plan.union.options.launch_count == len(plan.window.launches)
+    extra = (len(plan.window.launches) - 1) * per_launch_s(plan.union.options)  # beyond a member's own launch
+    assert plan.union.timeout == members[0].member.timeout + UNION_TIMEOUT_MARGIN * extra  # time for what it profiles
 
 
 def test_a_filter_that_misses_a_members_launch_is_refused() -> None:

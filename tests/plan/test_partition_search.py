@@ -10,14 +10,14 @@ import random
 
 import pytest
 
-from ncucampaign.plan.share.cost import Costs
-from ncucampaign.plan.share.partition import TICK, TIMEOUT_SHARE, Search, partition
-from ncucampaign.plan.share.pricing import Placed, group_cost
+from ncucampaign.plan.share.cost import UNION_LAUNCHES, Costs
+from ncucampaign.plan.share.partition import TICK, Search, partition
+from ncucampaign.plan.share.pricing import Placed, group_cost, profiled_launches
 from tests.conftest import FIXTURES, invocation
 from tests.plan.partition_pools import pool, pools, total_cost
 
 
-def scale_pool(size: int, timeout: float = 1800.0) -> tuple[list[Placed], Costs]:
+def scale_pool(size: int) -> tuple[list[Placed], Costs]:
     """bench.py scale's pool: half rmsnorm, half nvjet, launch_skip 0..size/2, on the fake application's launches."""
     trace = ["nvjet", "rms"] + ["rms", "attn", "rms", "nvjet"] * 2 * (size // 4 + 2)
     ids = {kernel: tuple(i for i, k in enumerate(trace) if k == kernel) for kernel in ("rms", "nvjet")}
@@ -25,7 +25,6 @@ def scale_pool(size: int, timeout: float = 1800.0) -> tuple[list[Placed], Costs]
     for kernel, count in (("rms", size - size // 2), ("nvjet", size // 2)):
         for skip in range(count):
             member = invocation(f"{kernel}_{skip}", kernel_name=kernel, launch_skip=skip, launch_count=1)
-            member = dataclasses.replace(member, timeout=timeout)
             selected = ids[kernel]
             members.append(Placed(member, selected, selected[skip : skip + 1], frozenset(selected), None, (kernel,)))
     return members, Costs(functions=dict(enumerate(trace)))
@@ -67,7 +66,8 @@ def test_the_search_costs_at_most_one_percent_more_than_the_search_of_311a033_on
     for seed, size in pools():
         members, costs = pool(seed, size)
         assert recorded[seed]["size"] == size
-        change = total_cost(members, costs) / recorded[seed]["cost"] - 1
+        # The search compared, not the bound on a union's launches (311a033 had none: its own test is below).
+        change = total_cost(members, dataclasses.replace(costs, union_launches=10**9)) / recorded[seed]["cost"] - 1
         if change > worst:
             worst, worst_seed = change, seed
     print(f"worst pool: seed {worst_seed}, {worst:+.4%} against 311a033's search")
@@ -96,13 +96,11 @@ def test_the_search_stops_between_slices_of_bounded_work() -> None:
     assert max(gaps) <= 4 * TICK  # a slice ends at the first row or round past TICK prices
 
 
-def test_a_union_never_is_priced_above_half_its_members_timeout() -> None:
-    """At 0.4 s a SpeedOfLight launch, 1,000 launches in one union replay for 400 s: members with a 120 s timeout (60 s for the union)
-    are split into unions that each fit."""
-    members, costs = scale_pool(400, timeout=120.0)
+def test_a_union_never_profiles_more_launches_than_a_union_may() -> None:
+    """1,000 SpeedOfLight results made a 36 MB report that took 650 MB to read, and a union that fails loses them
+    all: however cheap a longer union is priced, it profiles at most UNION_LAUNCHES."""
+    members, costs = scale_pool(1000)
     groups = partition(members, costs)
-    assert len(groups) > 2
-    for group in groups:
-        assert group_cost(group, costs) - costs.split_s * len(group) <= 120.0 * TIMEOUT_SHARE
-    unbounded, _ = scale_pool(400, timeout=36_000.0)
-    assert len(partition(unbounded, costs)) <= 2
+    assert len(groups) >= 1000 // UNION_LAUNCHES
+    assert max(profiled_launches(group, costs.functions) for group in groups) <= UNION_LAUNCHES
+    assert len(partition(members, dataclasses.replace(costs, union_launches=10**6))) <= 2

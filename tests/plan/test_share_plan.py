@@ -277,3 +277,17 @@ def test_a_pool_that_reaches_far_gets_a_trace_that_reaches_its_members() -> None
         for i in range(5000)
     ]
     assert trace_launches(far) == TRACE_REACH * (5000 + 5000)
+
+
+def test_a_matrix_over_launch_skip_shares_in_unions_of_at_most_union_launches_each_given_the_time_it_needs() -> None:
+    """A 600-launch window from the targets was one union: a 600-result report to read whole, lost whole if it failed,
+    and 240 s of SpeedOfLight replay under a target's 60 s timeout."""
+    from ncucampaign.plan.share.cost import UNION_LAUNCHES, UNION_TIMEOUT_MARGIN
+
+    matrix = "- name: t{launch_skip}\n  kernel_name: k\n  matrix:\n    launch_skip: " + str(list(range(600)))
+    _, shares = planned(matrix, "timeout: 60")
+    assert len(shares.groups) >= 600 // UNION_LAUNCHES + 1 and not alone(shares)
+    for group in shares.groups:
+        count = group.union.options.launch_count
+        assert count <= UNION_LAUNCHES
+        assert group.union.timeout == pytest.approx(60 + UNION_TIMEOUT_MARGIN * (count - 1) * 0.4)

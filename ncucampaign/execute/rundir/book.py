@@ -120,11 +120,13 @@ class RecordBook:
             self._files.close()
 
     def _rewrite(self) -> None:
+        """manifest.json from memory, by pydantic's own serializer (one string: 10,000 targets made a dict of the
+        whole manifest, then a list of its JSON's pieces, over 1 GB together); indented once the run ends."""
         assert self._files is not None
-        data = self.manifest.model_dump(mode="json")
-        self._files.rewrite(data, final=self.manifest.state != "running")
+        text = self.manifest.model_dump_json(indent=2 if self.manifest.state != "running" else None)
+        self._files.rewrite(text)
         if os.environ.get("NCUCAMPAIGN_CHECK_JOURNAL"):
-            self._check = (data, [])
+            self._check = (json.loads(text), [])
 
     def _checked(self, entries: list[dict[str, Any]]) -> None:
         assert self._check is not None

@@ -29,6 +29,14 @@ METRICS_ONLY_S = 0.02
 # discovery trace costs", 2026-12-02).
 TRACED_LAUNCH_S = 0.011
 TRACE_S = APP_START_S + 5.0
+# A union profiles at most this many launches: its report is read whole, and the reader's memory grows with it (on the
+# fake ncu, 1,000 SpeedOfLight results, 36 MB, took 650 MB to read; a real PyTorch kernel's result holds 0.7-1 MB),
+# and a union that fails loses every launch it profiled. A start more per 256 launches adds under a tenth to their
+# replay at SpeedOfLight (0.4 s a launch), a few hundredths at `set: full`.
+UNION_LAUNCHES = 256
+# A union may run as long as a member's own run (its timeout) and its other launches' replay, at twice their price:
+# a target's timeout is meant for its own run, and a union of 256 SpeedOfLight launches replays for 100 s more.
+UNION_TIMEOUT_MARGIN = 2.0
 # A measured start is believed within these bounds (docs/ncu-behaviour.md, "Cost": 7-12 s measured).
 MIN_START_S, MAX_START_S = 2.0, 3 * APP_START_S
 MIN_SCALE, MAX_SCALE = 0.25, 4.0  # a fitted replay price within these factors of the table's
@@ -60,6 +68,11 @@ class Costs:
     split_s: float = SPLIT_S
     replay_scale: float = 1.0  # the replay prices (plan/share/cost.py) times this, as measured here
     functions: Mapping[int, str] | None = None  # trace ID -> function name (None: no picked windows)
+    union_launches: int | None = None  # a union may profile at most this many (None: UNION_LAUNCHES)
+
+    @property
+    def launches_at_most(self) -> int:
+        return self.union_launches or UNION_LAUNCHES
 
 
 def calibrated(
@@ -114,6 +127,12 @@ def group_seconds(replay_s: float, members: int, costs: Costs = UNCALIBRATED) ->
 def union_run_s(replay_s: float, costs: Costs = UNCALIBRATED) -> float:
     """A union's own run: an application start and the replay of what it profiles (`replay_s` at the table's prices)."""
     return costs.start_s + replay_s * costs.replay_scale
+
+
+def union_timeout(members: Sequence[Invocation], union: Invocation, launches: int) -> float:
+    """The union's timeout: its members' (the longest), and its launches beyond a member's own at twice their price."""
+    own = max(m.options.launch_count or 1 for m in members)
+    return max(m.timeout for m in members) + UNION_TIMEOUT_MARGIN * max(0, launches - own) * per_launch_s(union.options)
 
 
 def alone_seconds(inv: Invocation, costs: Costs = UNCALIBRATED) -> float:

@@ -3,11 +3,12 @@ and whether it pays or why not; asked once per group by execute/shared/run.py. P
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.cost import Costs, pays
+from ncucampaign.plan.share.cost import Costs, pays, union_timeout
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.union import picked, picks_possible, with_options
 from ncucampaign.plan.share.windows import (
@@ -67,6 +68,7 @@ def compose_group(
         union_inv = picked(union_inv, chosen.invocations, len(chosen.launches), chosen.functions)
     else:
         union_inv = with_options(union_inv, launch_skip=window.skip or None, launch_count=len(window.launches))
+    union_inv = dataclasses.replace(union_inv, timeout=union_timeout(invocations, union_inv, len(window.launches)))
     memo = WindowMemo(window)
     windows = {
         m.member.name: member_window(

@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.cost import alone_seconds, collection_s, group_seconds, trace_pays
+from ncucampaign.plan.share.cost import (
+    UNION_LAUNCHES,
+    alone_seconds,
+    collection_s,
+    group_seconds,
+    trace_pays,
+    union_timeout,
+)
 from ncucampaign.plan.share.union import (
     SET_ORDER,
     Window,
@@ -166,7 +173,7 @@ def _by_cost(pool: list[Invocation], window: Window) -> list[list[Invocation]]:
     groups: list[_Tally] = []
     for inv in pool:
         for tally in groups:
-            if tally.seconds(inv) - tally.seconds() < alone_seconds(inv):
+            if tally.fits(inv) and tally.seconds(inv) - tally.seconds() < alone_seconds(inv):
                 tally.add(inv)
                 break
         else:
@@ -199,16 +206,27 @@ class _Tally:
         self.members.append(inv)
         self._count(inv)
 
+    def fits(self, extra: Invocation) -> bool:
+        """Whether the union with `extra` profiles at most what a union may (plan/share/cost.py)."""
+        tally = self._with(extra)
+        return (tally.high - tally.low if self.window == "targets" else tally.total) <= UNION_LAUNCHES
+
+    def chosen(self) -> str | None:
+        return max(self.sets, key=lambda s: SET_ORDER.index(s) if s in SET_ORDER else -1) if self.sets else None
+
+    def _with(self, extra: Invocation) -> _Tally:
+        tally = _Tally.__new__(_Tally)
+        tally.__dict__.update(self.__dict__, members=[], sets=set(self.sets), sections=set(self.sections))
+        tally._count(extra)
+        return tally
+
     def seconds(self, extra: Invocation | None = None) -> float:
         tally = self
         if extra is not None:
-            tally = _Tally.__new__(_Tally)
-            tally.__dict__.update(self.__dict__, members=[], sets=set(self.sets), sections=set(self.sections))
-            tally._count(extra)
+            tally = self._with(extra)
         launches = tally.high - tally.low if self.window == "targets" else tally.total
-        chosen = max(tally.sets, key=lambda s: SET_ORDER.index(s) if s in SET_ORDER else -1) if tally.sets else None
         members = len(self.members) + (extra is not None)
-        return group_seconds(launches * collection_s(chosen, tally.sections, tally.metrics), members)
+        return group_seconds(launches * collection_s(tally.chosen(), tally.sections, tally.metrics), members)
 
 
 def union_for(members: Sequence[Invocation], window: Window) -> Invocation:
@@ -217,7 +235,9 @@ def union_for(members: Sequence[Invocation], window: Window) -> Invocation:
     union = dataclasses.replace(members[0], options=union_options(members, with_nvtx=window == "trace"))
     if window == "targets":
         skip = min(m.options.launch_skip or 0 for m in members)
-        union = with_options(union, launch_skip=skip or None, launch_count=union_launches(members, window))
+        launches = union_launches(members, window)
+        union = with_options(union, launch_skip=skip or None, launch_count=launches)
+        union = dataclasses.replace(union, timeout=union_timeout(members, union, launches))
     return union
 
 

@@ -8,7 +8,7 @@ kept ones, then the one a member joined, then the one it left), so that ties fal
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 from ncucampaign.plan.share.tallies import PoolPrices, Tally
@@ -25,8 +25,11 @@ class Move:
 
 
 class Moves:
-    def __init__(self, prices: PoolPrices, groups: Groups, price: Callable[[Tally], float]) -> None:
-        self.prices, self._price = prices, price
+    def __init__(
+        self, prices: PoolPrices, groups: Groups, price: Callable[[Tally], float], priced: Callable[[], int]
+    ) -> None:
+        """`price` prices a group (and counts it); `priced` says how many prices the search took so far."""
+        self.prices, self._price, self._priced = prices, price, priced
         self._ids = itertools.count()
         self.order: list[int] = []
         self.members: dict[int, list[int]] = {}
@@ -49,11 +52,16 @@ class Moves:
         rests = members - len(self._rest)
         return max(0, joins) + max(0, merges) + max(0, rests)
 
-    def best(self) -> Move | None:
-        """The move that lowers the total most (the first of equals, in visiting order), or None."""
+    def best(self, tick: int) -> Generator[int, None, Move | None]:
+        """The move that lowers the total most (the first of equals, in visiting order), or None; yielding the prices
+        taken so far every `tick` of them (its caller may stop between)."""
         best_gain, best = GAIN_AT_LEAST, None
+        since = self._priced()
         for position, a in enumerate(self.order):
             for member in self.members[a]:
+                if self._priced() - since >= tick:
+                    since = self._priced()
+                    yield since
                 rest = self._rest_of(a, member)
                 for b in [*self.order, None]:
                     if b == a:

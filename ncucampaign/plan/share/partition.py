@@ -4,7 +4,7 @@ into runs contiguous in launch order, then adjacent groups merged while that is 
 and groups merged while the cost falls; the same from each family's launch order, and the cheaper of the two. Each
 stage is bounded by work, not by the pool's size to a power: a cut's groups hold at most a window of members that
 shrinks as the pool grows (all of them up to WINDOW_AT_MOST), and the moves stop after a budget of prices. A
-union is never priced above half its members' timeout (a run that long would risk every member's)."""
+union profiles at most UNION_LAUNCHES launches (plan/share/cost.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ EXACT_MEMBERS = 10
 SEARCH_PRICES = 30_000  # prices a cut may take: its window is this over the pool's size (at least WINDOW_AT_LEAST)
 WINDOW_AT_LEAST, WINDOW_AT_MOST = 12, 200
 MOVE_PRICES = 60_000  # prices the moves may take
-TIMEOUT_SHARE = 0.5  # a union's start and replay, priced, stay within this share of its members' timeout
 TICK = 2_000  # prices between the points where the search lets its caller stop it
 Groups = list[list[int]]
 
@@ -42,8 +41,7 @@ class Search:
 
     def __init__(self, placed: Sequence[Placed], costs: Costs = UNCALIBRATED) -> None:
         self.ordered = sorted(placed, key=lambda p: (p.wanted[0], p.wanted[-1], p.member.name))
-        cap = min((p.member.timeout for p in placed), default=math.inf) * TIMEOUT_SHARE
-        self.prices = PoolPrices(self.ordered, costs, _option_classes(self.ordered), union_price, cap)
+        self.prices = PoolPrices(self.ordered, costs, _option_classes(self.ordered), union_price)
         self.groups: list[list[Placed]] = []
         self.priced = 0  # prices taken so far
 
@@ -130,14 +128,14 @@ class Search:
 
     def _improve(self, groups: Groups) -> Generator[int, None, Groups]:
         """Local search (plan/share/moves.py), as long as the budget of prices lasts."""
-        moves = Moves(self.prices, groups, self._price)
+        moves = Moves(self.prices, groups, self._price, lambda: self.priced)
         budget = self.priced + MOVE_PRICES
         members = sum(len(group) for group in groups)
         for _ in range(4 * members):
             since = self.priced
             if since + moves.round_prices() > budget:
                 break
-            move = moves.best()
+            move = yield from moves.best(TICK)
             if move is None:
                 break
             moves.apply(move)

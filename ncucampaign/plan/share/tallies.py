@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ncucampaign.plan.share.cost import Costs, alone_seconds, group_seconds, union_run_s
+from ncucampaign.plan.share.cost import Costs, alone_seconds, group_seconds
 from ncucampaign.plan.share.pricing import Placed, UnionPrice
 from ncucampaign.plan.share.union import collects_default_set
 from ncucampaign.spec.ncu_grammar import split_regex
@@ -45,8 +45,8 @@ class Selection:
 
 class PoolPrices:
     """Prices for the groups of one pool: `ordered` as the partition orders it, `classes` its option classes (members
-    of one class make the same union), `union_price` what a group's options make of its price; a group whose start
-    and replay are priced above `cap_s` is not to be run (its price is infinite)."""
+    of one class make the same union), `union_price` what a group's options make of its price; a group that
+    profiles more launches than a union may (cost.UNION_LAUNCHES) is not to be run (its price is infinite)."""
 
     def __init__(
         self,
@@ -54,10 +54,8 @@ class PoolPrices:
         costs: Costs,
         classes: Sequence[int],
         union_price: Callable[[Sequence[Placed]], UnionPrice],
-        cap_s: float = math.inf,
     ) -> None:
         self.members, self.costs, self.classes, self._union_price = ordered, costs, classes, union_price
-        self.cap_s = cap_s
         self.first = [p.wanted[0] for p in ordered]
         self.last = [p.wanted[-1] for p in ordered]
         self.alone = [alone_seconds(p.member, costs) for p in ordered]
@@ -104,7 +102,7 @@ class PoolPrices:
         launches = upto(selection.mask, last) - upto(selection.mask, first - 1)
         if picks and selection.functions:
             launches = min(launches, self._picked(tally, selection, last))
-        if union_run_s(launches * launch_s, self.costs) > self.cap_s:
+        if launches > self.costs.launches_at_most:
             return math.inf
         return group_seconds(launches * launch_s, len(tally.members), self.costs)
 

@@ -69,9 +69,24 @@ def main() -> int:
         reply = reply_to(json.loads(line))
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
-        if reply.get("memory"):
-            return 0  # what it holds now is in doubt: the next report gets a fresh worker
+        if reply.get("memory") or resident_bytes() > RETIRE_BYTES:
+            return 0  # what it holds now is in doubt, or too much: the next report gets a fresh worker
     return 0
+
+
+# NVIDIA's reader keeps what it read, freed or not: a warm worker holds 142 MB, and each read of a shared report of 256
+# SpeedOfLight results (9 MB, on the fake ncu) kept 126 MB more; four held 655 MB. Past this, a worker answers and
+# ends, and the next report starts a fresh one (0.3-0.5 s): reports of one result each stay in one worker for long.
+RETIRE_BYTES = 256 * 2**20
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux), or 0 where that cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def reply_to(request: dict[str, Any]) -> dict[str, Any]:
