@@ -10,31 +10,34 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.plan.expand import Invocation, Plan
-from ncucampaign.spec.keys import option_value
+from ncucampaign.spec.keys import field_name
+from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import OPTION_SPECS, OptionSpec, option_flags
+
+# Each option with the field that holds it: an invocation's values are looked up in its fields at once (10,000
+# invocations took 1.6 million calls through the key's name, a third of `plan`'s own time).
+_SPECS = tuple((spec, field_name(spec.key)) for spec in OPTION_SPECS)
+
+
+def _given(options: TargetOptions) -> list[tuple[OptionSpec, Any]]:
+    """The options set, in OPTION_SPECS order, with their values."""
+    values = options.__dict__
+    return [(spec, values[field]) for spec, field in _SPECS if values.get(field) is not None]
 
 
 def ncu_options(invocation: Invocation) -> list[str]:
     """The ncu options of an invocation, in OPTION_SPECS order, without -f/-o and the application."""
-    options = invocation.options
     argv: list[str] = []
-    for spec in OPTION_SPECS:
-        value = option_value(options, spec.key)
-        if value is not None:
-            argv.extend(render_option(spec, value))
-    argv.extend(options.extra_args or ())
+    for spec, value in _given(invocation.options):
+        argv.extend(render_option(spec, value))
+    argv.extend(invocation.options.extra_args or ())
     return argv
 
 
 def ncu_flags(invocation: Invocation) -> list[str]:
     """The long names of every ncu option the invocation passes (its keys' and its extra_args')."""
-    options = invocation.options
-    flags = []
-    for spec in OPTION_SPECS:
-        value = option_value(options, spec.key)
-        if value is not None and render_option(spec, value):
-            flags.append(spec.flag)
-    return [*flags, *option_flags(options.extra_args or ())]
+    flags = [spec.flag for spec, value in _given(invocation.options) if render_option(spec, value)]
+    return [*flags, *option_flags(invocation.options.extra_args or ())]
 
 
 def render_option(spec: OptionSpec, value: Any) -> list[str]:

@@ -18,7 +18,7 @@ def field_name(key: str) -> str:
 
 def option_value(options: TargetOptions, key: str) -> Any:
     """The value of a campaign key in `options` (None when not set)."""
-    return getattr(options, field_name(key))
+    return getattr(options, _FIELD_OF_KEY.get(key, key))
 
 
 def keys_set(options: TargetOptions) -> set[str]:

@@ -27,15 +27,15 @@ from ncucampaign.plan.share.union import (
     union_options,
     with_options,
 )
-from ncucampaign.spec.keys import option_value
+from ncucampaign.spec.keys import field_name
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu
 from ncucampaign.spec.roles import GROUP_KEY_OPTIONS, MEMBER_FILTERS
 
 # Options identical between members (spec/roles.py: all but the import-capable filters, the window and
 # the collection; `set` is compared only outside basic < detailed < full), and the filters that may differ.
-_KEY_KEYS = GROUP_KEY_OPTIONS
-_FILTER_KEYS = MEMBER_FILTERS
+_KEY_FIELDS = tuple(field_name(key) for key in GROUP_KEY_OPTIONS)
+_FILTER_FIELDS = tuple(field_name(key) for key in MEMBER_FILTERS)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ def alone_reason(inv: Invocation, installed: InstalledNcu | None = None) -> str 
 def group_key(inv: Invocation) -> tuple[object, ...]:
     o = inv.options
     chained = o.section_set is None or o.section_set in SET_ORDER
-    settings = tuple(option_value(o, key) for key in _KEY_KEYS)
+    values = o.__dict__
+    settings = tuple(values[field] for field in _KEY_FIELDS)
     run = (
         inv.app_argv,
         inv.env,
@@ -108,7 +109,8 @@ def group_key(inv: Invocation) -> tuple[object, ...]:
 
 
 def filter_signature(inv: Invocation) -> tuple[object, ...]:
-    return tuple(option_value(inv.options, key) for key in _FILTER_KEYS)
+    values = inv.options.__dict__
+    return tuple(values[field] for field in _FILTER_FIELDS)
 
 
 def trace_possible(inv: Invocation) -> bool:
