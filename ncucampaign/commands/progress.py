@@ -4,6 +4,8 @@ on a terminal (plain lines otherwise), and the final table. rich does the render
 from __future__ import annotations
 
 import sys
+import time
+from collections import Counter
 from types import TracebackType
 
 from rich import box
@@ -20,7 +22,10 @@ from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetR
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.plan.expand import Invocation, Plan
+from ncucampaign.results.run_summary import FOLD_AT, folded
 from ncucampaign.results.sharing import how_obtained
+
+PHASE_EVERY_S = 10.0  # on a pipe, a long phase says how far it is this often
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -63,6 +68,10 @@ class ConsoleReporter:
         self.progress: Progress | None = None
         self.task: TaskID | None = None
         self.lanes: dict[str, TaskID] = {}
+        self.fold = False  # over FOLD_AT targets: a line for each one not ok, and the count now and then
+        self.counts: Counter[str] = Counter()
+        self.phase_task: TaskID | None = None
+        self.phase_said: tuple[str, float] = ("", 0.0)  # on a pipe: the last phase said, and when
 
     def __enter__(self) -> ConsoleReporter:
         return self
@@ -78,6 +87,7 @@ class ConsoleReporter:
 
     def started(self, run: RunDir, plan: Plan, skipped: int = 0) -> None:
         count = len(plan.invocations) - skipped
+        self.fold, self.counts = count > FOLD_AT, Counter()
         kept = f" ({skipped} already done, skipped)" if skipped else ""
         noun = "invocation" if count == 1 else "invocations"
         self._print(f"ncucampaign: {plan.campaign}: {count} {noun}{kept} -> {run.root}")
@@ -113,11 +123,30 @@ class ConsoleReporter:
             )
 
     def target_finished(self, position: int, total: int, record: TargetRecord) -> None:
-        self._print(finished_line(position, total, record), style=STATUS_STYLE.get(record.status, "red"))
-        for hint in record.diagnosis:
-            self._print(f"    hint: {hint}", style="cyan")
+        self.counts[record.status.value] += 1
+        if not self.fold or record.status != Status.OK:
+            self._print(finished_line(position, total, record), style=STATUS_STYLE.get(record.status, "red"))
+            for hint in record.diagnosis:
+                self._print(f"    hint: {hint}", style="cyan")
+        elif self.progress is None and (position % max(1, total // 10) == 0 or position == total):
+            counted = ", ".join(f"{n} {status}" for status, n in self.counts.most_common())
+            self._print(f"[{position}/{total}] {counted}")  # on a pipe: how far, a tenth at a time
         if self.progress is not None and self.task is not None:
             self.progress.advance(self.task)
+
+    def phase(self, what: str, progress: str = "") -> None:
+        """Live, a line of its own that says what the run does now and how far it got; on a pipe, a line when it
+        starts and every PHASE_EVERY_S seconds while it lasts."""
+        shown = f"{what}: {progress}" if progress else what
+        if self.progress is None:
+            now = time.monotonic()
+            if what != self.phase_said[0] or now - self.phase_said[1] >= PHASE_EVERY_S:
+                self.phase_said = (what, now)
+                self._print(f"  {shown}", style="dim")
+            return
+        if self.phase_task is None:
+            self.phase_task = self.progress.add_task("", total=None)
+        self.progress.update(self.phase_task, description=console_text(shown))
 
     def stopping(self, level: int) -> None:
         if level >= 2:
@@ -130,7 +159,9 @@ class ConsoleReporter:
         sys.stdout.flush()
 
 
-def final_table(manifest: Manifest, run_root: str) -> Table:
+def final_table(manifest: Manifest, run_root: str, every: bool = False) -> Table:
+    """A row a target; over FOLD_AT targets (unless `every`) those not ok (left_out_line counts the rest)."""
+    shown, _ = folded(manifest.targets, every)
     table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
     placed = [batch_system(record.slurm.backend) for record in manifest.targets if record.slurm]
     columns = (
@@ -145,7 +176,7 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
     )
     for column in columns:
         table.add_column(column, justify="right" if column in ("attempts", "seconds", "kernels") else "left")
-    for record in manifest.targets:
+    for record in shown:
         where = record.slurm
         task = (
             f"{where.array_job_id}_{where.array_task_id} {where.node}"
@@ -165,6 +196,15 @@ def final_table(manifest: Manifest, run_root: str) -> Table:
             console_text(_report_cell(record)),
         )
     return table
+
+
+def left_out_line(manifest: Manifest, every: bool = False) -> str | None:
+    """What a folded final table leaves out (None: nothing)."""
+    shown, left_out = folded(manifest.targets, every)
+    if not left_out:
+        return None
+    rest = "every target" if not shown else f"{left_out} more targets"
+    return f"{rest} ok: not shown one by one (run --all, or summarize, shows every row)"
 
 
 def _report_cell(record: TargetRecord) -> str:

@@ -9,13 +9,14 @@ import shutil
 import sys
 
 from ncucampaign.commands.common import file_from_only, installed_listing, out_console, print_warnings, runs_root
-from ncucampaign.commands.progress import ConsoleReporter, final_table
-from ncucampaign.commands.running.batch import before_resume, retire_rerun_claims, wait
+from ncucampaign.commands.progress import ConsoleReporter
+from ncucampaign.commands.running.batch import before_resume, retire_rerun_claims
+from ncucampaign.commands.running.closing import show
 from ncucampaign.commands.running.request import add_run_arguments, request_from
 from ncucampaign.commands.running.resume import campaign_and_plan, latest_begun, resumed_run
-from ncucampaign.commands.running.steps import check_jobs_per_gpu, dry_run, gpu_list, local_ncu, samples_short
-from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, UsageError, printable
-from ncucampaign.execute.backends.contract import Backend, Prepared, Started
+from ncucampaign.commands.running.steps import check_jobs_per_gpu, dry_run, gpu_list, local_ncu
+from ncucampaign.errors import EXIT_INTERRUPTED, UsageError, printable
+from ncucampaign.execute.backends.contract import Backend, Prepared
 from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.open_run import open_run
 from ncucampaign.execute.prepare import RunSettings
@@ -25,10 +26,8 @@ from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
 from ncucampaign.plan.expand import Plan
-from ncucampaign.results.limit import limit_line
 from ncucampaign.results.reading.records import NcuReportReader
-from ncucampaign.results.sharing import sharing_breakdown
-from ncucampaign.results.weights import gpu_time_line
+from ncucampaign.results.run_summary import FOLD_AT
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
@@ -36,23 +35,26 @@ from ncucampaign.spec.ncu_catalog import report_suffix
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("run", help="run the campaign; reports and manifest go to a run directory")
     add_run_arguments(parser)
+    parser.add_argument(
+        "--all", action="store_true", help=f"the final table's every row (over {FOLD_AT} targets: those not ok)"
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     file_from_only(args)
-    return run_request(request_from(args))
+    return run_request(request_from(args), every_row=args.all)
 
 
-def run_request(request: RunRequest) -> int:
-    """`run` as asked (from the command line, or by `ab`)."""
+def run_request(request: RunRequest, every_row: bool = False) -> int:
+    """`run` as asked (from the command line, or by `ab`); `every_row`: the final table unfolded."""
     CLOCK.reset()
     CLOCK.add(START_UP, since_process_start() or 0.0)
     with CLOCK.phase(PLANNING):  # what the stages below do not count as theirs (own_time)
-        return _run(request)
+        return _run(request, every_row)
 
 
-def _run(request: RunRequest) -> int:
+def _run(request: RunRequest, every_row: bool) -> int:
     resumed = resumed_run(request.resume)
     if request.file is None and resumed is None:
         raise UsageError("run needs a campaign FILE (or --resume RUN_DIR)")
@@ -92,10 +94,17 @@ def _run(request: RunRequest) -> int:
         weigh=request.weigh or loaded.campaign.weigh,
         remote_ncu=remote_ncu,
     )
-    return execute(backend, prepared, loaded, plan, settings)
+    return execute(backend, prepared, loaded, plan, settings, every_row)
 
 
-def execute(backend: Backend, prepared: Prepared, loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> int:
+def execute(
+    backend: Backend,
+    prepared: Prepared,
+    loaded: LoadedCampaign,
+    plan: Plan,
+    settings: RunSettings,
+    every_row: bool = False,
+) -> int:
     """Open the run directory and have the backend start it, with the progress display and Ctrl-C
     handling; then show what it did."""
     stop = StopRequest()
@@ -115,30 +124,8 @@ def execute(backend: Backend, prepared: Prepared, loaded: LoadedCampaign, plan: 
                 opened.close()
                 raise
             started = backend.start(prepared, opened, reporter, stop)
-        code = show(started, plan, stop, settings)
+        code = show(started, plan, stop, settings, every_row)
         if started.result is not None and started.result.manifest.state == "interrupted":
             print(f"ncucampaign: interrupted: {resume_command(started.root)} finishes the run", file=sys.stderr)
     # A Ctrl-C that came as the run ended (while its table printed) was still a Ctrl-C: 130.
     return EXIT_INTERRUPTED if stop.by_signal else code
-
-
-def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings) -> int:
-    """What the backend did: a run's table and the lines it ends with, or what was submitted (and, with
-    --wait, the submission followed until it ends)."""
-    out = out_console()
-    for said in started.said:
-        out.print(said, highlight=False, markup=False)
-    if started.result is not None:
-        manifest = started.result.manifest
-        out.print(final_table(manifest, str(started.root)))
-        lines = [*sharing_breakdown(manifest), limit_line(manifest), gpu_time_line(manifest)]
-        for line in [*lines, *samples_short(plan, manifest)]:
-            if line:
-                out.print(line, highlight=False, markup=False)
-        out.print(f"manifest: {started.root / 'manifest.json'}", highlight=False)
-        return started.result.exit_code
-    if started.submission is not None and settings.request is not None and settings.request.backend.wait:
-        return wait(started.root, stop, out)
-    if started.submission is not None and stop.by_signal:
-        print("ncucampaign: interrupted; the submission stands (cancel it as shown above)", file=sys.stderr)
-    return EXIT_OK

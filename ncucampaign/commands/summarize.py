@@ -16,8 +16,9 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import sample_summary
 from ncucampaign.results.reading.records import result_records
 from ncucampaign.results.reading.runs import load_collected, run_rows, tidy_rows
+from ncucampaign.results.run_summary import FOLD_AT
 from ncucampaign.results.tables.tables import tidy_csv, tidy_json
-from ncucampaign.results.tables.target_tables import target_table, target_text
+from ncucampaign.results.tables.target_tables import rows_table, rows_text, target_table, target_text, targets_rows
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 
@@ -31,6 +32,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="csv/json: one row per result and metric, for pandas or spreadsheets",
     )
     parser.add_argument("--wide", action="store_true", help="whole kernel names (default: long ones shortened)")
+    parser.add_argument(
+        "--all", action="store_true", help=f"a table for each target (over {FOLD_AT} targets: one table, a row each)"
+    )
+    parser.add_argument("--target", nargs="+", metavar="NAME", help="only these targets, each with its own table")
     parser.add_argument(
         "--all-metrics",
         action="store_true",
@@ -68,16 +73,33 @@ def run(args: argparse.Namespace) -> int:
                 rows += tidy_rows("", record.name, "", record.results)
             continue
         loaded = load_collected(path)
-        if args.format == "text":
-            for record in loaded.manifest.targets:
+        records = chosen(loaded.manifest.targets, args.target, path)
+        if args.format == "text" and len(records) > FOLD_AT and not args.all and not args.target:
+            found = targets_rows(loaded.manifest.run_id, records, args.wide)
+            if plain:
+                sys.stdout.write(rows_text(found))
+            else:
+                console.print(rows_table(found, args.wide, console.width))
+        elif args.format == "text":
+            for record in records:
                 show(loaded.manifest.run_id, record)
         else:
-            rows += run_rows(loaded)
+            rows += run_rows(loaded) if not args.target else [r for r in run_rows(loaded) if r["target"] in args.target]
     if args.format == "csv":
         sys.stdout.write(tidy_csv(rows))
     elif args.format == "json":
         sys.stdout.write(tidy_json(rows))
     return EXIT_OK
+
+
+def chosen(records: list[TargetRecord], names: list[str] | None, path: Path) -> list[TargetRecord]:
+    """The records `--target` names (all without it); a name the run does not hold is a usage error."""
+    if not names:
+        return records
+    unknown = sorted(set(names) - {record.name for record in records})
+    if unknown:
+        raise UsageError(f"--target: no target {printable(unknown[0])} in {printable(str(path))}")
+    return [record for record in records if record.name in names]
 
 
 def report_record(path: Path) -> TargetRecord:

@@ -3,10 +3,15 @@ those wanted, the verdicts taken on a trace, and the targets that ran alone with
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.plan.argv import flag_values
+from ncucampaign.plan.share.text import short_names
 from ncucampaign.results.limit import by_tracers
+
+UNIONS_SHOWN = 6  # shared runs named one by one in the breakdown; the others counted
 
 
 def how_obtained(record: TargetRecord) -> str:
@@ -37,16 +42,21 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         parts.append(f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({trace.status.value})")
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")
-    for union in unions:
+    for union in unions[:UNIONS_SHOWN]:
         wanted = sum(targets[m].expected_results or 0 for m in union.members if m in targets)
         profiled = _launch_count(union)
         launches = f"{profiled} launches for {wanted} wanted" if profiled is not None else f"{wanted} wanted"
         parts.append(
             f"{union.name}: {union.status.value}, {launches}, {len(union.members)} targets, {union.seconds:.1f} s"
         )
+    if len(unions) > UNIONS_SHOWN:
+        rest = unions[UNIONS_SHOWN:]
+        statuses = ", ".join(f"{n} {s}" for s, n in Counter(u.status.value for u in rest).most_common())
+        members, seconds = sum(len(u.members) for u in rest), sum(u.seconds for u in rest)
+        parts.append(f"{len(rest)} more shared runs: {statuses}, {members} targets, {seconds:.1f} s")
     decided = [name for name, how in hows.items() if how == "trace"]
     if decided:
-        parts.append(f"decided on the trace: {', '.join(decided)}")
+        parts.append(f"decided on the trace: {short_names(decided)}")
     alone = [(name, targets[name].obtained) for name, how in hows.items() if how == "alone"]
     if alone:
         parts.append(f"{len(alone)} alone")
@@ -55,9 +65,5 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         if obtained is not None:
             by_reason.setdefault(obtained.reason, []).append(name)
     lines = ["sharing: " + " | ".join(parts)]
-    lines.extend(f"  alone: {_names(names)}: {reason}" for reason, names in by_reason.items())
+    lines.extend(f"  alone: {short_names(names)}: {reason}" for reason, names in by_reason.items())
     return [printable(line) for line in lines]  # names and reasons hold ncu's and the application's text
-
-
-def _names(names: list[str], shown: int = 6) -> str:
-    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

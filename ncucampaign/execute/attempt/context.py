@@ -37,6 +37,7 @@ class Reporter(Protocol):
     def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None: ...
     def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None: ...
     def target_finished(self, position: int, total: int, record: TargetRecord) -> None: ...
+    def phase(self, what: str, progress: str = "") -> None: ...  # what the run does now (planning, reading out)
     def echo(self, text: str) -> None: ...
 
 
@@ -61,6 +62,10 @@ class SerialReporter:
     def target_finished(self, position: int, total: int, record: TargetRecord) -> None:
         with self._lock:
             self._reporter.target_finished(position, total, record)
+
+    def phase(self, what: str, progress: str = "") -> None:
+        with self._lock:
+            self._reporter.phase(what, progress)
 
     def echo(self, text: str) -> None:
         self._reporter.echo(text)  # live output of one process: a line at a time already

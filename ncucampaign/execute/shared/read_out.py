@@ -32,6 +32,7 @@ OWN_REPORTS = 16
 
 def read_out(ctx: RunContext, job: SplitJob) -> list[Split] | str:
     """Every member's results out of the union's report (a string when the report cannot be listed or read)."""
+    ctx.reporter.phase(f"{job.shared.name}: reading out its {len(job.members)} targets")
     words = {tuple(job.windows[m.name].filters(m)) for m in job.members} | {()}
     with ThreadPoolExecutor(min(IMPORT_WORKERS, len(words))) as pool, CLOCK.waiting():  # listings count their own
         asked = {w: pool.submit(listed, ctx, job.report, list(w)) for w in words}

@@ -15,20 +15,27 @@ from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss, settled
+from ncucampaign.execute.shared.planning import planned
 from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.trace.cache import TraceCache
-from ncucampaign.execute.trace.selection import Short, TraceSelections, member_trace, placed_members, trace_selections
-from ncucampaign.own_time import CLOCK, PLANNING, TRACE_LISTING
+from ncucampaign.execute.trace.selection import (
+    Short,
+    TraceSelections,
+    member_trace,
+    placed_members,
+    trace_selections,
+    union_selection,
+)
+from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated, per_launch_s
 from ncucampaign.plan.share.group_plan import compose_group
 from ncucampaign.plan.share.groups import SharedGroup, union_for
-from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.partition import KeptPartition, Search, held_still
-from ncucampaign.plan.share.pricing import Placed, selected_ids
-from ncucampaign.plan.share.union import filter_words, renamed, trace_launches
+from ncucampaign.plan.share.partition import KeptPartition, held_still
+from ncucampaign.plan.share.pricing import Placed
+from ncucampaign.plan.share.union import renamed, trace_launches
 from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_windows
 
 
@@ -88,6 +95,7 @@ class _SharedRun:
 
     def _run_from_trace(self) -> TraceSelections | None:
         """One trace for the whole pool; then its misses decided, and the rest partitioned by cost."""
+        self.ctx.reporter.phase(f"the discovery trace of {len(self.members)} targets")
         with CLOCK.phase(TRACE_LISTING):  # the trace's own run is ncu's time (own_time)
             found = trace_selections(
                 self.ctx, self.cache, self.members, self.gpus, self.lane, trace_launches(self.members)
@@ -109,13 +117,11 @@ class _SharedRun:
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
         self.costs = calibrated(found.info.seconds, len(found.every) * (found.info.launch_s or 0.0), functions, runs)
-        search = Search(placed, self.costs)
-        with CLOCK.phase(PLANNING):
-            for _ in search:  # a slice of the search at a time: a stop is answered between them
-                if self.ctx.stop.level:
-                    self._give_up([p.member for p in placed], "stopped while its groups were planned")
-                    return found
-            groups = held_still(search.groups, self.cache.kept_partition(found.info.key), self.costs)
+        found_groups = planned(self.ctx, placed, self.costs)
+        if found_groups is None:
+            self._give_up([p.member for p in placed], "stopped while its groups were planned")
+            return found
+        groups = held_still(found_groups, self.cache.kept_partition(found.info.key), self.costs)
         earlier = len(self.unions)
         for part in groups:
             members = [p.member for p in part]
@@ -157,7 +163,8 @@ class _SharedRun:
         """One group on the trace: what its union's filter selects, then the whole group plan
         composed at once (plan/share/group_plan.py), then the union run and its splits."""
         union = union_for(members, "trace")
-        selected = self._union_selection(members, union, found)
+        placed = [self.placed[m.name] for m in members]
+        selected = union_selection(self.ctx, self.cache, found, placed, union, union_for(self.members, "trace"))
         if isinstance(selected, str):
             return self._alone(members, selected)
         traced = [member_trace(m, found) for m in members]
@@ -167,22 +174,6 @@ class _SharedRun:
         union_inv = pin(composed.union, self.gpus) if self.gpus else composed.union
         if self._profile(union_inv, members, dict(composed.windows), composed.window, found.info):
             self._halve(members, lambda part: self._run_trace_group(part, found))
-
-    def _union_selection(
-        self, members: list[Invocation], union: Invocation, found: TraceSelections
-    ) -> list[Launch] | str:
-        """What the group's union filter selects in the trace (or why it cannot be listed). Without NVTX excludes it is
-        what the members' kernel filters select, OR-ed, within their NVTX includes, OR-ed (docs/ncu-behaviour.md,
-        "Shared runs"), known from the partition's listings; otherwise the trace lists it."""
-        if filter_words(union.options) == filter_words(union_for(self.members, "trace").options):
-            return found.every
-        placed = [self.placed[m.name] for m in members]
-        if all(p.kernels is not None for p in placed) and not any(m.options.nvtx_exclude for m in members):
-            ids = selected_ids(placed)
-            return [launch for launch in found.every if launch.id in ids]
-        words = tuple(filter_words(union.options))
-        listed = found.trace.more(self.ctx, self.cache, {words: union.options})
-        return listed if isinstance(listed, str) else listed[words]
 
     def _halve(self, members: list[Invocation], again: Callable[[list[Invocation]], None]) -> None:
         """ncu refused the union's command line (a section, set or option one member asks for): each
@@ -211,6 +202,7 @@ class _SharedRun:
             ctx.book.commit(lambda: setattr(record, "trace", trace), record)
         union = renamed(union, record.name)
         self._mark(members, Status.RUNNING, f"in shared run {record.name}")
+        ctx.reporter.phase(f"{record.name}: one application run for {len(members)} targets")
         run_attempts(ctx, union, record.argv, record, self.lane, read_results=False)
         if record.status == Status.USAGE_ERROR and len(members) > 1 and not ctx.stop.level:
             return True  # refused as a whole: the caller halves the group

@@ -16,7 +16,7 @@ from ncucampaign.execute.trace.workload import key_of
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.group_plan import MemberTrace
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.pricing import Placed
+from ncucampaign.plan.share.pricing import Placed, selected_ids
 from ncucampaign.plan.share.union import filter_words, trace_invocation
 from ncucampaign.plan.share.windows import member_wanted
 from ncucampaign.spec.model import TargetOptions
@@ -184,3 +184,24 @@ def member_trace(member: Invocation, found: TraceSelections) -> MemberTrace:
     if id(selected) not in found.frozen:  # one tuple for the members of one listing
         found.frozen[id(selected)] = tuple(selected)
     return MemberTrace(member, found.frozen[id(selected)], tuple(wanted), part.kernels if part is not None else None)
+
+
+def union_selection(
+    ctx: RunContext,
+    cache: TraceCache,
+    found: TraceSelections,
+    placed: Sequence[Placed],
+    union: Invocation,
+    pool: Invocation,
+) -> list[Launch] | str:
+    """What a group's union filter selects in the trace (or why it cannot be listed): all of it for the pool's own
+    union (`pool`); without NVTX excludes, what the members' kernel filters select, OR-ed, within their NVTX
+    includes, OR-ed (docs/ncu-behaviour.md, "Shared runs"), known from the partition's listings; else a listing."""
+    if filter_words(union.options) == filter_words(pool.options):
+        return found.every
+    if all(p.kernels is not None for p in placed) and not any(p.member.options.nvtx_exclude for p in placed):
+        ids = selected_ids(placed)
+        return [launch for launch in found.every if launch.id in ids]
+    words = tuple(filter_words(union.options))
+    listed = found.trace.more(ctx, cache, {words: union.options})
+    return listed if isinstance(listed, str) else listed[words]

@@ -3,6 +3,7 @@ discovery trace decides the grouping at run time, each target's own command). Pu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +48,24 @@ def group_data(group: SharedGroup, ncu: str, report_dir: Path, suffix: str) -> d
     return data
 
 
+PLAN_NAMES = 32  # a plan's comment names a shared run's members up to this many (300 made a line of 2,747 characters)
+
+
+def short_names(names: Sequence[str], shown: int = 6) -> str:
+    """Names as a line reads them at any count: all of them up to `shown`, else the first few, the last, and how many
+    ('rms_0, rms_1, rms_2 ... gemm_149, 300 targets')."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[: shown // 2])} ... {names[-1]}, {len(names)} targets"
+
+
 def share_lines(shares: SharePlan, ncu: str, report_dir: Path, suffix: str) -> list[str]:
     """The shared runs as lines bash can run: a group with a window from the targets as its union and splits; a
     trace pool as its targets' own commands and its trace commented (it is partitioned only at run time)."""
     lines = []
     for group in shares.groups:
         data = group_data(group, ncu, report_dir, suffix)
-        members = ", ".join(data["members"])
+        members = short_names(data["members"], shown=PLAN_NAMES)
         if group.window == "trace":
             # Only a run reads the trace and groups its targets: pasted, every target runs on its own
             # (a pasted plan ran the trace and nothing else, 0 of run's reports).

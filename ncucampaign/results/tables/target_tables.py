@@ -53,6 +53,7 @@ class TargetRows:
     headers: tuple[str, ...]
     rows: list[list[str]]
     priority: tuple[str, ...]  # the headers, most important first: what a narrow terminal keeps
+    always: int = len(_ALWAYS)  # the first of them that it keeps whatever the width
 
 
 def target_rows(run_id: str, record: TargetRecord, wide: bool = False, all_metrics: bool = False) -> TargetRows | str:
@@ -97,10 +98,10 @@ def fitted(found: TargetRows, width: int | None) -> tuple[list[int], list[str]]:
 
     if width is None:
         return list(range(len(headers))), []
-    kept = [headers.index(name) for name in _ALWAYS]
+    kept = [headers.index(name) for name in found.priority[: found.always]]
     used = 1 + sum(cell_width(i) for i in kept)  # the table's left edge
     empty = {i for i in range(len(headers)) if all(row[i] in ("", "-") for row in found.rows)}
-    for name in found.priority[len(_ALWAYS) :]:
+    for name in found.priority[found.always :]:
         position = headers.index(name)
         if position in empty:  # nothing recorded (no NVTX range): its room goes to a column with values
             continue
@@ -117,11 +118,34 @@ def not_shown(dropped: Sequence[str]) -> str:
     return f"not shown at this width: {named}{more} (--wide shows every column)"
 
 
+def targets_rows(run_id: str, records: Sequence[TargetRecord], wide: bool = False) -> TargetRows:
+    """Many targets in one table, a row each: its status, how many results, and its first result's standard columns
+    (`summarize` over FOLD_AT targets; --all or --target shows each target's own table)."""
+    standard = tuple(column.header for column in COLUMNS)
+    headers = ("target", "status", "results", "kernel", *standard, *_PLACE)
+    rows = []
+    for record in records:
+        if record.results:
+            cells = _cells(record.results[0], wide, [])[1:]  # less its index: the results column counts them
+            if len(record.results) > 1:
+                cells[0] += f" (+{len(record.results) - 1})"
+        else:
+            cells = ["-"] * (1 + len(standard) + len(_PLACE))
+        rows.append([printable(record.name), record.status.value, str(len(record.results)), *cells])
+    title = printable(f"{run_id}: {len(records)} targets, a row each (its first result)")
+    return TargetRows(title, headers, rows, ("target", "status", "results", "kernel", *standard, *_PLACE), 4)
+
+
 def target_table(
     run_id: str, record: TargetRecord, wide: bool = False, width: int | None = None, all_metrics: bool = False
 ) -> RenderableType:
     """The target's results for a terminal: columns that do not fit `width` are left out (named)."""
     found = target_rows(run_id, record, wide, all_metrics)
+    return rows_table(found, wide, width)
+
+
+def rows_table(found: TargetRows | str, wide: bool = False, width: int | None = None) -> RenderableType:
+    """Rows for a terminal: columns that do not fit `width` are left out (named)."""
     if isinstance(found, str):
         return Text(found)
     kept, dropped = fitted(found, None if wide else width)
@@ -136,7 +160,11 @@ def target_table(
 def target_text(run_id: str, record: TargetRecord, wide: bool = False, all_metrics: bool = False) -> str:
     """The same table as plain text, laid out as the terminal's: for files and pipes, where rich's
     layout cost about 10 ms a target (20,000 targets: minutes)."""
-    found = target_rows(run_id, record, wide, all_metrics)
+    return rows_text(target_rows(run_id, record, wide, all_metrics))
+
+
+def rows_text(found: TargetRows | str) -> str:
+    """Rows as plain text, laid out as a terminal's table."""
     if isinstance(found, str):
         return found + "\n"
     widths = [max(len(found.headers[i]), *(len(row[i]) for row in found.rows)) for i in range(len(found.headers))]
@@ -152,12 +180,13 @@ def target_text(run_id: str, record: TargetRecord, wide: bool = False, all_metri
 
 
 def _obtained_text(record: TargetRecord) -> str:
-    """', split out of shared/1' / ', alone: <why>' / ', decided on the discovery trace'; '' when unknown."""
+    """', split (or read) out of shared/1' / ', alone: <why>' / ', decided on the discovery trace'; '' when unknown."""
     obtained = record.obtained
     if obtained is None:
         return ""
     if obtained.how == "shared":
-        return f", split out of {obtained.shared_run}"
+        read_out = record.report is not None and record.report.ids is not None
+        return f", {'read' if read_out else 'split'} out of {obtained.shared_run}"
     if obtained.how == "trace":
         return ", decided on the discovery trace"
     return f", alone: {obtained.reason}" if obtained.reason else ", alone"

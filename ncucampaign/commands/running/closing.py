@@ -1,0 +1,52 @@
+"""What `run` shows once its backend is done: a run's table, its tally and the lines it ends with (at any size: over
+FOLD_AT targets the table shows those not ok, and a cause that closed several targets is said once), or what was
+submitted (and, with --wait, the submission followed until it ends)."""
+
+from __future__ import annotations
+
+import sys
+
+from ncucampaign.commands.common import out_console
+from ncucampaign.commands.progress import final_table, left_out_line
+from ncucampaign.commands.running.batch import wait
+from ncucampaign.commands.running.steps import samples_short
+from ncucampaign.errors import EXIT_OK
+from ncucampaign.execute.backends.contract import Started
+from ncucampaign.execute.prepare import RunSettings
+from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.plan.expand import Plan
+from ncucampaign.results.limit import limit_line
+from ncucampaign.results.run_summary import causes, own_time_line, tally_line
+from ncucampaign.results.sharing import sharing_breakdown
+from ncucampaign.results.weights import gpu_time_line
+
+
+def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings, every_row: bool = False) -> int:
+    """What the backend did: a run's table and the lines it ends with, or what was submitted (and, with
+    --wait, the submission followed until it ends)."""
+    out = out_console()
+    for said in started.said:
+        out.print(said, highlight=False, markup=False)
+    if started.result is not None:
+        manifest = started.result.manifest
+        for cause in causes(manifest.targets):  # once, with its count, where a row a target said it again
+            out.print(cause.line(), highlight=False, markup=False)
+        table = final_table(manifest, str(started.root), every_row)
+        if table.row_count:
+            out.print(table)
+        else:
+            out.print(str(table.title), highlight=False, markup=False)
+        for line in (left_out_line(manifest, every_row), tally_line(manifest)):
+            if line:
+                out.print(line, highlight=False, markup=False)
+        lines = [*sharing_breakdown(manifest), own_time_line(manifest), limit_line(manifest), gpu_time_line(manifest)]
+        for line in [*lines, *samples_short(plan, manifest)]:
+            if line:
+                out.print(line, highlight=False, markup=False)
+        out.print(f"manifest: {started.root / 'manifest.json'}", highlight=False)
+        return started.result.exit_code
+    if started.submission is not None and settings.request is not None and settings.request.backend.wait:
+        return wait(started.root, stop, out)
+    if started.submission is not None and stop.by_signal:
+        print("ncucampaign: interrupted; the submission stands (cancel it as shown above)", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,23 @@
+"""A pool's groups planned on its trace (plan/share/partition.py's search), a slice at a time: the run says how far
+it got, and a stop is answered between two slices (a pool of 10,000 plans for about 4 s)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ncucampaign.execute.attempt.context import RunContext
+from ncucampaign.own_time import CLOCK, PLANNING
+from ncucampaign.plan.share.cost import Costs
+from ncucampaign.plan.share.partition import Search
+from ncucampaign.plan.share.pricing import Placed
+
+
+def planned(ctx: RunContext, placed: Sequence[Placed], costs: Costs) -> list[list[Placed]] | None:
+    """The groups of least estimated cost; None when the run was stopped meanwhile."""
+    search = Search(placed, costs)
+    with CLOCK.phase(PLANNING):
+        for priced in search:
+            ctx.reporter.phase(f"planning the shared runs of {len(placed)} targets", f"{priced:,} groups priced")
+            if ctx.stop.level:
+                return None
+    return search.groups
