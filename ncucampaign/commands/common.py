@@ -10,7 +10,7 @@ import gc
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -123,6 +123,17 @@ def print_warnings(
     for warning in warnings:
         print(warning.render(str(loaded.path)), file=stream)
     return warnings
+
+
+def refused_by(warnings: Sequence[LintWarning]) -> dict[str, str]:
+    """The invocations validate refuses (its errors: what ncu is sure to refuse), with validate's words: run closes
+    them unstarted and runs the rest (docs/campaigns.md, "Validation")."""
+    return {
+        name: f"validate refuses it ({warning.code}: {warning.message})"
+        for warning in warnings
+        if warning.certain
+        for name in warning.invocations
+    }
 
 
 def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:

@@ -22,7 +22,8 @@ from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetR
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.plan.expand import Invocation, Plan
-from ncucampaign.results.run_summary import FOLD_AT, folded
+from ncucampaign.plan.share.text import short_names
+from ncucampaign.results.run_summary import CAUSE_AT, FOLD_AT, causes, folded
 from ncucampaign.results.sharing import how_obtained
 
 PHASE_EVERY_S = 10.0  # on a pipe, a long phase says how far it is this often
@@ -70,6 +71,7 @@ class ConsoleReporter:
         self.lanes: dict[str, TaskID] = {}
         self.fold = False  # over FOLD_AT targets: a line for each one not ok, and the count now and then
         self.counts: Counter[str] = Counter()
+        self.causes: Counter[tuple[Status, str]] = Counter()  # over FOLD_AT: each message said CAUSE_AT times at most
         self.phase_task: TaskID | None = None
         self.phase_said: tuple[str, float] = ("", 0.0)  # on a pipe: the last phase said, and when
 
@@ -87,7 +89,7 @@ class ConsoleReporter:
 
     def started(self, run: RunDir, plan: Plan, skipped: int = 0) -> None:
         count = len(plan.invocations) - skipped
-        self.fold, self.counts = count > FOLD_AT, Counter()
+        self.fold, self.counts, self.causes = count > FOLD_AT, Counter(), Counter()
         kept = f" ({skipped} already done, skipped)" if skipped else ""
         noun = "invocation" if count == 1 else "invocations"
         self._print(f"ncucampaign: {plan.campaign}: {count} {noun}{kept} -> {run.root}")
@@ -124,10 +126,13 @@ class ConsoleReporter:
 
     def target_finished(self, position: int, total: int, record: TargetRecord) -> None:
         self.counts[record.status.value] += 1
-        if not self.fold or record.status != Status.OK:
+        said = self.causes[record.status, record.message] = self.causes[record.status, record.message] + 1
+        if not self.fold or (record.status != Status.OK and said <= CAUSE_AT):
             self._print(finished_line(position, total, record), style=STATUS_STYLE.get(record.status, "red"))
             for hint in record.diagnosis:
                 self._print(f"    hint: {hint}", style="cyan")
+            if self.fold and said == CAUSE_AT:
+                self._print("    ... other targets that end the same way are counted at the end, not each said")
         elif self.progress is None and (position % max(1, total // 10) == 0 or position == total):
             counted = ", ".join(f"{n} {status}" for status, n in self.counts.most_common())
             self._print(f"[{position}/{total}] {counted}")  # on a pipe: how far, a tenth at a time
@@ -160,8 +165,12 @@ class ConsoleReporter:
 
 
 def final_table(manifest: Manifest, run_root: str, every: bool = False) -> Table:
-    """A row a target; over FOLD_AT targets (unless `every`) those not ok (left_out_line counts the rest)."""
-    shown, _ = folded(manifest.targets, every)
+    """A row a target; over FOLD_AT targets (unless `every`) those not ok (left_out_line counts the rest), and a row
+    for each cause that closed several (run_summary.causes: their line names it once)."""
+    shown, left_out = folded(manifest.targets, every)
+    grouped = causes(shown) if left_out or (len(manifest.targets) > FOLD_AT and not every) else []
+    in_groups = {name for cause in grouped for name in cause.names}
+    shown = [record for record in shown if record.name not in in_groups]
     table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
     placed = [batch_system(record.slurm.backend) for record in manifest.targets if record.slurm]
     columns = (
@@ -195,6 +204,10 @@ def final_table(manifest: Manifest, run_root: str, every: bool = False) -> Table
             *((console_text(task),) if placed else ()),
             console_text(_report_cell(record)),
         )
+    for cause in grouped:
+        style = STATUS_STYLE.get(cause.status, "red")
+        cells = ["-"] * (len(columns) - 2)
+        table.add_row(console_text(short_names(cause.names)), f"[{style}]{cause.status.value}[/]", *cells)
     return table
 
 

@@ -8,7 +8,14 @@ import argparse
 import shutil
 import sys
 
-from ncucampaign.commands.common import file_from_only, installed_listing, out_console, print_warnings, runs_root
+from ncucampaign.commands.common import (
+    file_from_only,
+    installed_listing,
+    out_console,
+    print_warnings,
+    refused_by,
+    runs_root,
+)
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.commands.running.batch import before_resume, retire_rerun_claims
 from ncucampaign.commands.running.closing import show
@@ -69,7 +76,7 @@ def _run(request: RunRequest, every_row: bool) -> int:
     gpus = gpu_list(request.gpus)
     remote_ncu = backend.ncu_elsewhere and shutil.which(plan.ncu) is None
     ncu_path, installed = local_ncu(plan, remote_ncu)
-    print_warnings(loaded, plan, installed, sys.stderr)
+    refused = refused_by(print_warnings(loaded, plan, installed, sys.stderr))
     if request.resume == "latest":
         resumed = resumed_run(str(latest_begun(root, plan.campaign)))
     if resumed is not None:
@@ -93,6 +100,7 @@ def _run(request: RunRequest, every_row: bool) -> int:
         installed=installed,
         weigh=request.weigh or loaded.campaign.weigh,
         remote_ncu=remote_ncu,
+        refused=refused,
     )
     return execute(backend, prepared, loaded, plan, settings, every_row)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,9 @@ class RunSettings:
     installed: InstalledNcu | None = None  # what the ncu lists: a target asking for more never shares
     weigh: bool = False  # weigh: true / run --weigh: a timing pass gives each target its share of GPU time
     remote_ncu: bool = False  # run --k8s from a machine without ncu: the pods' image has it (found there)
+    # Invocations validate refuses (lint errors the installed ncu is sure to refuse), with why: closed unstarted,
+    # never in a trace or a shared run (one such target sent 40 others to runs of their own).
+    refused: Mapping[str, str] = field(default_factory=dict)
 
 
 def resolve_ncu(ncu: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, first_line
@@ -95,8 +95,15 @@ class UnitRunner:
     """The executors' session: runs units and reports each finished target. `alone_reasons`: why the share plan
     runs an invocation alone (recorded as how it was obtained)."""
 
-    def __init__(self, ctx: RunContext, traces: TraceCache, alone_reasons: dict[str, str]) -> None:
-        self.ctx, self.traces, self.alone_reasons = ctx, traces, alone_reasons
+    def __init__(
+        self,
+        ctx: RunContext,
+        traces: TraceCache,
+        alone_reasons: dict[str, str],
+        refused: Mapping[str, str] | None = None,
+    ) -> None:
+        """`refused`: invocations validate refuses, with why: closed `usage_error` unstarted."""
+        self.ctx, self.traces, self.alone_reasons, self.refused = ctx, traces, alone_reasons, refused or {}
         self.stop = ctx.stop
 
     def target_finished(self, record: TargetRecord, position: int, total: int) -> None:
@@ -113,7 +120,19 @@ class UnitRunner:
         why = self.alone_reasons.get(unit.name)
         if why is not None:
             self._obtained(unit.name, Obtained(how="alone", reason=why))
+        if unit.name in self.refused:
+            return [self._refused(unit)]
         return [self.run_target(unit, gpus, lane)]
+
+    def _refused(self, inv: Invocation) -> TargetRecord:
+        """Closed as ncu would close it, without starting it: ncu is sure to refuse its command line."""
+        record, why = self.ctx.record(inv.name), self.refused[inv.name]
+
+        def closed() -> None:
+            record.status, record.message, record.diagnosis = Status.USAGE_ERROR, f"not started: {why}", [why]
+
+        self.ctx.book.commit(closed, record)
+        return record
 
     def run_target(self, inv: Invocation, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord:
         ctx, record = self.ctx, self.ctx.record(inv.name)

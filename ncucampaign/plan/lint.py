@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ncucampaign.errors import format_key_path, printable
 from ncucampaign.plan.argv import ncu_flags
-from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.lint_rules import RULES, Context, KeyPath
 from ncucampaign.spec.keys import OPTION_KEYS, field_name
 from ncucampaign.spec.loader import LoadedCampaign
@@ -26,6 +26,7 @@ class LintWarning:
     message: str
     line: int | None = None
     certain: bool = False  # ncu is sure to refuse it: an error (exit 2), not a warning
+    invocations: tuple[str, ...] = ()  # the invocations it concerns (a run closes these at once when it is certain)
 
     def render(self, file: str) -> str:
         where = f"{file}:{self.line}" if self.line else file
@@ -42,8 +43,9 @@ def lint_plan(
     """`is_file`: how to ask whether a file exists (the command line hands in Path.is_file); without
     it the rules that would ask are silent."""
     warnings: dict[tuple[str, KeyPath, str], LintWarning] = {}
+    concerned: dict[tuple[str, KeyPath, str], list[str]] = {}
 
-    def run(context: Context, target: str, per_target: bool) -> None:
+    def run(context: Context, target: str, per_target: bool, names: tuple[str, ...]) -> None:
         ignored = context.options.lint_ignore or ()
         for code, rule in RULES.items():
             if rule.per_target != per_target or code in ignored:
@@ -53,28 +55,40 @@ def lint_plan(
                 warnings.setdefault(
                     (code, where, message), LintWarning(code, target, where, message, None, rule.certain)
                 )
+                concerned.setdefault((code, where, message), []).extend(names)
 
     by_target: dict[int, list[TargetOptions]] = {}
+    names_of: dict[int, list[str]] = {}
     for inv in plan.invocations:
         by_target.setdefault(inv.target_index, []).append(inv.options)
-        own_command = loaded.target_at(inv.target_index).command is not None
-        context = Context(
-            ("targets", inv.target_index),
-            inv.options,
-            installed,
-            command=inv.app_argv,
-            flags=tuple(ncu_flags(inv)),
-            command_at=("targets", inv.target_index, "command") if own_command else ("application", "command"),
-            cwd=inv.cwd,
-            is_file=is_file,
-        )
-        run(context, inv.target, per_target=False)
+        names_of.setdefault(inv.target_index, []).append(inv.name)
+        run(_context(loaded, inv, installed, is_file), inv.target, False, (inv.name,))
     for index, expansion in by_target.items():
         target = loaded.target_at(index)
         context = Context(("targets", index), expansion[0], installed, tuple(expansion), target.matrix or {})
-        run(context, target.name, per_target=True)
-    located = [dataclasses.replace(w, line=loaded.line_of(w.path)) for w in warnings.values()]
+        run(context, target.name, True, tuple(names_of[index]))
+    located = [
+        dataclasses.replace(w, line=loaded.line_of(w.path), invocations=tuple(dict.fromkeys(concerned[key])))
+        for key, w in warnings.items()
+    ]
     return sorted(located, key=lambda w: (w.line or 0, w.code))
+
+
+def _context(
+    loaded: LoadedCampaign, inv: Invocation, installed: InstalledNcu | None, is_file: Callable[[Path], bool] | None
+) -> Context:
+    """What the rules that look at one invocation see of it."""
+    own_command = loaded.target_at(inv.target_index).command is not None
+    return Context(
+        ("targets", inv.target_index),
+        inv.options,
+        installed,
+        command=inv.app_argv,
+        flags=tuple(ncu_flags(inv)),
+        command_at=("targets", inv.target_index, "command") if own_command else ("application", "command"),
+        cwd=inv.cwd,
+        is_file=is_file,
+    )
 
 
 def inherited(loaded: LoadedCampaign, path: KeyPath) -> KeyPath:

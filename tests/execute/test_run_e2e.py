@@ -83,17 +83,24 @@ def test_nothing_profiled_is_not_success_and_not_retried(tmp_path: Path, write_c
 
 @pytest.mark.parametrize(
     ("option", "expected"),
-    [("sections: NoSuchSection", "did not match any section"), ("kernel_name: 'regex:(unclosed'", "Invalid regex")],
+    [
+        ("sections: NoSuchSection", "NCU009: section 'NoSuchSection' is not listed"),
+        ("kernel_name: 'regex:(unclosed'", "NCU005: the regex does not compile"),
+    ],
 )
-def test_usage_errors_are_never_retried(tmp_path: Path, write_campaign, option: str, expected: str) -> None:
+def test_usage_errors_validate_is_sure_of_are_never_started(
+    tmp_path: Path, write_campaign, option: str, expected: str
+) -> None:
+    """What ncu is sure to refuse (validate's errors) is closed with validate's words and no ncu start, retries or
+    not; before, ncu was started once to refuse it, and in a shared pool its trace refused them all."""
     campaign = write_campaign(f"- name: bad\n  {option}\n  retries: 3\n")
     done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
     assert done.returncode == 1
     _, manifest = load_manifest(tmp_path / "runs")
     record = target(manifest, "bad")
     assert record["status"] == "usage_error"
-    assert expected in record["message"]
-    assert len(record["attempts"]) == 1
+    assert record["message"].startswith("not started: validate refuses it (") and expected in record["message"]
+    assert record["attempts"] == []
 
 
 @pytest.mark.versions

@@ -16,6 +16,7 @@ from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.attempt.ncu_checks import InstalledNcuChecks
 from ncucampaign.execute.attempt.refusals import MachineRefused, machine_refusal
+from ncucampaign.execute.attempt.repeated import SAME_ERROR_STOPS
 from ncucampaign.execute.attempt.stall import stall_watch
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
@@ -85,9 +86,9 @@ class _TargetAttempts:
         self.ctx.book.commit(change, self.record)
 
     def run(self) -> None:
-        found = self.ctx.failures.found_unstartable(application_of(self.inv))
-        if found is not None:
-            self.commit(lambda: self._closed(f"not started: {found} found that the application cannot start"))
+        why = self.ctx.failures.not_starting(application_of(self.inv))
+        if why is not None:
+            self.commit(lambda: self._closed(why))
             return
         self.commit(lambda: setattr(self.record, "status", Status.RUNNING))
         retrying = Retrying(
@@ -154,6 +155,8 @@ class _TargetAttempts:
         failures = self.ctx.failures
         if number == self.first_attempt + 1:
             failures.note(error, self.inv.name)
+            if failures.count(error) >= SAME_ERROR_STOPS:  # the command's own error: its other targets wait no more
+                failures.failing(application_of(self.inv), error)
         if not judged.verdict.retryable or not failures.deterministic(error):
             return judged
         message = (

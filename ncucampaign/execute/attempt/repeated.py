@@ -14,6 +14,9 @@ from ncucampaign.execute.rundir.status import kind_of
 # First attempts of this many application runs ending with the same application error make it
 # deterministic.
 SAME_ERROR_TARGETS = 2
+# ...and this many (the discovery trace and two targets, say) make it the command's: its other targets are not
+# started (60 targets of an application that exits `MODEL_DIR is not set` were 61 starts).
+SAME_ERROR_STOPS = 3
 
 
 class RepeatedFailures:
@@ -23,6 +26,7 @@ class RepeatedFailures:
         self._lock = threading.Lock()
         self._seen: defaultdict[str, list[str]] = defaultdict(list)
         self._unstartable: dict[Hashable, str] = {}
+        self._failing: dict[Hashable, str] = {}  # application -> why its other targets are not started
 
     def cannot_start(self, application: Hashable, run: str) -> None:
         """`run` found that `application` (its command line, folder and environment) cannot start."""
@@ -40,6 +44,26 @@ class RepeatedFailures:
         return {"trace": "the discovery trace", "timing": "the timing pass"}.get(
             kind_of(run), "the shared run"
         ) + f" {run}"
+
+    def failing(self, application: Hashable, error: str) -> None:
+        """`application`'s first attempts ended with `error` SAME_ERROR_STOPS times: its other targets are not
+        started (what they would end with is said instead)."""
+        with self._lock:
+            self._failing.setdefault(application, error)
+
+    def not_starting(self, application: Hashable) -> str | None:
+        """Why a target of `application` is not started, or None: it cannot start, or it fails alike every time."""
+        found = self.found_unstartable(application)
+        if found is not None:
+            return f"not started: {found} found that the application cannot start"
+        with self._lock:
+            error = self._failing.get(application)
+        if error is None:
+            return None
+        return (
+            f"not started: {self.described(error)} ended with this application error before anything was profiled: "
+            f"{error}"
+        )
 
     def note(self, error: str, run: str) -> None:
         """One more application run's first attempt (a target's, a shared run's, the discovery

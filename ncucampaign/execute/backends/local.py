@@ -35,7 +35,7 @@ def executor_for(settings: RunSettings) -> Executor:
 
 def planned_units(opened: OpenRun) -> tuple[list[Unit], dict[str, str]]:
     """What is left to run as units (longest first with GPU lanes), and why each lone invocation runs alone."""
-    shares = share_plan(opened.to_run, opened.settings.share, opened.settings.installed)
+    shares = share_plan(opened.to_run, opened.settings.share, opened.settings.installed, opened.settings.refused)
     units = units_in_plan_order(opened.to_run, shares)
     if opened.settings.gpus:
         units = longest_first(units, opened.previous)
@@ -63,7 +63,7 @@ class LocalRun:
         try:
             units, alone = planned_units(opened)
             traces = TraceCache(opened.settings.runs_root.absolute())
-            runner = UnitRunner(self.ctx, traces, alone)
+            runner = UnitRunner(self.ctx, traces, alone, opened.settings.refused)
             skipped = len(opened.plan.invocations) - len(opened.to_run)
             result = execute_units(self.ctx, opened.plan, units, executor_for(opened.settings), runner, skipped)
             if opened.settings.weigh and not self.stop.level:

@@ -87,7 +87,7 @@ def _places(
     read: list[ResultRecord] | None,
 ) -> list[int] | Split:
     """The places of the member's results in the union's report, verified; or the Split that says why not."""
-    window, count = job.windows[member.name], member.options.launch_count or 1
+    window, count = job.windows[member.name], job.expected(member)
     selected, union = listings[tuple(window.filters(member))], listings[()]
     assert not isinstance(selected, str) and not isinstance(union, str)  # read_out returned their failures
     picked = selected[window.skip_in_union : window.skip_in_union + count]

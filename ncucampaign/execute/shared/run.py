@@ -14,6 +14,7 @@ from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.shared.inferred import ENDED_SHORT, decided_short
 from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss, settled
 from ncucampaign.execute.shared.planning import planned
 from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
@@ -206,19 +207,28 @@ class _SharedRun:
         run_attempts(ctx, union, record.argv, record, self.lane, read_results=False)
         if record.status == Status.USAGE_ERROR and len(members) > 1 and not ctx.stop.level:
             return True  # refused as a whole: the caller halves the group
-        if record.status != Status.OK or record.report is None:
+        console = parse_console(ctx.store.read_log(union.name, 0))
+        holds: dict[str, int] = {}
+        if record.status in ENDED_SHORT and trace is None and not ctx.stop.level:  # identical filters: exact
+            short = decided_short(ctx, record, members, windows, console)
+            self.outcome.done.extend(short.decided)
+            members, holds = [m for m in members if m.name in short.split], short.split
+            if not members:
+                return False
+        if record.report is None or (record.status != Status.OK and not holds):
             why = f"its shared run {record.name} ended {record.status.value}: {record.message}"
             self._give_up(members, why, record.name)
             return False
         report = ctx.run.root / record.report.path
-        console = parse_console(ctx.store.read_log(union.name, 0))
         if trace is not None and console.profiled:  # this machine's costs, for later partitions
             self.cache.note_run(trace.key, record.seconds, console.profiled * per_launch_s(union.options))
             self.unions.append((tuple(m.name for m in members), record.seconds))
         # The splits (CPU) go on while the next group's run uses the GPU; their verdicts are taken in
         # order once every run is done (_collect).
         earlier = {name: f"{r.why}; regrouped into {record.name}" for name, r in self.refusals.items()}
-        job = SplitJob(record, union, tuple(members), windows, trace_window, report, console, self.names, earlier)
+        job = SplitJob(
+            record, union, tuple(members), windows, trace_window, report, console, self.names, earlier, holds
+        )
         split = split_union if len(members) <= OWN_REPORTS else read_out  # a large union's members are read out
         self.pending.append((members, record.name, self.splitting.submit(split, ctx, job)))
         return False

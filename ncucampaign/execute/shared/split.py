@@ -54,6 +54,12 @@ class SplitJob:
     console: ConsoleSummary
     names: Mapping[str, str] = field(default_factory=dict)  # the trace's symbol -> function name
     earlier: Mapping[str, str] = field(default_factory=dict)  # why a regrouped member's first split was refused
+    # Members whose split holds fewer results than they ask for, and how many (a union the application ended short
+    # of: execute/shared/inferred.py); they end `incomplete`, as their own runs would.
+    holds: Mapping[str, int] = field(default_factory=dict)
+
+    def expected(self, member: Invocation) -> int:
+        return self.holds.get(member.name, member.options.launch_count or 1)
 
 
 def split_union(ctx: RunContext, job: SplitJob) -> list[Split] | str:
@@ -115,7 +121,7 @@ class _MemberSplit:
         self.ctx, self.member, self.job = ctx, member, job
         self.shared, self.union = job.shared, job.union
         self.check, self.window = check, check.window
-        self.count = member.options.launch_count or 1
+        self.count = job.expected(member)
         self.skip = self.window.skip_in_union
         self.record = ctx.record(member.name)
         self.report = ctx.run.report(member.name)
@@ -194,7 +200,11 @@ class Recorded:
 
 def record_split(record: TargetRecord, job: SplitJob, member: Invocation, done: Recorded) -> None:
     record.attempts.append(done.attempt)
+    asked = member.options.launch_count or 1
     record.status, record.message, record.diagnosis = Status.OK, done.attempt.message, []
+    if job.holds.get(member.name, asked) < asked:  # the application ended first
+        record.status = Status.INCOMPLETE
+        record.message = f"{done.attempt.message}: {job.holds[member.name]} of {asked} launches (the application ended)"
     record.seconds = done.attempt.seconds
     record.report = done.report
     record.results = done.results

@@ -6,7 +6,7 @@ are identical, else from a cheap discovery trace; a target stays out of a group 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ncucampaign.plan.expand import Invocation
@@ -130,16 +130,22 @@ def trace_possible(inv: Invocation) -> bool:
 
 
 def share_plan(
-    invocations: Sequence[Invocation], enabled: bool = True, installed: InstalledNcu | None = None
+    invocations: Sequence[Invocation],
+    enabled: bool = True,
+    installed: InstalledNcu | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> SharePlan:
     """Groups of invocations that share a run, and the rest with why each runs alone. Targets whose filters
-    differ make one group per pool of identical settings, one trace, partitioned by cost at run time."""
+    differ make one group per pool of identical settings, one trace, partitioned by cost at run time. `refused`:
+    invocations validate refuses (and why): never in a trace or a group."""
+    refused = refused or {}
     if not enabled:
-        return SharePlan((), tuple((inv, "sharing is off for this run (--no-share)") for inv in invocations))
+        return SharePlan((), tuple((inv, refused.get(inv.name) or "sharing is off for this run (--no-share)")
+                                   for inv in invocations))  # fmt: skip
     alone: dict[str, str] = {}
     pools: dict[tuple[object, ...], list[Invocation]] = {}
     for inv in invocations:
-        why = alone_reason(inv, installed)
+        why = refused.get(inv.name) or alone_reason(inv, installed)
         if why:
             alone[inv.name] = why
             continue

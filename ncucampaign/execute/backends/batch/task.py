@@ -89,8 +89,9 @@ def run_task(
     )
     book.save()
     ctx = RunContext(store, book, settings.reader, SerialReporter(reporter), stop, settings.ncu_path)
-    shares = share_plan(claimed, settings.share, settings.installed)
-    runner = UnitRunner(ctx, TraceCache(settings.runs_root.absolute()), {i.name: why for i, why in shares.alone})
+    shares = share_plan(claimed, settings.share, settings.installed, settings.refused)
+    alone = {i.name: why for i, why in shares.alone}
+    runner = UnitRunner(ctx, TraceCache(settings.runs_root.absolute()), alone, settings.refused)
     units = units_in_plan_order(claimed, shares)
     task_plan = dataclasses.replace(plan, invocations=tuple(claimed))
     return execute_units(ctx, task_plan, units, SequentialExecutor(), runner, 0)

@@ -1,0 +1,85 @@
+"""A failure costs one application start per cause, not one per member: a union of identical filters that the
+application ended short of decides its members exactly (as their own runs would end), a target validate refuses
+never enters a trace or a union, and an application error met by the trace and two targets closes the others."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import load_manifest, run_cli
+
+pytestmark = pytest.mark.slow  # end to end on the fake ncu
+
+
+def application_starts(manifest: dict) -> int:
+    """Attempts that started the application: shared runs' and traces', and targets' own (splits start none)."""
+    own = [a for t in manifest["targets"] for a in t["attempts"] if not a["message"].startswith(("split", "read"))]
+    return sum(len(run["attempts"]) for run in manifest["shared_runs"]) + len(own)
+
+
+def test_a_union_the_application_ended_short_of_decides_its_members_as_their_own_runs_would(
+    tmp_path: Path, write_campaign
+) -> None:
+    """range_filter ::1..::6 on a 4-step application: instances 5 and 6 do not exist (no_kernels), and in the others
+    a window past the 4 launches there is short (incomplete). Before: every member of those unions ran alone."""
+    matrix = (
+        "- name: m_{range_filter}_{launch_skip}_{launch_count}\n  nvtx_include: decode_step/\n"
+        "  kernel_name: rmsnorm_kernel\n  matrix:\n    range_filter: ['::1', '::2', '::3', '::4', '::5', '::6']\n"
+        "    launch_skip: [0, 2, 4]\n    launch_count: [1, 3]\n"
+    )
+    campaign = write_campaign(matrix, "args: [--steps, '4']")
+    shared = run_cli("run", str(campaign), "--out", "shared", cwd=tmp_path)
+    alone = run_cli("run", str(campaign), "--out", "alone", "--no-share", cwd=tmp_path)
+    assert shared.returncode == alone.returncode == 1, shared.stdout + shared.stderr
+    _, with_sharing = load_manifest(tmp_path / "shared")
+    _, own_runs = load_manifest(tmp_path / "alone")
+    statuses = {t["name"]: t["status"] for t in own_runs["targets"]}
+    assert {t["name"]: t["status"] for t in with_sharing["targets"]} == statuses  # the same as their own runs
+    assert {"ok", "incomplete", "no_kernels"} <= set(statuses.values())
+    assert application_starts(with_sharing) == 6  # one union a range instance, none for a member
+    assert not [t for t in with_sharing["targets"] if (t["obtained"] or {}).get("how") == "alone"]
+
+
+def test_a_target_validate_refuses_never_enters_the_trace_and_the_rest_share(tmp_path: Path, write_campaign) -> None:
+    targets = (
+        "- name: rms_{launch_skip}\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 2, 3, 4]\n"
+        "- name: gemm_{launch_skip}\n  kernel_name: regex:nvjet\n  matrix:\n    launch_skip: [0, 1, 2, 3, 4]\n"
+        '- name: bad\n  kernel_name: "regex:nvjet(sm90"\n'
+    )
+    campaign = write_campaign(targets)
+    assert run_cli("validate", str(campaign), cwd=tmp_path).returncode == 2
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    bad = next(t for t in manifest["targets"] if t["name"] == "bad")
+    assert bad["status"] == "usage_error" and bad["attempts"] == []
+    assert bad["message"].startswith("not started: validate refuses it (NCU005: the regex does not compile")
+    assert [t["status"] for t in manifest["targets"] if t["name"] != "bad"] == ["ok"] * 10
+    assert application_starts(manifest) == 2  # the trace and one union
+
+
+def test_an_application_error_the_trace_and_two_targets_met_closes_the_others_unstarted(
+    tmp_path: Path, write_campaign
+) -> None:
+    app = tmp_path / "app.sh"
+    app.write_text("#!/bin/sh\necho 'error: MODEL_DIR is not set' >&2\nexit 1\n")
+    app.chmod(app.stat().st_mode | stat.S_IEXEC)
+    targets = "".join(
+        f"- name: {kind}_{{launch_skip}}\n  kernel_name: {kernel}\n  matrix:\n    launch_skip: {list(range(30))}\n"
+        for kind, kernel in (("rms", "rmsnorm_kernel"), ("gemm", "regex:nvjet"))
+    )
+    campaign = tmp_path / "camp.yaml"
+    text = write_campaign(targets).read_text()
+    campaign.write_text(text.replace(text.splitlines()[1], f"  command: [{json.dumps(str(app))}]"))
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert {t["status"] for t in manifest["targets"]} == {"app_failed"}
+    assert application_starts(manifest) <= 3
+    unstarted = [t for t in manifest["targets"] if not t["attempts"]]
+    assert len(unstarted) == 58 and all("error: MODEL_DIR is not set" in t["message"] for t in unstarted)
+    assert done.stdout.count("MODEL_DIR is not set") < 12  # said once for the many it closed, not 58 times
