@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import load_manifest, run_cli
+from tests.conftest import fake_env, load_manifest, run_cli
 
 pytestmark = pytest.mark.slow  # end to end on the fake ncu
 
@@ -83,3 +83,24 @@ def test_an_application_error_the_trace_and_two_targets_met_closes_the_others_un
     unstarted = [t for t in manifest["targets"] if not t["attempts"]]
     assert len(unstarted) == 58 and all("error: MODEL_DIR is not set" in t["message"] for t in unstarted)
     assert done.stdout.count("MODEL_DIR is not set") < 12  # said once for the many it closed, not 58 times
+
+
+def test_a_union_one_member_makes_fail_is_halved_until_that_member_is_alone(tmp_path: Path, write_campaign) -> None:
+    """ncu fails to profile with one section (FAKE_NCU_FAIL_ON), which one member asks for: the union holding it ends
+    profiler_error. Before, every member then ran alone; now the halves without it share, and it ends alone."""
+    targets = (
+        "- name: rms_{launch_skip}\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: [0, 1, 2, 4, 5, 6]\n"
+        "- name: gemm_{launch_skip}\n  kernel_name: regex:nvjet\n  matrix:\n    launch_skip: [0, 1, 2, 3, 4, 5, 6]\n"
+        "- name: sampled\n  kernel_name: rmsnorm_kernel\n  launch_skip: 3\n  sections: [SpeedOfLight, PmSampling]\n"
+    )
+    campaign = write_campaign(targets)
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path, env=fake_env(FAKE_NCU_FAIL_ON="PmSampling"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    statuses = {t["name"]: t["status"] for t in manifest["targets"]}
+    assert statuses.pop("sampled") == "profiler_error" and set(statuses.values()) == {"ok"}
+    unions = [run for run in manifest["shared_runs"] if run["kind"] == "union"]
+    assert [run["status"] for run in unions].count("profiler_error") >= 2  # the union, then the half that held it
+    shared = [t for t in manifest["targets"] if (t["obtained"] or {}).get("how") == "shared"]
+    assert len(shared) >= 10  # most members still shared
+    assert application_starts(manifest) <= 2 * 4 + 4  # the trace, the union, a pair a halving, and a few alone

@@ -40,6 +40,17 @@ class Refused:
         return f"its split of {self.shared_run} was not used: {self.reason}"
 
 
+@dataclass(frozen=True)
+class Failed:
+    """A union that failed: how, the members it leaves (all of them, but those a union of identical filters decided),
+    why (for them), and which shared run it was."""
+
+    status: Status
+    members: list[Invocation]
+    why: str
+    run: str
+
+
 @dataclass
 class SharedOutcome:
     done: list[TargetRecord] = field(default_factory=list)  # split and verified, or interrupted

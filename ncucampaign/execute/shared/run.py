@@ -15,26 +15,24 @@ from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.inferred import ENDED_SHORT, decided_short
-from ncucampaign.execute.shared.outcome import Alone, Refused, SharedOutcome, decide_miss, settled
-from ncucampaign.execute.shared.planning import planned
+from ncucampaign.execute.shared.outcome import Alone, Failed, Refused, SharedOutcome, decide_miss, settled
+from ncucampaign.execute.shared.planning import measured, planned
 from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.trace.selection import (
     Short,
     TraceSelections,
-    member_trace,
+    composed_on,
     placed_members,
     trace_selections,
-    union_selection,
 )
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
-from ncucampaign.plan.share.cost import UNCALIBRATED, alone_seconds, calibrated, per_launch_s
-from ncucampaign.plan.share.group_plan import compose_group
+from ncucampaign.plan.share.cost import UNCALIBRATED, calibrated, per_launch_s
 from ncucampaign.plan.share.groups import SharedGroup, union_for
-from ncucampaign.plan.share.partition import KeptPartition, held_still
+from ncucampaign.plan.share.partition import held_still
 from ncucampaign.plan.share.pricing import Placed
 from ncucampaign.plan.share.union import renamed, trace_launches
 from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_windows
@@ -48,12 +46,7 @@ def run_shared(
 
 class _SharedRun:
     def __init__(
-        self,
-        ctx: RunContext,
-        cache: TraceCache,
-        group: SharedGroup,
-        gpus: tuple[str, ...] | None,
-        lane: str | None,
+        self, ctx: RunContext, cache: TraceCache, group: SharedGroup, gpus: tuple[str, ...] | None, lane: str | None
     ) -> None:
         self.ctx, self.cache, self.group, self.gpus, self.lane = ctx, cache, group, gpus, lane
         self.members = [pin(m, gpus) if gpus else m for m in group.members]
@@ -87,10 +80,16 @@ class _SharedRun:
 
     def _run_targets_window(self, members: list[Invocation]) -> None:
         """Identical filters: the window comes from the targets (exact by construction)."""
+        failed = self._targets_window(members)
+        if failed is not None and failed.status == Status.USAGE_ERROR:  # ncu refused the union whole
+            self._halve(failed, self._targets_window)
+        elif failed is not None:
+            self._give_up(failed.members, failed.why, failed.run)
+
+    def _targets_window(self, members: list[Invocation]) -> Failed | None:
         union = union_for(members, "targets")
         union = pin(union, self.gpus) if self.gpus else union
-        if self._profile(union, members, targets_windows(members), None, None):
-            self._halve(members, lambda part: self._run_targets_window(part))
+        return self._profile(union, members, targets_windows(members), None, None)
 
     # --- the window ------------------------------------------------------------------------------------
 
@@ -132,16 +131,8 @@ class _SharedRun:
                 )
             else:
                 self._run_trace_group(members, found)
-        self._keep(found.info.key, groups, self.unions[earlier:])
+        self.cache.keep_partition(found.info.key, measured(groups, self.unions[earlier:], self.costs))
         return found
-
-    def _keep(self, key: str, groups: list[list[Placed]], unions: list[tuple[tuple[str, ...], float]]) -> None:
-        """What the chosen groups measured: their shared runs' seconds, and the priced own run of every
-        member that ran alone; kept with the trace, so that later runs hold still (plan/share/partition)."""
-        shared = {name for names, _ in unions for name in names}
-        alone = sum(alone_seconds(p.member, self.costs) for g in groups for p in g if p.member.name not in shared)
-        names = tuple(tuple(p.member.name for p in group) for group in groups)
-        self.cache.keep_partition(key, KeptPartition(names, sum(s for _, s in unions) + alone))
 
     def _settle(self, found: TraceSelections) -> None:
         """The misses on a trace whose listing is not ncu's own (outcome.settled)."""
@@ -161,30 +152,40 @@ class _SharedRun:
         self._run_trace_group([r.member for r in refused], found)
 
     def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
-        """One group on the trace: what its union's filter selects, then the whole group plan
-        composed at once (plan/share/group_plan.py), then the union run and its splits."""
-        union = union_for(members, "trace")
-        placed = [self.placed[m.name] for m in members]
-        selected = union_selection(self.ctx, self.cache, found, placed, union, union_for(self.members, "trace"))
-        if isinstance(selected, str):
-            return self._alone(members, selected)
-        traced = [member_trace(m, found) for m in members]
-        composed = compose_group(traced, union, selected, found.functions, self.costs)
-        if composed.union is None or composed.window is None:
-            return self._alone(members, composed.why_not)
-        union_inv = pin(composed.union, self.gpus) if self.gpus else composed.union
-        if self._profile(union_inv, members, dict(composed.windows), composed.window, found.info):
-            self._halve(members, lambda part: self._run_trace_group(part, found))
+        """One group on the trace, halved while it fails (_halve)."""
+        failed = self._trace_group(members, found)
+        if failed is not None:
+            self._halve(failed, lambda part: self._trace_group(part, found))
 
-    def _halve(self, members: list[Invocation], again: Callable[[list[Invocation]], None]) -> None:
-        """ncu refused the union's command line (a section, set or option one member asks for): each
-        half shares on its own, so that the member at fault ends up alone and fails alone."""
-        half = len(members) // 2
-        for part in (members[:half], members[half:]):
-            if len(part) < 2 or self.ctx.stop.level:
-                self._alone(part, "ncu refused the shared run's command line")
+    def _trace_group(self, members: list[Invocation], found: TraceSelections) -> Failed | None:
+        """One group on the trace, composed whole (execute/trace/selection.py), then the union run and its splits;
+        what failed, or None."""
+        placed = [self.placed[m.name] for m in members]
+        composed = composed_on(self.ctx, self.cache, found, placed, union_for(self.members, "trace"), self.costs)
+        if composed.union is None or composed.window is None:
+            self._alone(members, composed.why_not)
+            return None
+        union = pin(composed.union, self.gpus) if self.gpus else composed.union
+        return self._profile(union, members, dict(composed.windows), composed.window, found.info)
+
+    def _halve(self, failed: Failed, again: Callable[[list[Invocation]], Failed | None]) -> None:
+        """A failed union's members share in halves (a half of one runs alone), and a half that fails is halved in
+        turn, so that a member at fault ends up alone and the others share: ncu refused the union's command line (a
+        section, set or option one member asks for), or the union failed in a way one member may cause (a kernel
+        whose replay hangs, a crash, a timeout). When both halves fail as the union did, the cause is all of theirs:
+        each member runs alone (ncu's refusals aside, which are one member's)."""
+        half = len(failed.members) // 2
+        parts = [failed.members[:half], failed.members[half:]]
+        results = [
+            Failed(failed.status, part, failed.why, failed.run) if len(part) < 2 or self.ctx.stop.level else again(part)
+            for part in parts
+        ]
+        alike = all(r is not None and r.status == failed.status for r in results)
+        for result in (r for r in results if r is not None):
+            if len(result.members) < 2 or self.ctx.stop.level or (alike and result.status != Status.USAGE_ERROR):
+                self._give_up(result.members, result.why, result.run)
             else:
-                again(part)
+                self._halve(result, again)
 
     # --- the union run and its splits --------------------------------------------------------------------
 
@@ -195,8 +196,8 @@ class _SharedRun:
         windows: dict[str, MemberWindow],
         trace_window: UnionWindow | None,
         trace: TraceInfo | None,
-    ) -> bool:
-        """Profile the union and split it; True when ncu refused its command line (nothing ran)."""
+    ) -> Failed | None:
+        """Profile the union and split it; what failed, with the members it leaves, or None."""
         ctx = self.ctx
         record = new_shared_record(ctx, union, members, self.group.window, self.gpus)
         if trace is not None:
@@ -205,8 +206,9 @@ class _SharedRun:
         self._mark(members, Status.RUNNING, f"in shared run {record.name}")
         ctx.reporter.phase(f"{record.name}: one application run for {len(members)} targets")
         run_attempts(ctx, union, record.argv, record, self.lane, read_results=False)
+        why = f"its shared run {record.name} ended {record.status.value}: {record.message}"
         if record.status == Status.USAGE_ERROR and len(members) > 1 and not ctx.stop.level:
-            return True  # refused as a whole: the caller halves the group
+            return Failed(record.status, members, "ncu refused the shared run's command line", record.name)
         console = parse_console(ctx.store.read_log(union.name, 0))
         holds: dict[str, int] = {}
         if record.status in ENDED_SHORT and trace is None and not ctx.stop.level:  # identical filters: exact
@@ -214,11 +216,9 @@ class _SharedRun:
             self.outcome.done.extend(short.decided)
             members, holds = [m for m in members if m.name in short.split], short.split
             if not members:
-                return False
+                return None
         if record.report is None or (record.status != Status.OK and not holds):
-            why = f"its shared run {record.name} ended {record.status.value}: {record.message}"
-            self._give_up(members, why, record.name)
-            return False
+            return Failed(record.status, members, why, record.name)
         report = ctx.run.root / record.report.path
         if trace is not None and console.profiled:  # this machine's costs, for later partitions
             self.cache.note_run(trace.key, record.seconds, console.profiled * per_launch_s(union.options))
@@ -231,7 +231,7 @@ class _SharedRun:
         )
         split = split_union if len(members) <= OWN_REPORTS else read_out  # a large union's members are read out
         self.pending.append((members, record.name, self.splitting.submit(split, ctx, job)))
-        return False
+        return None
 
     def _collect(self) -> list[Refused]:
         """The splits of every shared run so far: the verified ones are done; the refused ones, in order."""

@@ -14,7 +14,9 @@ from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings
 from ncucampaign.execute.trace.tracers import Trace, trace_for
 from ncucampaign.execute.trace.workload import key_of
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.group_plan import MemberTrace
+from ncucampaign.plan.share.cost import Costs
+from ncucampaign.plan.share.group_plan import GroupPlan, MemberTrace, compose_group
+from ncucampaign.plan.share.groups import union_for
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.plan.share.pricing import Placed, selected_ids
 from ncucampaign.plan.share.union import filter_words, trace_invocation
@@ -205,3 +207,15 @@ def union_selection(
     words = tuple(filter_words(union.options))
     listed = found.trace.more(ctx, cache, {words: union.options})
     return listed if isinstance(listed, str) else listed[words]
+
+
+def composed_on(
+    ctx: RunContext, cache: TraceCache, found: TraceSelections, placed: Sequence[Placed], pool: Invocation, costs: Costs
+) -> GroupPlan:
+    """A group of `placed` members composed on the trace (plan/share/group_plan.py), or why not (`why_not`)."""
+    members = [p.member for p in placed]
+    union = union_for(members, "trace")
+    selected = union_selection(ctx, cache, found, placed, union, pool)
+    if isinstance(selected, str):
+        return GroupPlan(why_not=selected)
+    return compose_group([member_trace(m, found) for m in members], union, selected, found.functions, costs)
