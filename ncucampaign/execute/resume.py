@@ -18,6 +18,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import MANIFEST
 from ncucampaign.execute.trace.tracers import remove_work_folders
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 
 class Decision(StrEnum):
@@ -83,6 +84,7 @@ def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
             attempt.message = "the runner stopped during this attempt" + (
                 f"; {killed} process(es) it left were killed on resume" if killed else ""
             )
+            attempt.report = attempt.report or _left_report(Path(run_root), record.name)
         if record.status == Status.RUNNING:
             record.status = Status.INTERRUPTED
             record.message = "the runner stopped during this target"
@@ -90,6 +92,16 @@ def clean_up_after_a_crash(old: Manifest, run_root: str, now: str) -> None:
     # marker too (execute/trace/ncu_import.py); with the run locked, any process that has it is left over.
     for group in marked_groups(run_root):
         kill_orphaned_group(group, run_root)
+
+
+def _left_report(run_root: Path, name: str) -> str | None:
+    """The report an attempt the runner died in left (whole or not), kept with the attempt: a shared run's is named
+    by no later record (a killed union's report lay in reports/shared/ unaccounted for)."""
+    for suffix in REPORT_SUFFIXES:
+        path = run_root / "reports" / f"{name}{suffix}"
+        if path.is_file() and not path.is_symlink():
+            return str(path.relative_to(run_root))
+    return None
 
 
 def sweep_work_folders(latest: Path, manifest: dict[str, Any]) -> None:

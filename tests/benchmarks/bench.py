@@ -381,6 +381,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 1000, 10_000], help="scale: pool sizes")
     parser.add_argument("--code", type=Path, default=None, help="scale: also run this checkout, back to back")
     parser.add_argument("--limit", type=float, default=900.0, help="scale: stop a run after this many seconds")
+    parser.add_argument("--kills", type=int, default=0, help="scale: kill -9 and resume this many runs of each size")
     args = parser.parse_args()
     if args.what in ("plan", "all"):
         bench_plan(args.targets)
@@ -395,6 +396,12 @@ def main() -> int:
     if args.what == "scale":
         from tests.benchmarks.scale import bench_scale
 
+        if args.kills:
+            from tests.benchmarks.scale import kills
+
+            for size in args.sizes:
+                kills(size, args.kills)
+            return 0
         bench_scale(args.sizes, args.code, args.limit, args.keep)
         return 0
     if args.what == "zoo":

@@ -194,3 +194,46 @@ def bench_scale(sizes: list[int], other: Path | None, limit_s: float, keep: Path
             rows.append(measured)
             print(measured.row(), flush=True)
     return rows
+
+
+def kills(n: int, count: int, seed: int = 63) -> None:
+    """`count` runs of the pool of `n`, each killed with SIGKILL at a random moment once its run directory exists (the
+    trace, the planning, the unions, the read-outs), then resumed to its end; each must end with every target ok
+    exactly once and its manifest agreeing with its run directory (tests/execute/rundir_check.py)."""
+    import random
+
+    from tests.execute.rundir_check import problems
+
+    rng = random.Random(seed)
+    for trial in range(count):
+        with tempfile.TemporaryDirectory(prefix=f"ncuc-kill-{n}-") as work:
+            folder = Path(work)
+            (folder / "scale.yaml").write_text(campaign(n))
+            env = {
+                **os.environ,
+                "PATH": f"{FAKE}{os.pathsep}{os.environ.get('PATH', '')}",
+                "FAKE_NCU_REPORTS": str(ROOT / "tests" / "fixtures" / "reports"),
+                "FAKE_NCU_STATE": str(folder / "fake-state"),
+                "PYTHONPATH": str(ROOT),
+                "XDG_CACHE_HOME": str(folder / "cache"),
+            }
+            args = [sys.executable, "-m", "ncucampaign", "run", "scale.yaml", "--out", "runs"]
+            run = subprocess.Popen(args, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            started = time.monotonic()
+            while not (folder / "runs" / "scale" / "latest").is_dir() and run.poll() is None:
+                time.sleep(0.01)  # the run directory is there: from now on the run is one to resume
+            time.sleep(rng.uniform(0.0, 3.5))
+            at = time.monotonic() - started
+            run.kill()
+            run.wait()
+            begun = (folder / "runs" / "scale" / "latest").is_dir()  # killed before its run directory: a new run
+            again = [*args, "--resume"] if begun else args
+            resumed = subprocess.run(again, cwd=folder, env=env, capture_output=True, text=True)
+            run_dir = (folder / "runs" / "scale" / "latest").resolve()
+            found = problems(run_dir) if run_dir.is_dir() else ["no run directory"]
+            said = f"{'resume' if begun else 'nothing had started; a new run'} exit {resumed.returncode}, " + (
+                "nothing lost" if not found else f"{len(found)} problems"
+            )
+            print(f"kill {trial + 1} at {at:.2f} s: {said}", flush=True)
+            for problem in found[:5]:
+                print(f"    {problem}")
