@@ -196,3 +196,28 @@ def cluster() -> Iterator[Path]:
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = before
+
+
+def _config(name: str) -> str | None:
+    done = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, timeout=60)
+    for line in done.stdout.splitlines():
+        key, _, value = (part.strip() for part in line.partition("="))
+        if key == name:
+            return value
+    return None
+
+
+@contextlib.contextmanager
+def max_array_size(size: int) -> Iterator[None]:
+    """The cluster with MaxArraySize=`size` (slurm.conf, `scontrol reconfigure`) while this lasts, then as it was."""
+    conf = Path(os.environ["SLURM_CONF"])
+    before = conf.read_text()
+    conf.write_text(before + f"MaxArraySize={size}\n")
+    try:
+        subprocess.run(["scontrol", "reconfigure"], check=True, timeout=60)
+        _wait_for(lambda: _config("MaxArraySize") == str(size), f"MaxArraySize {size}")
+        yield
+    finally:
+        conf.write_text(before)
+        subprocess.run(["scontrol", "reconfigure"], check=True, timeout=60)
+        _wait_for(lambda: _config("MaxArraySize") not in (None, str(size)), "MaxArraySize as it was")

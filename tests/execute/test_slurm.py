@@ -219,3 +219,33 @@ def test_a_shared_group_is_one_array_task_with_its_own_shared_run_names(tmp_path
         assert record["status"] == "ok" and len(record["attempts"]) == 1, record["name"]
         expected = "alone" if record["name"] == "apart" else "shared"
         assert record["obtained"]["how"] == expected, record["name"]
+
+
+def test_more_targets_than_an_array_may_hold_are_several_arrays_and_a_resume_submits_only_what_is_left(
+    tmp_path: Path,
+) -> None:
+    """MaxArraySize=5: 12 targets are arrays of 5, 5 and 2 (one array of 12 is refused whole: `Invalid job array
+    specification`), followed and collected as one run; the last cancelled, a resume submits its two only."""
+    hang = tmp_path / "hang"
+    hang.write_text("")
+    held = f"  args: [--hang-at-step, '1', --hang-file, '{hang}']\n"
+    text = campaign_text(targets(10) + "\n" + "\n".join(f"- name: h{i}\n{held}" for i in range(2)))
+    with cluster.max_array_size(5):
+        done = submit(tmp_path, text)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "3 array jobs" in done.stdout
+        arrays = manifest(tmp_path)["slurm_arrays"]
+        assert [len(a["tasks"]) for a in arrays] == [5, 5, 2]
+        run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
+        wait_until(lambda: all(task_record(run_dir, f"t{i}") for i in range(10)), "the first ten claimed")
+        subprocess.run(["scancel", str(arrays[2]["job_id"])], timeout=30)  # the last array, holding h0 and h1
+        hang.unlink()
+        wait_until(squeue_empty, "the arrays to end", seconds=180)
+        run_cli("collect", str(run_dir), cwd=tmp_path)
+        statuses = {name: r["status"] for name, r in by_name(manifest(tmp_path)).items()}
+        assert all(statuses[f"t{i}"] == "ok" for i in range(10)), statuses
+        assert statuses["h0"] != "ok" and statuses["h1"] != "ok", statuses
+        again = run_cli("run", "--resume", str(run_dir), "--slurm", "--wait", cwd=tmp_path, env=fake_env())
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert manifest(tmp_path)["slurm_arrays"][-1]["tasks"] == [["h0"], ["h1"]]
+        assert {r["status"] for r in by_name(manifest(tmp_path)).values()} == {"ok"}

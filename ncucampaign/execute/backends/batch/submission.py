@@ -4,13 +4,15 @@ leaves no run behind (folder removed, `latest` as it was); one of a resumed run 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.open_run import OpenRun
-from ncucampaign.execute.rundir.manifest import Submission
+
+T = TypeVar("T")  # what a system's submission hands back: a Submission, or several
 
 
-def submitted(run: OpenRun, submit: Callable[[OpenRun], Submission], flag: str) -> Submission | None:
+def submitted(run: OpenRun, submit: Callable[[OpenRun], T], flag: str) -> T | None:
     """What `submit` made of the opened run (None: every target is ok already); it lets go of the run."""
     try:
         if not run.to_run:

@@ -15,7 +15,7 @@ from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.slurm.queue import active_jobs, placement, slurm_command
-from ncucampaign.execute.backends.slurm.submit import submit_array
+from ncucampaign.execute.backends.slurm.submit import array_chunks, max_array_tasks, submit_arrays
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
@@ -90,24 +90,37 @@ class SlurmSystem:
         notes = (WEIGH_NOTE.format(job=self.words.job),) if opened.settings.weigh else ()
         slurm_args = prepared.settings if isinstance(prepared.settings, tuple) else ()
         root, campaign = opened.store.run.root, opened.plan.campaign
-        array = submitted(opened, partial(submit_array, slurm_args=slurm_args), self.words.flag)
-        if array is None:
+        arrays = submitted(opened, partial(submit_arrays, slurm_args=slurm_args), self.words.flag)
+        if not arrays:
             return Started(root, said=(*notes, f"{campaign}: every target is ok; nothing to submit"))
+        jobs = ",".join(str(array.job_id) for array in arrays)
+        tasks = sum(len(array.tasks) for array in arrays)
+        what = f"array job {jobs}" if len(arrays) == 1 else f"{len(arrays)} array jobs {jobs}"
         said = (
-            f"{campaign}: submitted Slurm array job {array.job_id} ({len(array.tasks)} tasks) for {root}\n"
-            f"  follow:  squeue -j {array.job_id}\n"
+            f"{campaign}: submitted Slurm {what} ({tasks} tasks) for {root}\n"
+            f"  follow:  squeue -j {jobs}\n"
             f"  collect: ncucampaign collect {root}\n"
-            f"  cancel:  scancel -t PENDING {array.job_id}; scancel -b -s INT {array.job_id}\n"
+            f"  cancel:  scancel -t PENDING {jobs.replace(',', ' ')}; scancel -b -s INT {jobs.replace(',', ' ')}\n"
             "           (-b -s INT alone stops the running tasks, which record what they did, but lets pending ones "
             f"start; then: ncucampaign run --resume {root} --slurm)"
         )
-        return Started(root, submission=array, said=(*notes, said))
+        return Started(root, submission=arrays[-1], said=(*notes, said))
 
     def plan_text(self, prepared: Prepared, plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
+        """The batch script of each array the run would submit (as many as the cluster's MaxArraySize asks)."""
         slurm_args = list(prepared.settings) if isinstance(prepared.settings, tuple) else []
-        return batch_script(
-            campaign=plan.campaign, run_dir=run_dir, array=1, tasks=tasks, python=sys.executable, slurm_args=slurm_args
-        )
+        scripts = [
+            batch_script(
+                campaign=plan.campaign,
+                run_dir=run_dir,
+                array=number,
+                tasks=chunk,
+                python=sys.executable,
+                slurm_args=slurm_args,
+            )
+            for number, chunk in enumerate(array_chunks(tasks, max_array_tasks()), start=1)
+        ]
+        return "\n".join(scripts)
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)
