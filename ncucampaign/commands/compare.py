@@ -20,7 +20,9 @@ from ncucampaign.errors import (
     printable,
 )
 from ncucampaign.escaping import console_text
+from ncucampaign.plan.share.text import short_names
 from ncucampaign.results.gate.compare import Comparison, compare_runs
+from ncucampaign.results.gate.folding import FOLD_AT, folded_lines
 from ncucampaign.results.gate.report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate.tables import verdict_table
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
@@ -173,16 +175,15 @@ def print_comparison(
     every, wide, strict = how
     console = out_console()
     console.print(f"A: {run_a.root}\nB: {run_b.root}")
-    for note in comparison.notes:
+    for note in folded_lines(comparison.notes):
         console.print(shown(note), style="yellow" if note.startswith("warning") else None)
-    for name in comparison.only_in_a:
-        console.print(f"only in A: {shown(name)}")
-    for name in comparison.only_in_b:
-        console.print(f"only in B: {shown(name)}")
+    for side, names in (("A", comparison.only_in_a), ("B", comparison.only_in_b)):
+        for line in names if len(names) < FOLD_AT else [short_names(names)]:
+            console.print(f"only in {side}: {shown(line)}")
     console.print(comparison_table(comparison, threshold, every, wide))
-    for finding in comparison.findings_appeared:
+    for finding in folded_lines(comparison.findings_appeared):
         console.print(f"finding appeared in B: {shown(finding)}")
-    for finding in comparison.findings_disappeared:
+    for finding in folded_lines(comparison.findings_disappeared):
         console.print(f"finding gone in B: {shown(finding)}")
     flagged = sum(1 for change in comparison.changes if change.flagged)
     counted = f"{plural(len(comparison.changes), 'value')} compared, {flagged} flagged; "
@@ -194,7 +195,7 @@ def print_verdicts(comparison: Comparison, every: bool, strict: bool, prefix: st
     console = out_console()
     if comparison.verdicts:
         console.print(verdict_table(comparison.verdicts, every))
-    for problem in comparison.problems:
+    for problem in folded_lines(comparison.problems):
         console.print(f"problem: {shown(problem)}", style="bold red")
     counts = Counter(v.verdict.value for v in comparison.verdicts)
     verdicts = ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict if counts[v.value]) or "no verdict"

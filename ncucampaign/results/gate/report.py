@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from ncucampaign.errors import plural, printable
 from ncucampaign.escaping import markdown_inline, xml_attribute, xml_text
 from ncucampaign.results.gate.compare import Comparison
+from ncucampaign.results.gate.folding import LISTED, folded_lines
 from ncucampaign.results.gate.samples import TargetVerdict
+from ncucampaign.results.gate.tables import listed_verdicts
 from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import STANDARD_METRICS
 
@@ -86,12 +88,13 @@ def junit_xml(comparison: Comparison, strict: bool = False, suite: str = "ncucam
 def markdown(
     comparison: Comparison, strict: bool = False, title: str = "ncucampaign compare", enforced: bool = True
 ) -> str:
-    """The gate's outcome, the verdict counts and every verdict but SAME, for a CI job's summary page."""
+    """The gate's outcome, the verdict counts and the verdicts but SAME as the terminal lists them (worst first, at most
+    LISTED of each), for a CI job's summary page."""
     counts = {kind: sum(v.verdict is kind for v in comparison.verdicts) for kind in Verdict}
     gate = markdown_inline(gate_line(comparison, strict, enforced), cell=False)
     lines = [f"### {markdown_inline(title, cell=False)}", "", f"**{gate}**", ""]
     lines.append(", ".join(f"{n} {kind.value}" for kind, n in counts.items() if n) or "no verdict")
-    shown = [v for v in comparison.verdicts if v.verdict is not Verdict.SAME]
+    shown, hidden = listed_verdicts(comparison.verdicts, every=False)
     if shown:
         lines += ["", "| target | metric | verdict | samples A/B | reason |", "|---|---|---|---|---|"]
         lines += [
@@ -99,5 +102,10 @@ def markdown(
             f"{v.verdict.value} | {v.samples[0]}/{v.samples[1]} | {markdown_inline(v.reason)} |"
             for v in shown
         ]
-    lines += [f"- problem: {markdown_inline(p, cell=False)}" for p in comparison.problems]
+    if hidden:  # a CI job's summary page takes 1 MiB; 20,000 verdicts made 6.5 MB
+        lines += ["", f"{' and '.join(hidden)} not shown: the JUnit XML and `compare --format json` hold every one"]
+    problems = folded_lines(comparison.problems)
+    lines += [f"- problem: {markdown_inline(p, cell=False)}" for p in problems[:LISTED]]
+    if len(problems) > LISTED:
+        lines.append(f"- and {len(problems) - LISTED} more problems")
     return "\n".join(lines) + "\n"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
+from collections.abc import Sequence
 
 from rich import box
 from rich.markup import escape
@@ -10,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ncucampaign.errors import printable
+from ncucampaign.results.gate.folding import LISTED
 from ncucampaign.results.gate.samples import TargetVerdict
 from ncucampaign.results.gate.verdicts import Verdict
 from ncucampaign.results.metrics import STANDARD_METRICS
@@ -23,18 +26,30 @@ _STYLE = {
 }
 
 
-MAX_UNDECIDED_ROWS = 40  # AMBIGUOUS rows shown without --all: a run of 20,000 targets made 20,000 of them
+MAX_ROWS = LISTED  # rows of one verdict shown without --all: a run of 20,000 targets made 20,000 AMBIGUOUS
+
+
+def listed_verdicts(verdicts: Sequence[TargetVerdict], every: bool) -> tuple[list[TargetVerdict], list[str]]:
+    """Every verdict but SAME (`every`: SAME too), worst first, at most MAX_ROWS of each verdict, those that moved
+    most (`every`: all); and what is left out ('19960 more AMBIGUOUS')."""
+    order = list(_STYLE)
+    kept = sorted(
+        (v for v in verdicts if every or v.verdict is not Verdict.SAME),
+        key=lambda v: (order.index(v.verdict), -abs(v.shift or 0.0)),
+    )
+    seen: Counter[Verdict] = Counter()
+    shown = []
+    for v in kept:
+        seen[v.verdict] += 1
+        if every or seen[v.verdict] <= MAX_ROWS:
+            shown.append(v)
+    hidden = [] if every else [f"{seen[v] - MAX_ROWS} more {v.value}" for v in order if seen[v] > MAX_ROWS]
+    return shown, hidden
 
 
 def verdict_table(verdicts: tuple[TargetVerdict, ...], every: bool) -> Table:
-    """Every verdict but SAME (`every`: SAME too), worst first, and at most MAX_UNDECIDED_ROWS
-    AMBIGUOUS ones (`every`: all); the reason says how it was decided."""
-    order = list(_STYLE)
-    kept = sorted((v for v in verdicts if every or v.verdict is not Verdict.SAME), key=lambda v: order.index(v.verdict))
-    undecided = [v for v in kept if v.verdict is Verdict.AMBIGUOUS]
-    hidden = 0 if every else max(0, len(undecided) - MAX_UNDECIDED_ROWS)
-    dropped = {id(v) for v in undecided[len(undecided) - hidden :]} if hidden else set()
-    shown = [v for v in kept if id(v) not in dropped]
+    """The verdicts listed_verdicts keeps; the reason says how each was decided."""
+    shown, hidden = listed_verdicts(verdicts, every)
     same = sum(1 for v in verdicts if v.verdict is Verdict.SAME)
     title = "verdicts (samples: the results of a target in its first result's launch state)"
     table = Table(title=Text(title), box=box.SIMPLE_HEAD, title_justify="left")
@@ -49,7 +64,7 @@ def verdict_table(verdicts: tuple[TargetVerdict, ...], every: bool) -> Table:
             f"{v.samples[0]}/{v.samples[1]}",
             escape(printable(v.reason)),
         )
-    left_out = [f"{count} {what}" for count, what in ((hidden, "more AMBIGUOUS"), (same, "SAME")) if count]
+    left_out = [*hidden, *([f"{same} SAME"] if same else [])]
     if left_out and not every:
         table.caption = f"{' and '.join(left_out)} not shown (--all shows them)"
         table.caption_justify = "left"

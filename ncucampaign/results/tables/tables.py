@@ -14,7 +14,8 @@ from rich.text import Text
 
 from ncucampaign.errors import printable
 from ncucampaign.escaping import csv_text
-from ncucampaign.results.gate.compare import Comparison
+from ncucampaign.results.gate.compare import Change, Comparison
+from ncucampaign.results.gate.folding import largest
 from ncucampaign.results.gate.report import gate_line
 from ncucampaign.results.gate.tables import verdict_records
 from ncucampaign.results.metrics import DURATION, STANDARD_METRICS, middle
@@ -62,36 +63,41 @@ _VERDICT_STYLE = {"SLOWER": "bold red", "FASTER": "green", "CHANGED": "bold yell
 
 
 def comparison_table(comparison: Comparison, threshold: float, all_rows: bool, wide: bool = False) -> RenderableType:
-    """The values that moved beyond the threshold; a duration's row says its target's verdict (the one
-    vocabulary the gate decides in: no row is called a regression the gate lets pass)."""
+    """The values that moved beyond the threshold, the LISTED that moved most (`all_rows`: every value); a duration's
+    row says its target's verdict (the one vocabulary the gate decides in: no row is called a regression the gate
+    lets pass)."""
     title = f"changes beyond {threshold:.0%} are flagged; a duration shows its target's verdict (below)"
     verdict_of = {v.target: v.verdict.value for v in comparison.verdicts if v.metric == DURATION}
-    rows = []
-    for change in comparison.changes:
-        if not (all_rows or change.flagged):
-            continue
-        label = STANDARD_METRICS.get(change.metric, change.metric)
-        relative = "n/a" if change.relative is None else f"{change.relative:+.1%}"
-        verdict = verdict_of.get(change.target, "") if change.metric == DURATION else ""
-        style = _VERDICT_STYLE.get(verdict, "")
-        flag = f"[{style}]{verdict}[/]" if style else verdict
-        if not verdict:
-            flag = "[yellow]changed[/]" if change.flagged else ""
-        rows.append(
-            [
-                escape(change.target),
-                str(change.result),
-                escape(change.kernel if wide else middle(change.kernel)),
-                escape(f"{label} ({change.unit})"),
-                f"{change.before:.4g}",
-                f"{change.after:.4g}",
-                relative,
-                flag,
-            ]
-        )
+    listed = [change for change in comparison.changes if all_rows or change.flagged]
+    kept, left_out = largest(len(listed), [abs(change.relative or 0.0) for change in listed], all_rows)
+    rows = [_change_row(listed[i], verdict_of, wide) for i in kept]
     if not rows:
         return Text("no change beyond the threshold" if comparison.changes else "nothing to compare")
-    return rich_table(title, ("target", "#", "kernel", "metric", "before", "after", "change", ""), rows)
+    table = rich_table(title, ("target", "#", "kernel", "metric", "before", "after", "change", ""), rows)
+    if left_out:
+        table.caption = f"{left_out} more flagged changes not shown (--all shows them, --format json holds them)"
+        table.caption_justify = "left"
+    return table
+
+
+def _change_row(change: Change, verdict_of: dict[str, str], wide: bool) -> list[str]:
+    label = STANDARD_METRICS.get(change.metric, change.metric)
+    relative = "n/a" if change.relative is None else f"{change.relative:+.1%}"
+    verdict = verdict_of.get(change.target, "") if change.metric == DURATION else ""
+    style = _VERDICT_STYLE.get(verdict, "")
+    flag = f"[{style}]{verdict}[/]" if style else verdict
+    if not verdict:
+        flag = "[yellow]changed[/]" if change.flagged else ""
+    return [
+        escape(change.target),
+        str(change.result),
+        escape(change.kernel if wide else middle(change.kernel)),
+        escape(f"{label} ({change.unit})"),
+        f"{change.before:.4g}",
+        f"{change.after:.4g}",
+        relative,
+        flag,
+    ]
 
 
 def comparison_json(comparison: Comparison, strict: bool = False) -> str:
