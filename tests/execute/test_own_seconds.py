@@ -3,6 +3,7 @@ manifest against the fake ncu."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -14,7 +15,7 @@ import pytest
 from ncucampaign import own_time
 from ncucampaign.cli import COMMANDS, commands_for
 from ncucampaign.own_time import PHASES, OwnClock
-from tests.conftest import fake_env, load_manifest, run_cli
+from tests.conftest import campaign_text, fake_env, load_manifest, run_cli
 
 
 class FakeTime:
@@ -184,3 +185,21 @@ def test_work_beside_ncu_profiling_is_not_the_runs_own(clock: tuple[OwnClock, Fa
     with own.phase("other"), own.waiting():
         _in_thread(own, "splits", profile_then_wait)
     assert own.totals() == {"other": 0.0, "splits": 0.5}
+
+
+@pytest.mark.slow  # waits out a back-off of 2 s
+def test_the_wait_before_a_retry_is_not_the_runs_own_time(tmp_path: Path) -> None:
+    """Before the fix: a target whose application failed twice, 10 s apart, made 'own time: 10.3 s of this run's 11.0 s
+    (93%) were ncucampaign's: other 9.9 s'."""
+    app = tmp_path / "app.sh"
+    app.write_text("#!/bin/sh\necho 'error: MODEL_DIR is not set' >&2\nexit 1\n")
+    app.chmod(0o755)
+    campaign = tmp_path / "camp.yaml"
+    text = campaign_text("- name: t\n  kernel_name: rmsnorm_kernel\n  retries: 1\n  retry_delay: 2\n")
+    campaign.write_text(text.replace(text.splitlines()[1], f"  command: [{json.dumps(str(app))}]"))
+    done = run_cli("run", str(campaign), "--out", "runs", "--no-share", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    _, manifest = load_manifest(tmp_path / "runs")
+    (target,) = manifest["targets"]
+    assert len(target["attempts"]) == 2 and "retrying in 2s" in done.stdout
+    assert manifest["own_seconds"].get("other", 0.0) < 1.0, manifest["own_seconds"]  # where the 2 s wait went

@@ -96,7 +96,7 @@ class _TargetAttempts:
             wait=wait_exponential(multiplier=self.inv.retry_delay, max=MAX_RETRY_WAIT_S),
             # a stop decides in `attempt`: also one that came after the attempt ended closes the target interrupted
             retry=retry_if_result(lambda verdict: verdict.retryable),
-            sleep=self.stop.sleep,
+            sleep=self._wait_before_retry,
             before_sleep=self._before_sleep,
             retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
         )
@@ -113,6 +113,11 @@ class _TargetAttempts:
 
     def _closed(self, message: str) -> None:
         self.record.status, self.record.message = Status.APP_FAILED, message
+
+    def _wait_before_retry(self, seconds: float) -> None:
+        """The back-off before a retry is a wait, not the run's own time (10 s of it were 'other' seconds)."""
+        with CLOCK.waiting():
+            self.stop.sleep(seconds)
 
     def _before_sleep(self, state: object) -> None:
         if self.stop.level:  # announced as finished already: no retry will start
