@@ -35,3 +35,12 @@ def test_a_zoo_campaign_is_what_a_user_writes_and_every_target_can_share(workloa
     words = command if isinstance(command, list) else shlex.split(command)
     scripts = [w for w in words if w.endswith((".py", ".sh"))]
     assert scripts and all((workload / script).is_file() for script in scripts), scripts
+
+
+def test_the_large_case_is_one_pool_of_360_targets() -> None:
+    """tests/gpu/large_case.sh runs it on the GPU: 360 targets in the trace's pool, partitioned when the trace is
+    known, at most UNION_LAUNCHES launches a union."""
+    plan = build_plan(load_campaign(ZOO / "train_step" / "large.yaml"))
+    shared = share_plan(plan.invocations)
+    assert len(plan.invocations) == 360 and not shared.alone
+    assert [g.window for g in shared.groups] == ["trace"] and len(shared.groups[0].members) == 360
