@@ -27,7 +27,7 @@ from ncucampaign.results.gate.report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate.tables import verdict_table
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
 from ncucampaign.results.history.reference import as_manifest, file_name, gpu_model, not_comparable
-from ncucampaign.results.reading.runs import LoadedRun, load_collected
+from ncucampaign.results.reading.runs import LoadedRun, compared, load_collected
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
 
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         return against_reference(args)
     if args.run_b is None:
         raise UsageError("compare needs RUN_A and RUN_B (or RUN --reference DIR)")
-    run_a = load_collected(args.run_a)  # Slurm runs: collected first
+    run_a = compared(load_collected(args.run_a))  # Slurm runs: collected first
     # A run against itself (an A/A check) is read once: 20,000 targets held twice took 1.35 GB
     same = Path(args.run_a).resolve() == Path(args.run_b).resolve()
     run_b = run_a if same else load_collected(args.run_b)

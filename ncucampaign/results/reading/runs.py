@@ -201,3 +201,13 @@ def load_collected(path: str | Path) -> LoadedRun:
         )
         return loaded
     return LoadedRun(loaded.root, collected.manifest)
+
+
+def compared(run: LoadedRun) -> LoadedRun:
+    """The run with only what a comparison reads of each target (its status, message, clocks and results): a run of
+    20,000 targets held 416 MiB, 120 MiB of them its command lines, attempts and how each target was obtained, held
+    while the second run was read."""
+    for record in run.manifest.targets:
+        record.argv, record.shell_command, record.env, record.attempts = [], "", {}, []
+        record.obtained, record.report, record.diagnosis = None, None, []
+    return run
