@@ -12,8 +12,11 @@ from ncucampaign.commands.common import (
     ncu_choice,
     partial_warnings,
     print_warnings,
+    refused_by,
 )
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, CampaignError, NcuCampaignError, plural
+from ncucampaign.plan.share.estimate import LARGE, estimate, estimate_line
+from ncucampaign.plan.share.groups import share_plan
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,4 +59,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"{file}: not ok ({summary}{'; --strict' if not refused else ''})")
         else:
             print(f"{file}: ok ({summary})")
+        if len(plan.invocations) > LARGE:
+            print(f"  {estimate_line(estimate(share_plan(plan.invocations, refused=refused_by(warnings))))}")
     return EXIT_USAGE if failed else EXIT_OK
