@@ -83,6 +83,9 @@ def test_the_closing_lines_at_any_size() -> None:
     assert own_time_line(manifest) == (
         "own time: 12.0 s of this run's 60.0 s (20%) were ncucampaign's: planning 8.0 s, records 4.0 s"
     )
+    # the process's own seconds where known: a run of a second, its times whole seconds, said 116% of them
+    manifest.ended_at, manifest.own_seconds = manifest.started_at.replace(":00+", ":01+"), {"planning": 1.2}
+    assert "1.2 s of this run's 2.5 s (48%)" in str(own_time_line(manifest, 2.5))
 
 
 def test_long_member_lists_are_shortened() -> None:

@@ -14,6 +14,7 @@ from ncucampaign.errors import EXIT_OK
 from ncucampaign.execute.backends.contract import Started
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.own_time import since_process_start
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.limit import limit_line
 from ncucampaign.results.run_summary import causes, own_time_line, tally_line
@@ -39,7 +40,8 @@ def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings,
         for line in (left_out_line(manifest, every_row), tally_line(manifest)):
             if line:
                 out.print(line, highlight=False, markup=False)
-        lines = [*sharing_breakdown(manifest), own_time_line(manifest), limit_line(manifest), gpu_time_line(manifest)]
+        own = own_time_line(manifest, since_process_start())  # the clock counts this process's seconds
+        lines = [*sharing_breakdown(manifest), own, limit_line(manifest), gpu_time_line(manifest)]
         for line in [*lines, *samples_short(plan, manifest)]:
             if line:
                 out.print(line, highlight=False, markup=False)
