@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ncucampaign.commands.common import out_console
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.running.batch import collect_run, describe
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError

@@ -9,15 +9,12 @@ import difflib
 import gc
 import os
 import shutil
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich.console import Console
+from typing import TextIO
 
 from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
-from ncucampaign.execute.process.provenance import installed_ncu
+from ncucampaign.execute.process.installed import installed_ncu
 from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.exec_limits import exec_size_problems
@@ -29,14 +26,14 @@ from ncucampaign.spec.model import MAX_SAMPLES
 from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 
 DEFAULT_RUNS_DIR = "runs"
-PIPED_WIDTH = 10_000  # piped to a file or CI log: never squeeze or wrap (trailing padding is stripped)
 
 
 @contextlib.contextmanager
-def reading_runs() -> Iterator[None]:
-    """For a command that reads whole runs and ends (summarize, compare): the cyclic collector paused, and what it
-    read frozen before it runs again. Two runs of 20,000 targets are about four million containers and no cycle;
-    collections while they were built took two thirds of the time, and the first after a pause walked them all."""
+def many_values() -> Iterator[None]:
+    """While a command builds many values that hold no cycle (a campaign and its plan, whole runs read back): the
+    cyclic collector paused, and what was built frozen before it runs again. Two runs of 20,000 targets are about
+    four million containers; collections while they were built took two thirds of summarize's time, and the first
+    after a pause walked them all. validate + plan of 10,000 targets: 1.9 of their 4 s (bench.py plan)."""
     with collector_paused():  # which enables it again after the freeze, where it was enabled
         try:
             yield
@@ -65,6 +62,13 @@ def load_plan(
     """The validated campaign and its plan; one CampaignError with every problem of the file.
     `text`: the campaign's text when it comes from elsewhere (a run's copy); `file` then only
     names it and is where its relative paths start. `samples`: run --samples, over every target's."""
+    with many_values():  # run's too: what planning builds lives as long as the run
+        return _load_plan(file, ncu, only, text, samples)
+
+
+def _load_plan(
+    file: str, ncu: str | None, only: list[str] | None, text: str | None, samples: int | None
+) -> tuple[LoadedCampaign, Plan]:
     try:
         loaded = load_campaign(file) if text is None else parse_campaign(text, Path(file))
     except CampaignError as exc:
@@ -144,26 +148,6 @@ def runs_root(out: str | None, loaded: LoadedCampaign) -> Path:
     if out:
         return Path(out).absolute()
     return (loaded.base_dir / (loaded.campaign.runs_dir or DEFAULT_RUNS_DIR)).absolute()
-
-
-def out_console(stderr: bool = False) -> Console:
-    """rich for stdout (or stderr): on a terminal, its width; piped, no wrapping (rich's own default
-    wrapped prose at 80 columns)."""
-    if (sys.stderr if stderr else sys.stdout).isatty():
-        return Console(highlight=False, stderr=stderr)
-    return PipedConsole(highlight=False, width=PIPED_WIDTH, stderr=stderr)
-
-
-class PipedConsole(Console):
-    """Output to a file or a pipe: nothing wrapped or squeezed (a line is as long as it needs), and no
-    trailing padding."""
-
-    def print(self, *objects: Any, **kwargs: Any) -> None:
-        with self.capture() as captured:
-            super().print(*objects, **kwargs)
-        lines = captured.get().splitlines()
-        self.file.write("".join(line.rstrip() + "\n" for line in lines))
-        self.file.flush()
 
 
 def checked_ncu(ncu_path: str, plan: Plan) -> InstalledNcu | None:

@@ -8,7 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ncucampaign.commands.common import out_console, reading_runs
+from ncucampaign.commands.common import many_values
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.reference import read_reference
 from ncucampaign.errors import (
     EXIT_NOT_COMPARABLE,
@@ -104,7 +105,7 @@ def _write(path: Path, text: str, append: bool) -> None:
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-@reading_runs()
+@many_values()
 def run(args: argparse.Namespace) -> int:
     if args.threshold < 0 or args.size_threshold < 0:
         raise UsageError("--threshold and --size-threshold must not be negative")

@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ncucampaign.commands.common import add_ncu_option, checked_ncu, load_plan, ncu_choice, out_console, runs_root
+from ncucampaign.commands.common import add_ncu_option, checked_ncu, load_plan, ncu_choice, runs_root
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.discover.analysis import Mode
 from ncucampaign.discover.session import (

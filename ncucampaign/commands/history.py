@@ -9,7 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ncucampaign.commands.common import out_console, reading_runs
+from ncucampaign.commands.common import many_values
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.escaping import console_text, csv_text
 from ncucampaign.execute.process.short import probed
@@ -47,7 +48,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-@reading_runs()
+@many_values()
 def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.runs]
     if args.runs_root:

@@ -12,6 +12,7 @@ from ncucampaign.commands.common import (
     file_from_only,
     installed_listing,
     load_plan,
+    many_values,
     ncu_choice,
     print_warnings,
     runs_root,
@@ -46,6 +47,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+@many_values()
 def run(args: argparse.Namespace) -> int:
     file_from_only(args)
     if args.file is None:

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ncucampaign.commands.common import out_console
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.backends.local import LOCAL

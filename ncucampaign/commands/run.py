@@ -11,11 +11,11 @@ import sys
 from ncucampaign.commands.common import (
     file_from_only,
     installed_listing,
-    out_console,
     print_warnings,
     refused_by,
     runs_root,
 )
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.commands.running.batch import before_resume, retire_rerun_claims
 from ncucampaign.commands.running.closing import show

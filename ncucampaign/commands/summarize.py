@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rich.text import Text
 
-from ncucampaign.commands.common import PipedConsole, out_console, reading_runs
+from ncucampaign.commands.common import many_values
+from ncucampaign.commands.consoles import PipedConsole, out_console
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError, printable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.rundir.manifest import TargetRecord
@@ -44,7 +45,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-@reading_runs()
+@many_values()
 def run(args: argparse.Namespace) -> int:
     console = out_console()
     # Plain text for files and pipes, and for --wide (every column and whole names, in lines as long

@@ -9,6 +9,7 @@ from ncucampaign.commands.common import (
     add_ncu_option,
     installed_listing,
     load_plan,
+    many_values,
     ncu_choice,
     partial_warnings,
     print_warnings,
@@ -27,6 +28,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+@many_values()
 def run(args: argparse.Namespace) -> int:
     failed = 0
     ncu = installed_listing(ncu_choice(args))

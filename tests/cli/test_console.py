@@ -47,7 +47,7 @@ def test_final_table_and_lines() -> None:
 
 def test_piped_output_is_not_wrapped_at_80_columns_on_stdout_or_stderr(capsys) -> None:
     """Before the fix: rich wrapped prose at 80 columns when piped (stderr had rich's own default)."""
-    from ncucampaign.commands.common import out_console
+    from ncucampaign.commands.consoles import out_console
 
     line = "ncucampaign: stopping: asking ncu to finish and write its report " + "x" * 120
     for stderr in (False, True):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from ncucampaign.commands.common import out_console
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import final_table, left_out_line
 from ncucampaign.commands.running.batch import wait
 from ncucampaign.commands.running.steps import samples_short

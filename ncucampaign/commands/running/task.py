@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.commands.common import out_console
+from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.errors import EXIT_OK, UsageError, first_line, printable
 from ncucampaign.execute.backends.batch.files import BATCH
 from ncucampaign.execute.backends.batch.task import run_task
 from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
-from ncucampaign.execute.process.provenance import installed_ncu
+from ncucampaign.execute.process.installed import installed_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.store import RunStore

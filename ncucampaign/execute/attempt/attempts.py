@@ -20,8 +20,8 @@ from ncucampaign.execute.attempt.repeated import SAME_ERROR_STOPS
 from ncucampaign.execute.attempt.stall import stall_watch
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.cache_files import report_info
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord
+from ncucampaign.execute.rundir.report_record import report_info
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.own_time import CLOCK, REPORTS

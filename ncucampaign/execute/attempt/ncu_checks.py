@@ -7,7 +7,7 @@ import functools
 import shutil
 from dataclasses import dataclass
 
-from ncucampaign.execute.process.provenance import installed_ncu
+from ncucampaign.execute.process.installed import installed_ncu
 from ncucampaign.execute.process.short import run_captured
 
 CHECK_TIMEOUT_S = 120.0

@@ -7,10 +7,8 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Literal
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.rundir.manifest import ReportInfo
 from ncucampaign.execute.rundir.store import open_regular, write_text_atomic
 
 MAX_CACHE_FILE = 1 << 20  # a cache file is small JSON; anything larger is not one of ours
@@ -46,15 +44,6 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def report_info(
-    path: Path, shown: str, results: int | None, results_from: Literal["report", "console"] | None
-) -> ReportInfo:
-    """A report as the manifest records it: `shown` (its path there), size, digest and results. Taken before a
-    record book's lock: hashing is the slow part (ten splits hashing under it queued 0.2 s of own seconds)."""
-    size = path.stat().st_size
-    return ReportInfo(path=shown, bytes=size, sha256=sha256_of(path), results=results, results_from=results_from)
 
 
 def stamp_of(path: Path) -> list[int]:

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from ncucampaign.errors import EnvironmentProblem, ReportUnreadable
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.cache_files import report_info
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord
+from ncucampaign.execute.rundir.report_record import report_info
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore

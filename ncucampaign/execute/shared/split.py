@@ -13,8 +13,8 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.cache_files import report_info
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Obtained, ReportInfo, SharedRunRecord, TargetRecord
+from ncucampaign.execute.rundir.report_record import report_info
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, export, importer_of, list_launches

@@ -21,8 +21,8 @@ from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.process.groups import RUN_MARKER, run_in_group
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.cache_files import report_info
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
+from ncucampaign.execute.rundir.report_record import report_info
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.cache import NSYS_SUFFIX, TraceCache, TraceKey
 from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, trace_name
