@@ -73,6 +73,7 @@ def _shell_syntax(command: tuple[str, ...] | str, argv: tuple[str, ...]) -> str 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 
 
+@functools.lru_cache(maxsize=256)  # asked for every invocation; a campaign's commands are few
 def script_of(argv: tuple[str, ...]) -> str | None:
     """The file a command line runs: a Python script (after the interpreter's own options), or a
     program named by a path (`./run.sh`); None for a module (-m), a string (-c) or a program on PATH."""

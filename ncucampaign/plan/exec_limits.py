@@ -20,7 +20,9 @@ def exec_size_problems(invocations: Sequence[Invocation], limit: int, inherited:
     problems = []
     for inv in invocations:
         words = [*ncu_options(inv), *inv.app_argv]
-        own = sum(len(word.encode()) + 1 for word in words) + REPORT_PATH_BYTES
+        # One encode of the words joined by their NULs (the last NUL the +1): 10,000 invocations' 200,000 words
+        # were a fifth of this check one by one.
+        own = len("\0".join(words).encode()) + 1 + REPORT_PATH_BYTES
         own += sum(len(name.encode()) + len(value.encode()) + 2 for name, value in inv.env)
         if own + inherited > limit:
             key = "env" if inv.env else "args"

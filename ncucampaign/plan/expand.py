@@ -3,6 +3,7 @@ implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, no processes."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -16,7 +17,7 @@ from ncucampaign.plan.checks import too_many_invocations, unknown_codes
 from ncucampaign.plan.command import PlanProblems, command_argv
 from ncucampaign.plan.implied import implied_options
 from ncucampaign.plan.matrix import checked_matrix, expanded_name
-from ncucampaign.spec.keys import OPTION_KEYS, field_name, keys_set
+from ncucampaign.spec.keys import OPTION_KEYS, field_name
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.model import NAME_PATTERN, Target, TargetOptions
 
@@ -158,31 +159,27 @@ def _expand_target(loaded: LoadedCampaign, index: int, target: Target) -> list[I
 
 # --- resolution ------------------------------------------------------------------------------------------
 
-_KEYS_AND_FIELDS = tuple((key, field_name(key)) for key in OPTION_KEYS)
-_UNSET: dict[str, Any] = dict.fromkeys(TargetOptions.model_fields)
+_FIELD_OF = {key: field_name(key) for key in OPTION_KEYS}
+_OPTION_FIELDS = frozenset(TargetOptions.model_fields)
+# Every field None (not set), copied with a target's values: a sixth of model_construct's cost, which looks up
+# all 51 fields' defaults again for each of 10,000 targets (bench.py plan).
+_UNSET = TargetOptions.model_construct(_fields_set=set(), **dict.fromkeys(TargetOptions.model_fields))
 
 
 def _resolve_options(
     defaults: TargetOptions, target: Target, chosen: dict[str, Any], here: tuple[str | int, ...]
 ) -> TargetOptions:
-    target_set = keys_set(target)
-    default_set = keys_set(defaults)
-    values: dict[str, Any] = {}
-    for key, name in _KEYS_AND_FIELDS:
-        if key in chosen:
-            values[name] = chosen[key]
-        elif key in target_set:
-            values[name] = getattr(target, name)
-        elif key in default_set:
-            values[name] = getattr(defaults, name)
+    # What is set, later over earlier: defaults, the target, its matrix's values (a target sets a few of 51 fields).
+    values = {name: getattr(defaults, name) for name in defaults.model_fields_set & _OPTION_FIELDS}
+    values.update({name: getattr(target, name) for name in target.model_fields_set & _OPTION_FIELDS})
+    values.update({_FIELD_OF[key]: value for key, value in chosen.items() if key in _FIELD_OF})
     env = {**(defaults.env or {}), **(target.env or {}), **(chosen.get("env") or {})}
     values["env"] = env or None
     # Codes silenced in defaults stay silenced: a target's lint_ignore adds to them.
     ignored = (*(defaults.lint_ignore or ()), *(target.lint_ignore or ()), *(chosen.get("lint_ignore") or ()))
     values["lint_ignore"] = tuple(dict.fromkeys(ignored)) or None
     values.update(implied_options(values, here))
-    # Every field given (None: not set) spares pydantic a default lookup per field and target.
-    return TargetOptions.model_construct(_fields_set=set(values), **{**_UNSET, **values})
+    return _UNSET.model_copy(update=values)
 
 
 def _invocation(
@@ -224,6 +221,11 @@ def _invocation(
 
 
 def _working_directory(base_dir: Path, cwd: str | None) -> Path:
-    # Not cached: a cache keyed on a relative folder gave a later call from another directory the
-    # first call's answer (one process running two campaigns, as the tests do).
+    # Keyed on the current directory too: one keyed on a relative folder alone gave a later call from another
+    # directory the first call's answer (one process running two campaigns, as the tests do).
+    return _absolute(base_dir, cwd, os.getcwd())
+
+
+@functools.lru_cache(maxsize=256)  # every target of a campaign usually has the same folders: 40,000 Paths at 10,000
+def _absolute(base_dir: Path, cwd: str | None, _current: str) -> Path:
     return Path(os.path.normpath((base_dir / cwd if cwd else base_dir).absolute()))

@@ -4,6 +4,7 @@ that `lint_ignore:` silences, and `validate --strict` makes errors. Pure: the in
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,11 +45,17 @@ def lint_plan(
     it the rules that would ask are silent."""
     warnings: dict[tuple[str, KeyPath, str], LintWarning] = {}
     concerned: dict[tuple[str, KeyPath, str], list[str]] = {}
+    if is_file is not None:  # invocations share their scripts: one stat each, not one per invocation
+        is_file = functools.cache(is_file)
+    rules = {
+        per_target: [(code, rule) for code, rule in RULES.items() if rule.per_target == per_target]
+        for per_target in (False, True)
+    }
 
     def run(context: Context, target: str, per_target: bool, names: tuple[str, ...]) -> None:
         ignored = context.options.lint_ignore or ()
-        for code, rule in RULES.items():
-            if rule.per_target != per_target or code in ignored:
+        for code, rule in rules[per_target]:
+            if code in ignored:
                 continue
             for path, message in rule.check(context):
                 where = inherited(loaded, path)
@@ -84,7 +91,7 @@ def _context(
         inv.options,
         installed,
         command=inv.app_argv,
-        flags=tuple(ncu_flags(inv)),
+        flags=tuple(ncu_flags(inv)) if installed is not None else (),  # only checked against an installed ncu
         command_at=("targets", inv.target_index, "command") if own_command else ("application", "command"),
         cwd=inv.cwd,
         is_file=is_file,

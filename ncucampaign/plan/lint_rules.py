@@ -4,6 +4,7 @@ a `Rule`, and a campaign in tests/spec/test_lint.py that triggers it and one tha
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,12 +231,19 @@ def collective_under_replay(c: Context) -> Found:
 def script_missing(c: Context) -> Found:
     """A warning, not an error: a script may be made between validate and run (a build step)."""
     script = script_of(c.command)
-    if script is not None and c.is_file is not None and c.cwd is not None and not c.is_file(c.cwd / script):
+    if script is not None and c.is_file is not None and c.cwd is not None and not c.is_file(_joined(c.cwd, script)):
         yield (
             c.command_at,
             f"{script}: no such file in {c.cwd} (application.cwd, else the campaign file's folder); the "
             "application cannot start there",
         )
+
+
+@functools.lru_cache(
+    maxsize=256
+)  # one Path per folder and script, not one per invocation (lint.py caches is_file on it)
+def _joined(folder: Path, name: str) -> Path:
+    return folder / name
 
 
 RULES: dict[str, Rule] = {

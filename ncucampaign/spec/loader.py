@@ -3,6 +3,7 @@ the file, line, key path and what is wrong, with "did you mean" for unknown keys
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -37,10 +38,14 @@ class LoadedCampaign:
 
     def target_at(self, index: int) -> Target:
         """The target at `index` in the file (in a partial campaign too)."""
-        position = self.target_indexes.index(index) if self.target_indexes is not None else index
+        position = self._positions[index] if self.target_indexes is not None else index
         return self.campaign.targets[position]
 
-    @property
+    @functools.cached_property  # asked once per invocation: a search of the indexes made lint n^2 on a partial one
+    def _positions(self) -> dict[int, int]:
+        return {index: position for position, index in enumerate(self.target_indexes or ())}
+
+    @functools.cached_property  # one Path for every invocation's folders (plan/expand.py caches on it)
     def base_dir(self) -> Path:
         """Relative paths inside the campaign are relative to the file's directory."""
         return self.path.parent
