@@ -4,6 +4,7 @@ from mid-import nor is lost; then Python's handler is installed and `cli.main` t
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -27,6 +28,7 @@ def main() -> int:
     own_setting = _NO_PLUGINS not in os.environ
     if own_setting:
         os.environ[_NO_PLUGINS] = "__all__"
+    gc.disable()  # imports build classes and schemas, no garbage: frozen after, never walked by a collection again
     try:
         from ncucampaign import cli
 
@@ -34,6 +36,8 @@ def main() -> int:
     except KeyboardInterrupt:  # one already on its way when the guard went up
         interrupted.append(1)
     finally:
+        gc.freeze()
+        gc.enable()
         if own_setting:
             os.environ.pop(_NO_PLUGINS, None)
         # Python's own handler, also where SIGINT came in ignored (a background job of a script, or

@@ -72,22 +72,23 @@ def alone_reason(inv: Invocation, installed: InstalledNcu | None = None) -> str 
     """Why an invocation can never share a run (None: it may). `installed`: what the ncu that will
     run lists (None: not known, e.g. for `plan`)."""
     o = inv.options
-    unlisted = unlisted_collection(o, installed) if installed is not None else None
-    reasons = [
-        (o.share == "off", "share: off"),
-        (o.launch_count is None, "no launch_count: its window has no end"),
-        (o.kernel_id is not None, "kernel_id cannot be re-applied on import"),
-        (bool(o.extra_args), "extra_args may change how the application runs"),
-        (
-            o.launch_skip_before_match is not None,
-            "launch_skip_before_match counts the launches of every kernel, which a shared run does not see",
-        ),
-        (o.filter_mode not in (None, "global"), f"filter_mode {o.filter_mode} counts launches per group"),
-        (o.replay_mode not in (None, "kernel"), f"replay_mode {o.replay_mode} profiles ranges, not launches"),
-        (o.graph_profiling == "graph", "graph_profiling graph profiles whole graphs"),
-        (unlisted is not None, unlisted or ""),
-    ]
-    return next((why for bad, why in reasons if bad), None)
+    if o.share == "off":
+        return "share: off"
+    if o.launch_count is None:
+        return "no launch_count: its window has no end"
+    if o.kernel_id is not None:
+        return "kernel_id cannot be re-applied on import"
+    if o.extra_args:
+        return "extra_args may change how the application runs"
+    if o.launch_skip_before_match is not None:
+        return "launch_skip_before_match counts the launches of every kernel, which a shared run does not see"
+    if o.filter_mode not in (None, "global"):
+        return f"filter_mode {o.filter_mode} counts launches per group"
+    if o.replay_mode not in (None, "kernel"):
+        return f"replay_mode {o.replay_mode} profiles ranges, not launches"
+    if o.graph_profiling == "graph":
+        return "graph_profiling graph profiles whole graphs"
+    return unlisted_collection(o, installed) if installed is not None else None
 
 
 def group_key(inv: Invocation) -> tuple[object, ...]:
