@@ -50,7 +50,7 @@ def timed(function) -> float:
     return time.perf_counter() - start
 
 
-def bench_plan(targets: int) -> None:
+def bench_plan(targets: int, code: Path | None = None) -> None:
     from ncucampaign.plan.expand import build_plan
     from ncucampaign.plan.lint import lint_plan
     from ncucampaign.spec.loader import parse_campaign
@@ -70,6 +70,7 @@ def bench_plan(targets: int) -> None:
         else:
             lines.append(f"  - name: g{i}\n    set: full\n    kernel_id: '::k{i}:2'\n    graph_profiling: node\n")
     text = "".join(lines)
+    _plan_commands(text, code)
     loaded = None
 
     def load() -> None:
@@ -110,6 +111,36 @@ def bench_plan(targets: int) -> None:
 
         seconds = timed(lambda members=members, costs=costs: partition(members, costs))
         ROWS.append((f"partition of a {size:,}-member trace pool (CPU)", f"{seconds:.2f} s", "bench.py scale's pool"))
+
+
+def _plan_commands(text: str, code: Path | None, reps: int = 5) -> None:
+    """`ncucampaign validate` and `ncucampaign plan` on the file as a user runs them, each a new process (start-up
+    included): the medians of `reps`, interleaved, with this checkout and `code`'s (--code) back to back."""
+    trees = {"this checkout": ROOT, **({f"--code {code}": code.resolve()} if code else {})}
+    seconds: dict[tuple[str, str], list[float]] = {(tree, what): [] for tree in trees for what in ("validate", "plan")}
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        (work / "generated.yaml").write_text(text)
+        (work / "bench.py").write_text("")  # the script the campaign runs: validate looks for it
+        for _ in range(reps):
+            for tree, root in trees.items():
+                env = {**os.environ, "PYTHONPATH": str(root)}
+                for what in ("validate", "plan"):
+                    start = time.perf_counter()
+                    done = subprocess.run(
+                        [sys.executable, "-m", "ncucampaign", what, "generated.yaml"],
+                        cwd=work,
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                    )
+                    seconds[(tree, what)].append(time.perf_counter() - start)
+                    if done.returncode != 0:
+                        raise SystemExit(f"{what} with {tree} exited {done.returncode}: {done.stderr[-2000:]}")
+    for tree in trees:
+        validate, plan = (statistics.median(seconds[(tree, what)]) for what in ("validate", "plan"))
+        print(f"{tree}: validate {validate:.2f} s + plan {plan:.2f} s = {validate + plan:.2f} s (medians of {reps})")
+        ROWS.append((f"validate + plan commands, {tree}", f"{validate + plan:.2f} s", "each a new process"))
 
 
 def _exact_partition() -> None:
@@ -379,12 +410,12 @@ def main() -> int:
     parser.add_argument("--gpus", action="append", default=[], help="a --gpus list to try (repeatable)")
     parser.add_argument("--targets", type=int, default=10_000)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 1000, 10_000], help="scale: pool sizes")
-    parser.add_argument("--code", type=Path, default=None, help="scale: also run this checkout, back to back")
+    parser.add_argument("--code", type=Path, default=None, help="scale, plan: also run this checkout, back to back")
     parser.add_argument("--limit", type=float, default=900.0, help="scale: stop a run after this many seconds")
     parser.add_argument("--kills", type=int, default=0, help="scale: kill -9 and resume this many runs of each size")
     args = parser.parse_args()
     if args.what in ("plan", "all"):
-        bench_plan(args.targets)
+        bench_plan(args.targets, args.code)
     if args.what in ("read", "all"):
         from tests.benchmarks.read_scale import bench_read
 
