@@ -40,7 +40,7 @@ def report(run: str, calls: str) -> None:
             "import"
             if "--import" in argv
             else "version/query"
-            if "--version" in argv or "--query-metrics" in argv or "--list-sets" in argv or "--list-sections" in argv
+            if {"--version", "--help", "--query-metrics", "--list-sets", "--list-sections"} & set(argv)
             else "profile"
         ] += 1
     print("  ncu processes:", dict(kinds))
