@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
 import shlex
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +41,12 @@ def ncu_flags(invocation: Invocation) -> list[str]:
     """The long names of every ncu option the invocation passes (its keys' and its extra_args')."""
     flags = [spec.flag for spec, value in _given(invocation.options) if render_option(spec, value)]
     return [*flags, *option_flags(invocation.options.extra_args or ())]
+
+
+def collects_sections(options: TargetOptions) -> bool:
+    """Whether ncu collects sections for it, and so runs its rules: not where it asks for metrics alone (extra_args
+    cannot name --metrics, --section or --set: they have keys)."""
+    return not options.metrics or bool(options.sections) or options.section_set is not None
 
 
 def render_option(spec: OptionSpec, value: Any) -> list[str]:
@@ -100,11 +104,6 @@ def shell_command(argv: list[str], env: tuple[tuple[str, str], ...] = (), cwd: P
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def flag_values(argv: Sequence[str], flag: str) -> list[str]:
-    """The values an ncu command line gives `flag` (`--section A --section B` -> [A, B]), in order."""
-    return [value for word, value in itertools.pairwise(argv) if word == flag]
 
 
 @functools.lru_cache(maxsize=4096)  # a plan's words repeat (flags, sections, the command): 290,000 at 10,000 targets

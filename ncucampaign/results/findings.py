@@ -121,11 +121,6 @@ def is_report_path(path: Path) -> bool:
 NO_RULES = "ncu's rules did not run (a metrics-only target collects no sections, so no rule results)"
 
 
-def metrics_only(argv: Sequence[str]) -> bool:
-    """ncu runs its rules on the sections it collects: a target that asks only for --metrics has none."""
-    return "--metrics" in argv and not {"--section", "--set"} & set(argv)
-
-
 @dataclass
 class FindingsRead:
     found: list[Finding] = field(default_factory=list)
@@ -147,7 +142,7 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
     for record in run.manifest.targets:
         if record.report is None:
             continue
-        if metrics_only(record.argv):
+        if not record.collects_sections:  # ncu runs its rules on the sections it collects
             unread.append(f"{record.name}: {NO_RULES}")
             continue
         if record.report.path not in read:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ncucampaign.errors import printable
-from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
-from ncucampaign.plan.argv import flag_values
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.plan.share.text import short_names
 from ncucampaign.results.limit import by_tracers
 
@@ -22,11 +21,6 @@ def how_obtained(record: TargetRecord) -> str:
     if obtained.how == "shared":
         return obtained.shared_run or "shared"
     return obtained.how
-
-
-def _launch_count(run: SharedRunRecord) -> int | None:
-    counts = flag_values(run.argv, "--launch-count")
-    return int(counts[0]) if counts and counts[0].isdigit() else None
 
 
 def sharing_breakdown(manifest: Manifest) -> list[str]:
@@ -44,7 +38,7 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         parts.append("trace cached")
     for union in unions[:UNIONS_SHOWN]:
         wanted = sum(targets[m].expected_results or 0 for m in union.members if m in targets)
-        profiled = _launch_count(union)
+        profiled = union.launch_count
         launches = f"{profiled} launches for {wanted} wanted" if profiled is not None else f"{wanted} wanted"
         parts.append(
             f"{union.name}: {union.status.value}, {launches}, {len(union.members)} targets, {union.seconds:.1f} s"

@@ -101,13 +101,13 @@ def test_summarize_shows_the_standard_columns_and_the_campaigns_metrics_scaled()
     plain = target_text("run", record)
     assert SOL_CLOCK not in plain and "smsp__" not in plain  # nobody asked for them
     assert max(len(line) for line in plain.splitlines()) < 200
-    asked = record.model_copy(update={"argv": ["ncu", "--metrics", f"{SOL_CLOCK},no.such.metric", "python3"]})
+    asked = record.model_copy(update={"metrics": [SOL_CLOCK, "no.such.metric"]})
     with_metric = target_text("run", asked)
     header = with_metric.splitlines()[2]
     assert SOL_CLOCK in header and "no.such.metric" not in header
     clock = asked.results[0].metrics[SOL_CLOCK]
     assert clock.unit == "hz" and f"{clock.value / 1e9:.2f} GHz" in with_metric
-    by_regex = record.model_copy(update={"argv": ["ncu", "--metrics", "regex:^dram__cycles", "python3"]})
+    by_regex = record.model_copy(update={"metrics": ["regex:^dram__cycles"]})
     assert SOL_CLOCK in target_text("run", by_regex).splitlines()[2]  # ncu's regex: form of --metrics
     every = target_text("run", record, all_metrics=True)
     assert all(metric in every for metric in recorded if metric not in STANDARD_METRICS)

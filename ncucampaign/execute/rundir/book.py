@@ -19,7 +19,7 @@ from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, Targe
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.own_time import CLOCK, RECORDS
-from ncucampaign.plan.argv import shell_command
+from ncucampaign.plan.argv import collects_sections, shell_command
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.cost import per_launch_s
 from ncucampaign.plan.share.groups import shared_run_name
@@ -60,6 +60,9 @@ def pending_record(inv: Invocation, argv: list[str], run: RunDir) -> TargetRecor
         config_file=_file_choice(inv.options.config_file),
         rename_kernels=_file_choice(inv.options.rename_kernels),
         launch_s=per_launch_s(inv.options),
+        launch_count=inv.options.launch_count,
+        metrics=list(inv.options.metrics or ()),
+        collects_sections=collects_sections(inv.options),
         status=Status.PENDING,
         log=run.relative(run.log(inv.name)),
     )

@@ -7,6 +7,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
+from ncucampaign.execute.rundir.older import asked_from_argv
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.result_records import Record, ResultRecord
 from ncucampaign.execute.rundir.status import SharedRunKind, Status, kind_of
@@ -161,6 +162,15 @@ class TargetRecord(Record):
     slurm: TaskPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
     gpu_time_share: float | None = Field(None, description="share (0-1) of the app's timed GPU time its kernels hold")
     launch_s: float | None = Field(None, description="seconds a launch of what it collects was priced at")
+    launch_count: int | None = Field(None, description="its --launch-count (None: every matching launch)")
+    metrics: list[str] = Field(default_factory=list, description="the metrics its campaign names (--metrics), in order")
+    collects_sections: bool = Field(True, description="False: metrics alone, so ncu ran none of its rules")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older(cls, data: Any) -> Any:
+        """Records written before those three fields: their recorded command line says (rundir/older.py)."""
+        return asked_from_argv(data)
 
 
 class TraceInfo(Record):

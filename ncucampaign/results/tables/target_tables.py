@@ -14,7 +14,6 @@ from rich.text import Text
 from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
-from ncucampaign.plan.argv import flag_values
 from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
 from ncucampaign.results.scaled import scaled
 from ncucampaign.results.tables.tables import TEXT_COLUMNS, rich_table
@@ -23,14 +22,6 @@ from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
 _ALWAYS = ("#", "kernel")
 _PLACE = ("grid", "block", "device", "process", "NVTX")
 CAPTION_NAMES = 8  # a caption names this many columns it leaves out, then counts the rest
-
-
-def requested_metrics(argv: Sequence[str]) -> list[str]:
-    """The metrics an ncu command line names with --metrics (the campaign's `metrics:`), in order."""
-    named: list[str] = []
-    for value in flag_values(argv, "--metrics"):
-        named += [m.strip() for m in value.split(",") if m.strip() and m.strip() not in named]
-    return named
 
 
 def asked_metrics(requested: Sequence[str], recorded: set[str]) -> list[str]:
@@ -63,7 +54,7 @@ def target_rows(run_id: str, record: TargetRecord, wide: bool = False, all_metri
         why = f": {record.message}" if record.message else ""
         return printable(f"{record.name}: {record.status.value} ({run_id}{source}){why}")
     recorded = {m for r in record.results for m in r.metrics} - set(STANDARD_METRICS)
-    asked = asked_metrics(requested_metrics(record.argv), recorded)
+    asked = asked_metrics(record.metrics, recorded)
     rest = sorted(recorded - set(asked)) if all_metrics else []
     standard = tuple(column.header for column in COLUMNS)
     headers = (*_ALWAYS, *standard, *asked, *rest, *_PLACE)
