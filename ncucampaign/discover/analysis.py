@@ -14,9 +14,9 @@ from typing import Any, Literal
 import yaml
 
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.results.metrics import DURATION
 from ncucampaign.results.reading.reader import ReportedLaunch
 from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_catalog import DURATION
 from ncucampaign.spec.ncu_grammar import escape_regex, nvtx_scope
 from ncucampaign.spec.roles import KERNEL_KEYS, SCOPE_KEYS
 

@@ -22,10 +22,11 @@ from ncucampaign.execute.trace.contract import Readiness
 from ncucampaign.execute.trace.tracers import TRACERS
 from ncucampaign.plan.gpus import VISIBLE
 from ncucampaign.plan.share.union import NO_CONFIG
+from ncucampaign.spec.ncu_catalog import DURATION
 
 PROBE_TIMEOUT_S = 60.0
 PROBE_KERNEL = "ncucampaign_probe"
-PROBE_METRIC = "gpu__time_duration.sum"
+PROBE_METRIC = DURATION
 FAIL_BELOW_BYTES = 1 << 30  # a set: full report of one kernel is a few MB; a campaign's, hundreds
 WARN_BELOW_BYTES = 10 << 30
 STRAY_FILES = ("config.ncu-cfg", "ncu-kernel-renames.yaml")  # what ncu reads unasked (its --help)

@@ -18,7 +18,8 @@ from ncucampaign.execute.trace.ncu_import import importer_of
 from ncucampaign.execute.trace.workload import key_of
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.share.launches import raw_csv_rows
-from ncucampaign.plan.share.union import NO_CONFIG, TIMING_LAUNCHES, TRACE_METRIC, timing_invocation
+from ncucampaign.plan.share.union import NO_CONFIG, TIMING_LAUNCHES, timing_invocation
+from ncucampaign.spec.ncu_catalog import DURATION
 
 
 def timing_listing_argv(ncu: str, report: Path, base: str = "mangled") -> list[str]:
@@ -40,10 +41,10 @@ def gpu_time_of(listing: str, limit: int, run: str, names: str = "") -> GpuTime:
     readable = {row.get("ID"): row.get("Kernel Name") or "" for row in raw_csv_rows(names)}
     name_of: dict[str, str] = {}
     units = next((row for row in rows if not (row.get("ID") or "").strip()), {})
-    scale = TO_NS.get((units.get(TRACE_METRIC) or "ns").strip())
+    scale = TO_NS.get((units.get(DURATION) or "ns").strip())
     by_kernel: dict[str, list[float]] = {}
     for row in rows:
-        ident, duration = (row.get("ID") or "").strip(), (row.get(TRACE_METRIC) or "").replace(",", "").strip()
+        ident, duration = (row.get("ID") or "").strip(), (row.get(DURATION) or "").replace(",", "").strip()
         try:
             value = float(duration)
         except ValueError:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DURATION = "gpu__time_duration.sum"
+from ncucampaign.spec.ncu_catalog import DURATION
+
 SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
 MEMORY_THROUGHPUT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
 OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"

@@ -13,6 +13,9 @@ from typing import Literal
 
 from ncucampaign.spec.ncu_versions import ADDED_OPTIONS, LATEST_KNOWN, MEASURED, REPORT_SUFFIX, NcuVersion, release_text
 
+# The one metric of a discovery trace, the timing pass and discover's pass, and the duration every result records.
+DURATION = "gpu__time_duration.sum"
+
 OptionForm = Literal["value", "repeat", "join", "onoff", "yes", "switch", "onoff_path"]
 
 

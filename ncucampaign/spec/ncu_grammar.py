@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 REGEX_PREFIX = "regex:"
+DEFAULT_DOMAIN = "<default domain>"  # how ncu lists a range pushed without a domain
 _REGEX_META = re.compile(r"([.^$|?*+()\[\]{}\\])")
 
 

@@ -15,8 +15,9 @@ from typing import Any
 from ncucampaign.execute.rundir.cache_files import read_cache_text
 from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.nsys_select import DEFAULT_DOMAIN, TracedLaunch, as_launch, selected
+from ncucampaign.plan.share.nsys_select import TracedLaunch, as_launch, selected
 from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN
 
 Listings = dict[tuple[str, ...], list[Launch]]
 # The key of the listing of every launch by function name, the names --kernel-id numbers launches by

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from ncucampaign.plan.collectives import launcher_of
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.spec.model import TargetOptions
-from ncucampaign.spec.ncu_grammar import split_regex
+from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN, split_regex
 
-DEFAULT_DOMAIN = "<default domain>"  # how ncu lists a range pushed without a domain
 _SEP = "\x1f"  # between the names of a stack when it is matched as one string
 # Options of a trace that this selection can stand in for when they are unset (or at these values).
 _UNSET_OPTIONS = (

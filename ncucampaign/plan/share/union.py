@@ -13,7 +13,7 @@ from ncucampaign.plan.argv import escape_macros, render_option
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.spec.keys import field_name, option_value
 from ncucampaign.spec.model import TargetOptions
-from ncucampaign.spec.ncu_catalog import OPTION_SPECS
+from ncucampaign.spec.ncu_catalog import DURATION, OPTION_SPECS
 from ncucampaign.spec.ncu_grammar import escape_regex, split_regex
 from ncucampaign.spec.roles import IMPORT_FILTERS
 
@@ -29,7 +29,6 @@ SET_BY_UNION: Mapping[str, object] = MappingProxyType(
 )
 # `--set` names whose sections contain the previous one's (ncu --list-sets: basic < detailed < full).
 SET_ORDER = ("basic", "detailed", "full")
-TRACE_METRIC = "gpu__time_duration.sum"
 # One trace pass, as far as the application goes up to this many matching launches (at ~0.02 s a
 # launch, docs/ncu-behaviour.md "Cost": at most ~40 s of replay); a trace that ends before it is
 # complete, and what it does not hold never happened.
@@ -190,7 +189,7 @@ def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions
     values.update(cache_control="none", clock_control="none")
     return TargetOptions.model_construct(
         **values,
-        metrics=(TRACE_METRIC,),
+        metrics=(DURATION,),
         nvtx=True,
         launch_count=launches,
         kill=True,
@@ -222,7 +221,7 @@ def timing_invocation(base: Invocation, launches: int) -> Invocation:
     """The timing pass of a campaign: its application command under ncu with one metric, every launch
     of every process (no filter), the first `launches` of them; cheap like the trace."""
     options = TargetOptions.model_construct(
-        metrics=(TRACE_METRIC,),
+        metrics=(DURATION,),
         target_processes="all",
         cache_control="none",
         clock_control="none",

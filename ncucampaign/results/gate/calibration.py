@@ -11,7 +11,7 @@ from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.gate.compare import Comparison
 from ncucampaign.results.gate.samples import duration_samples
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, Verdict, samples_to_decide
-from ncucampaign.results.metrics import DURATION
+from ncucampaign.spec.ncu_catalog import DURATION
 
 
 @dataclass(frozen=True)

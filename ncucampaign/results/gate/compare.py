@@ -12,8 +12,9 @@ from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import TargetVerdict, target_verdicts
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict, clocks_differ
-from ncucampaign.results.metrics import DURATION, SM_FREQUENCY, STANDARD_METRICS
+from ncucampaign.results.metrics import SM_FREQUENCY, STANDARD_METRICS
 from ncucampaign.results.units import base_unit, base_value, not_finite
+from ncucampaign.spec.ncu_catalog import DURATION
 
 
 @dataclass(frozen=True)

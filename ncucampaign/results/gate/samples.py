@@ -21,8 +21,9 @@ from ncucampaign.results.gate.verdicts import (
     duration_decision,
     exact_decision,
 )
-from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
+from ncucampaign.results.metrics import CYCLES, REGISTERS, SM_FREQUENCY
 from ncucampaign.results.units import base_value, not_finite
+from ncucampaign.spec.ncu_catalog import DURATION
 
 # Near-deterministic: the same code on the same input does the same work (compared exactly).
 EXACT_METRICS = (REGISTERS, "smsp__inst_executed.sum", "dram__bytes.sum", "lts__t_bytes.sum")

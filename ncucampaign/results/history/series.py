@@ -11,8 +11,8 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import EXACT_METRICS, metric_samples
 from ncucampaign.results.history.changes import Change, Point, changes, newest_confirmed, segments
 from ncucampaign.results.history.reference import gpu_model
-from ncucampaign.results.metrics import DURATION
 from ncucampaign.results.units import base_value
+from ncucampaign.spec.ncu_catalog import DURATION
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ncucampaign.escaping import html_text
 from ncucampaign.results.history.series import Series, change_text, where
-from ncucampaign.results.metrics import DURATION
+from ncucampaign.spec.ncu_catalog import DURATION
 
 WIDTH, HEIGHT, PAD = 360, 150, 28
 LEGEND = (

@@ -9,11 +9,12 @@ from html import escape
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
-from ncucampaign.results.metrics import DURATION, MEMORY_THROUGHPUT, SM_THROUGHPUT, middle
+from ncucampaign.results.metrics import MEMORY_THROUGHPUT, SM_THROUGHPUT, middle
 from ncucampaign.results.page.svg_charts import bars_svg, timeline_svg
 from ncucampaign.results.page.svg_roofline import Plotted, roofline_svg
 from ncucampaign.results.reading.roofline import memory_flows, roofline_of, warp_states
 from ncucampaign.results.weights import shares_by_kernel, weighed_as
+from ncucampaign.spec.ncu_catalog import DURATION
 
 STALLS_SHOWN = 10
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.results.metrics import DEVICE_ID, DURATION, STANDARD_METRICS
+from ncucampaign.results.metrics import DEVICE_ID, STANDARD_METRICS
 from ncucampaign.results.reading.charts import CHART_METRICS, pm_samples, used_tensor_paths
 from ncucampaign.results.reading.report_reader import NO_READER, ncu_report_module
 from ncucampaign.results.reading.rules import RuleResult, rule_fields
-from ncucampaign.spec.ncu_grammar import compile_regex, split_regex
+from ncucampaign.spec.ncu_catalog import DURATION
+from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN, compile_regex, split_regex
 
 
 def load(report: Path, ncu: str | None = None) -> Any:
@@ -55,9 +56,6 @@ def name_of(action: Any, base: Any = None) -> str:
     if not isinstance(name, str) or not name:
         raise ValueError("a result without a kernel name")
     return name
-
-
-DEFAULT_DOMAIN = "<default domain>"
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from ncucampaign.results.gate.compare import Change, Comparison
 from ncucampaign.results.gate.folding import largest
 from ncucampaign.results.gate.report import gate_line
 from ncucampaign.results.gate.tables import verdict_records
-from ncucampaign.results.metrics import DURATION, STANDARD_METRICS, middle
+from ncucampaign.results.metrics import STANDARD_METRICS, middle
 from ncucampaign.results.reading.runs import TIDY_COLUMNS
+from ncucampaign.spec.ncu_catalog import DURATION
 
 TEXT_COLUMNS = ("target", "kernel", "metric", "grid", "block", "process", "NVTX", "")
 
