@@ -1,5 +1,6 @@
-"""The command table, and errors mapped to exit codes; each command is `ncucampaign.commands.<name>` (`add_parser`,
-`run`). Only the standard library here: `_entry` imports commands under a Ctrl-C guard, `main` exits 130 on one."""
+"""The command table, and errors mapped to exit codes; each command is `ncucampaign.commands.<name>`, which exports
+its COMMAND (commands/command.py: name, help, arguments, run) and is registered and dispatched here. Only the
+standard library here (and that record): `_entry` imports commands under a Ctrl-C guard, `main` exits 130 on one."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ncucampaign import __version__
+from ncucampaign.commands.command import Command
 from ncucampaign.errors import (
     EXIT_ENVIRONMENT,
     EXIT_INTERNAL,
@@ -40,6 +42,7 @@ COMMANDS = (
     "task",  # each batch backend's `<backend>-task` (commands/task.py)
 )
 TASK_SUFFIX = "-task"
+RUNS = "ncucampaign_runs"  # where a parsed command line keeps the function that runs it (no option's name)
 
 
 class _CommandsFormatter(argparse.HelpFormatter):
@@ -67,8 +70,17 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ncucampaign {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in commands_for(argv):
-        command_module(name).add_parser(commands)
+        for command in registered(command_module(name)):
+            each = commands.add_parser(command.name, help=command.help, description=command.description)
+            command.add_arguments(each)
+            each.set_defaults(**{RUNS: command.run})
     return parser
+
+
+def registered(module: ModuleType) -> tuple[Command, ...]:
+    """What a command module registers: its COMMAND, or its COMMANDS (one per batch backend)."""
+    commands: tuple[Command, ...] = getattr(module, "COMMANDS", None) or (module.COMMAND,)
+    return commands
 
 
 def commands_for(argv: Sequence[str] | None) -> tuple[str, ...]:
@@ -104,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser(argv).parse_args(argv)
         command = args.command
-        code = int(args.handler(args))
+        code = int(getattr(args, RUNS)(args))
         sys.stdout.flush()  # a closed pipe or a full disk shows here, not at interpreter exit
         return code
     except CampaignError as exc:

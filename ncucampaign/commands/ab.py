@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ncucampaign.commands import run as run_command
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, runs_root
 from ncucampaign.commands.compare import add_report_options, print_verdicts, write_reports
 from ncucampaign.commands.consoles import out_console
@@ -39,8 +40,7 @@ from ncucampaign.spec.yaml_lines import MAX_STRING as MAX_VALUE_BYTES
 MAX_PAIRS = 100
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("ab", help="profile the campaign under a baseline (A) and a candidate (B); verdicts")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the campaign")
     for side, what in (("a", "baseline"), ("b", "candidate")):
         parser.add_argument(
@@ -63,7 +63,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--verbose", action="store_true", help="each run's progress and tables too (on stderr)")
     add_report_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -199,3 +198,6 @@ def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
         if not args.verbose:
             redirected.enter_context(contextlib.redirect_stderr(quiet))
         return run_command.run_request(request)
+
+
+COMMAND = Command("ab", "profile the campaign under a baseline (A) and a candidate (B); verdicts", add_arguments, run)

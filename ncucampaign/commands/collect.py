@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.running.batch import collect_run, describe
@@ -13,12 +14,8 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.reading.runs import load_run
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "collect", help="merge the records of a run's Slurm tasks or Kubernetes pods into its manifest (--slurm, --k8s)"
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN_DIR", help="a run directory (or its campaign's folder)")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,3 +28,11 @@ def run(args: argparse.Namespace) -> int:
         console.print(line, highlight=False)
     ok = all(t.status == Status.OK for t in collected.manifest.targets)
     return EXIT_OK if ok or collected.active else EXIT_TARGETS_FAILED
+
+
+COMMAND = Command(
+    "collect",
+    "merge the records of a run's Slurm tasks or Kubernetes pods into its manifest (--slurm, --k8s)",
+    add_arguments,
+    run,
+)

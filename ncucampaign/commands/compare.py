@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import many_values
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.reference import read_reference
@@ -32,8 +33,7 @@ from ncucampaign.results.reading.runs import LoadedRun, compared, load_collected
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("compare", help="what changed between two runs of a campaign")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", metavar="RUN_A", help="the run before (with --reference: the run to judge)")
     parser.add_argument("run_b", metavar="RUN_B", nargs="?", help="the run after")
     parser.add_argument(
@@ -74,7 +74,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--strict", action="store_true", help="with --fail-on-regression: AMBIGUOUS and CHANGED verdicts fail too"
     )
     add_report_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
@@ -203,3 +202,6 @@ def print_verdicts(comparison: Comparison, every: bool, strict: bool, prefix: st
     console.print(f"{prefix}verdicts: {verdicts}; {plural(len(comparison.problems), 'problem')}")
     failing = comparison.failed(strict) and enforced
     console.print(shown(gate_line(comparison, strict, enforced)), style="bold red" if failing else None)
+
+
+COMMAND = Command("compare", "what changed between two runs of a campaign", add_arguments, run)

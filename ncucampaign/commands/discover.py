@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import add_ncu_option, checked_ncu, load_plan, ncu_choice, runs_root
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
@@ -29,12 +30,7 @@ from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.reading.records import NcuReportReader
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "discover",
-        help="one cheap ncu pass: which kernels run, how long, under which NVTX ranges; target YAML to paste",
-        description="ncucampaign discover FILE [--scope NAME | --target NAME], or ncucampaign discover -- CMD ARGS...",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("what", nargs="+", metavar="FILE | -- CMD", help="a campaign file, or a command after --")
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -57,7 +53,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_ncu_option(parser, "ncu executable")
     parser.add_argument("--show-output", action="store_true", help="show ncu's and the application's output live")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,3 +104,12 @@ def print_discovery(console: Console, found: Discovery) -> None:
     console.print(
         f"run directory: {found.result.run.root} (kernels.json, targets.yaml, reports/, logs/)", highlight=False
     )
+
+
+COMMAND = Command(
+    "discover",
+    "one cheap ncu pass: which kernels run, how long, under which NVTX ranges; target YAML to paste",
+    add_arguments,
+    run,
+    description="ncucampaign discover FILE [--scope NAME | --target NAME], or ncucampaign discover -- CMD ARGS...",
+)

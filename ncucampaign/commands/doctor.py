@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import add_ncu_option, ncu_choice, runs_root
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED
@@ -22,15 +23,11 @@ from ncucampaign.spec.loader import load_campaign
 STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "doctor", help="check that this machine can run a campaign: ncu, its reader, GPUs, counters, disk"
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", metavar="FILE", help="a campaign: its ncu and its run directories")
     add_ncu_option(parser)
     parser.add_argument("--out", metavar="DIR", help="the run directories' root to check (as run's --out)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,3 +61,8 @@ def table(checks: list[Check]) -> Table:
         fix = f"\nfix: {console_text(check.fix)}" if check.fix and check.state in ("fail", "warn") else ""
         shown.add_row(check.name, f"[{STYLE[check.state]}]{check.state}[/]", console_text(check.detail) + fix)
     return shown
+
+
+COMMAND = Command(
+    "doctor", "check that this machine can run a campaign: ncu, its reader, GPUs, counters, disk", add_arguments, run
+)

@@ -6,18 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, printable
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.shared.read_out import export_own
 from ncucampaign.results.reading.runs import load_run
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("export", help="write own reports of the targets read out of a shared report")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("--only", nargs="+", metavar="TARGET", default=None, help="these targets (default: all)")
     parser.add_argument("--ncu", default=None, help="the ncu to export with (default: the one the run used)")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,3 +38,6 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             print(f"ncucampaign: {printable(written)}: not exported: {printable(why)}", file=sys.stderr)
     return EXIT_TARGETS_FAILED if failed else EXIT_OK
+
+
+COMMAND = Command("export", "write own reports of the targets read out of a shared report", add_arguments, run)

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
 from ncucampaign.results.findings import (
     finding_data,
@@ -21,16 +22,12 @@ from ncucampaign.results.reading.runs import LoadedRun, load_collected
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "findings", help="ncu's rule results (what to fix first) across a run or in one report, ranked"
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="RUN_DIR|REPORT", help="a run directory (or its campaign's folder) or a report")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--top", type=int, default=None, metavar="N", help="only the N first findings")
     parser.add_argument("--all", action="store_true", help="also ncu's informative (OK) messages")
     parser.add_argument("--ncu", default=None, help="the ncu whose report reader to use (default: the wheel)")
-    parser.set_defaults(handler=run)
 
 
 def run_charts(run: LoadedRun) -> dict[tuple[str, int], object]:
@@ -83,3 +80,8 @@ def run(args: argparse.Namespace) -> int:
     for position, group in enumerate(groups, 1):
         print(printable("\n".join(group_text(position, group)), keep_newlines=True))
     return status
+
+
+COMMAND = Command(
+    "findings", "ncu's rule results (what to fix first) across a run or in one report, ranked", add_arguments, run
+)

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import many_values
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
@@ -32,8 +33,7 @@ from ncucampaign.results.reading.runs import load_collected
 FAILING = ("SLOWER", "CHANGED")  # what --fail-on-regression fails on, as the newest confirmed change
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("history", help="each target's metrics across runs, and the commit where they changed")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="*", metavar="RUN", help="run directories of one campaign")
     parser.add_argument("--runs-root", metavar="DIR", help="every run under DIR (a campaign's runs folder)")
     parser.add_argument("--metric", action="append", default=[], metavar="NAME", help="a metric more (repeatable)")
@@ -45,7 +45,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="exit 1 when a series' newest confirmed change is SLOWER or CHANGED",
     )
-    parser.set_defaults(handler=run)
 
 
 @many_values()
@@ -153,3 +152,6 @@ def as_csv(series: list[Series]) -> str:
             where = [s.target, s.metric, p.run, p.commit or "", *p.setting]
             rows.append([*where, len(p.samples), p.median, s.unit, changed.get(i, "")])
     return csv_text(rows)
+
+
+COMMAND = Command("history", "each target's metrics across runs, and the commit where they changed", add_arguments, run)

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import (
     add_ncu_option,
     file_from_only,
@@ -29,8 +30,7 @@ from ncucampaign.plan.units import array_tasks, units_in_plan_order
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("plan", help="print the ncu commands a run would execute")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", nargs="?")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
@@ -44,7 +44,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--report-dir", metavar="DIR", help="where -o points (default: <runs root>/<campaign>/plan/reports)"
     )
     add_backend_arguments(parser, submits=False)
-    parser.set_defaults(handler=run)
 
 
 @many_values()
@@ -84,3 +83,6 @@ def run(args: argparse.Namespace) -> int:
         print("# after the targets, the timing pass (weigh: true; cached per command, workload, ncu and GPU):")
         print(shell_command(argv, timing.env, timing.cwd))
     return EXIT_OK
+
+
+COMMAND = Command("plan", "print the ncu commands a run would execute", add_arguments, run)

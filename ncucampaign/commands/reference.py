@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import write_text_atomic
@@ -28,13 +29,11 @@ from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
 REFS = "refs"
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("reference", help="a campaign's reference in git: update it from runs")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     update = actions.add_parser("update", help="write refs/<GPU model>.yaml from runs of the campaign")
     update.add_argument("runs", nargs="+", metavar="RUN", help="run directories (several: more samples)")
     update.add_argument("--to", metavar="DIR", help="where the files go (default: refs/ beside the campaign)")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,3 +101,6 @@ def _replace(path: Path, text: str) -> bool:
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
     write_text_atomic(path, text)
     return True
+
+
+COMMAND = Command("reference", "a campaign's reference in git: update it from runs", add_arguments, run)

@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.page.html import write_report
 from ncucampaign.results.reading.runs import load_collected
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("report", help="write one self-contained HTML page for a run")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("-o", "--output", metavar="FILE", help="default: RUN_DIR/report.html")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,3 +33,6 @@ def checked_output(output: Path) -> Path:
     if not output.absolute().parent.is_dir():
         raise UsageError(f"-o {output}: no such folder {output.absolute().parent}")
     return output
+
+
+COMMAND = Command("report", "write one self-contained HTML page for a run", add_arguments, run)

@@ -8,6 +8,7 @@ import argparse
 import shutil
 import sys
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import (
     file_from_only,
     installed_listing,
@@ -39,13 +40,11 @@ from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("run", help="run the campaign; reports and manifest go to a run directory")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_arguments(parser)
     parser.add_argument(
         "--all", action="store_true", help=f"the final table's every row (over {FOLD_AT} targets: those not ok)"
     )
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -137,3 +136,6 @@ def execute(
             print(f"ncucampaign: interrupted: {resume_command(started.root)} finishes the run", file=sys.stderr)
     # A Ctrl-C that came as the run ended (while its table printed) was still a Ctrl-C: 130.
     return EXIT_INTERRUPTED if stop.by_signal else code
+
+
+COMMAND = Command("run", "run the campaign; reports and manifest go to a run directory", add_arguments, run)

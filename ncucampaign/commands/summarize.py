@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import many_values
 from ncucampaign.commands.consoles import PipedConsole, out_console
 from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError, printable
@@ -23,8 +24,7 @@ from ncucampaign.results.tables.target_tables import rows_table, rows_text, targ
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("summarize", help="what each target measured (from the manifest or reports)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR|REPORT", help="run directories or .ncu-rep/.ncu-repz files")
     parser.add_argument(
         "--format",
@@ -42,7 +42,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="a column for every recorded metric (default: the standard ones and the campaign's `metrics:`)",
     )
-    parser.set_defaults(handler=run)
 
 
 @many_values()
@@ -125,3 +124,6 @@ def report_record(path: Path) -> TargetRecord:
         results=results,
         log="",
     )
+
+
+COMMAND = Command("summarize", "what each target measured (from the manifest or reports)", add_arguments, run)

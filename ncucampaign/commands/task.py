@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
 from ncucampaign.execute.backends.contract import Backend
 from ncucampaign.execute.backends.systems import BATCH
@@ -14,15 +15,11 @@ from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import load_run
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    for backend in BATCH.values():
-        words = backend.words
-        parser = commands.add_parser(words.task_command, help=words.task_help)
-        parser.add_argument("run", metavar="RUN_DIR")
-        parser.add_argument("--array", type=int, required=True, metavar="N", help="the submission's number")
-        if words.task_index_help:
-            parser.add_argument("--index", type=int, required=True, metavar="I", help=words.task_index_help)
-        parser.set_defaults(handler=partial(run, backend))
+def add_arguments(backend: Backend, parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN_DIR")
+    parser.add_argument("--array", type=int, required=True, metavar="N", help="the submission's number")
+    if backend.words.task_index_help:
+        parser.add_argument("--index", type=int, required=True, metavar="I", help=backend.words.task_index_help)
 
 
 def run(backend: Backend, args: argparse.Namespace) -> int:
@@ -32,3 +29,9 @@ def run(backend: Backend, args: argparse.Namespace) -> int:
     names = task_names(listing, args.array, index)
     where = backend.task_placement(RunStore.open(loaded_run.root), listing, index)
     return run_listed_task(loaded_run, listing, args.array, names, where, backend.words.task_command)
+
+
+COMMANDS = tuple(
+    Command(backend.words.task_command, backend.words.task_help, partial(add_arguments, backend), partial(run, backend))
+    for backend in BATCH.values()
+)

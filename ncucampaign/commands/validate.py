@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import (
     add_ncu_option,
     installed_listing,
@@ -20,12 +21,10 @@ from ncucampaign.plan.share.estimate import LARGE, estimate, estimate_line
 from ncucampaign.plan.share.groups import share_plan
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("validate", help="check campaign files; print problems with file:line")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 2), for CI")
     add_ncu_option(parser, "ncu to ask for its sections and sets (default: ncu on PATH)")
-    parser.set_defaults(handler=run)
 
 
 @many_values()
@@ -64,3 +63,6 @@ def run(args: argparse.Namespace) -> int:
         if len(plan.invocations) > LARGE:
             print(f"  {estimate_line(estimate(share_plan(plan.invocations, refused=refused_by(warnings))))}")
     return EXIT_USAGE if failed else EXIT_OK
+
+
+COMMAND = Command("validate", "check campaign files; print problems with file:line", add_arguments, run)

@@ -122,7 +122,7 @@ def test_a_resume_reads_the_manifest_once_and_keeps_the_request_the_run_was_star
 
 def test_each_batch_backends_task_command_comes_from_the_table_and_no_command_module_names_a_backend() -> None:
     """slurm-task and k8s-task were two command modules that each imported their backend's own modules."""
-    from ncucampaign.cli import commands_for
+    from ncucampaign.cli import RUNS, commands_for
     from ncucampaign.execute.backends.systems import BATCH
 
     commands = ROOT / "ncucampaign" / "commands"
@@ -137,7 +137,7 @@ def test_each_batch_backends_task_command_comes_from_the_table_and_no_command_mo
         parsed = parser.parse_args(
             [name, "RUN", "--array", "3", *(["--index", "2"] if backend.words.task_index_help else [])]
         )
-        assert parsed.handler.args == (backend,) and parsed.array == 3
+        assert getattr(parsed, RUNS).args == (backend,) and parsed.array == 3
     with pytest.raises(UsageError, match="no batch tasks"):
         BACKENDS["here"].task_index({}, 1, 0)
     with pytest.raises(UsageError, match="needs --index"):
