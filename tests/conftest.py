@@ -23,7 +23,9 @@ from unittest import mock
 
 import pytest
 
+from ncucampaign.errors import CampaignError
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.model import TargetOptions
 from tests.inner_loop_budget import pytest_runtest_call  # noqa: F401 (the hook: a test over its budget fails)
 
@@ -219,6 +221,25 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
+
+
+def cli_in(
+    tmp_path: Path, *args: str, text: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The CLI run in `tmp_path` (or `cwd`) under the fake ncu; with `text`, the campaign `camp.yaml` written first."""
+    if text is not None:
+        (tmp_path / "camp.yaml").write_text(text)
+    return run_cli(*args, cwd=cwd or tmp_path, env=fake_env())
+
+
+BARE_APP = "application:\n  command: python3 bench.py\n"  # a campaign's first lines, where only validation runs
+
+
+def campaign_problems(text: str) -> list[str]:
+    """The problems validation finds in a campaign's text, as `line:key.path: message`."""
+    with pytest.raises(CampaignError) as caught:
+        parse_campaign(text, Path("camp.yaml"))
+    return [f"{p.line}:{p.key_path()}: {p.message}" for p in caught.value.problems]
 
 
 def load_manifest(run_root: Path, campaign: str = "camp") -> tuple[Path, dict[str, Any]]:

@@ -1,5 +1,5 @@
 """The lint rules: functions yielding (key path, message), in `RULES` with a stable code. A new one: the function,
-a `Rule`, and a campaign in tests/spec/test_lint.py that triggers it and one that does not."""
+a `Rule`, and a campaign in tests/plan/test_lint_rules.py that triggers it and one that does not."""
 
 from __future__ import annotations
 
