@@ -29,9 +29,8 @@ from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.open_run import open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
-from ncucampaign.execute.resume import resume_command, unfinished_note
+from ncucampaign.execute.resume import resume_command
 from ncucampaign.execute.rundir.request import RunRequest
-from ncucampaign.execute.rundir.store import latest_run
 from ncucampaign.own_time import CLOCK, PLANNING, START_UP, since_process_start
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.reading.records import NcuReportReader
@@ -116,12 +115,11 @@ def execute(
     handling; then show what it did."""
     stop = StopRequest()
     console = out_console()
-    unfinished = None if settings.resume else unfinished_note(latest_run(settings.runs_root.absolute(), plan.campaign))
-    if unfinished:
-        print(f"ncucampaign: warning: {printable(unfinished)}", file=sys.stderr)
     reporter = ConsoleReporter(console, live=False if settings.show_output else None, stopping=backend.words.stopping)
     with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
         opened = open_run(loaded, plan, settings)
+        for warning in opened.warnings:
+            print(f"ncucampaign: warning: {printable(warning)}", file=sys.stderr)
         for note in opened.notes:  # before the progress display takes the terminal
             print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
         with reporter:

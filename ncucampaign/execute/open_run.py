@@ -18,7 +18,7 @@ from ncucampaign.execute.prepare import (
     provenance,
     resumable_manifest,
 )
-from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest, sweep_work_folders
+from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest, sweep_work_folders, unfinished_note
 from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
 from ncucampaign.execute.rundir.journal import ManifestFiles
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest
@@ -44,6 +44,7 @@ class OpenRun:
     held: contextlib.ExitStack
     notes: tuple[str, ...] = ()  # what the checks before it was opened had to say (prepare.preflight)
     latest_before: str | None = None  # where the campaign's `latest` pointed before (a new run moves it)
+    warnings: tuple[str, ...] = ()  # what the campaign's latest run left undone (resume.unfinished_note)
 
     @property
     def manifest(self) -> Manifest:
@@ -60,9 +61,11 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     notes = preflight(plan, settings)
     latest = latest_run(settings.runs_root.absolute(), plan.campaign)
     before = os.readlink(latest) if not settings.resume and latest.is_symlink() else None
-    earlier = earlier_manifest(latest) if not settings.resume else {}  # a resume's is read under its lock
+    earlier = earlier_manifest(latest) if not settings.resume else None  # a resume's is read under its lock
+    unfinished = None
     if not settings.resume:
         sweep_work_folders(latest, earlier)
+        unfinished = unfinished_note(latest, earlier)
     found = None if settings.resume else provenance(plan, loaded, settings)  # before the directory is made
     suffix = report_suffix(settings.installed)
     store = (
@@ -74,13 +77,14 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     held.enter_context(store.lock())
     try:
         old = resumable_manifest(store, plan, settings) if settings.resume else None
-        previous = previous_seconds(old.model_dump(mode="json") if old is not None else earlier)
+        previous = previous_seconds(old if old is not None else earlier)
         store.check_contents()
         book, to_run = _begin(store, loaded, plan, settings, old, found)
     except BaseException:
         held.close()
         raise
-    return OpenRun(loaded, plan, settings, store, book, to_run, previous, held, tuple(notes), before)
+    warnings = (unfinished,) if unfinished else ()
+    return OpenRun(loaded, plan, settings, store, book, to_run, previous, held, tuple(notes), before, warnings)
 
 
 def _begin(

@@ -8,18 +8,15 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ncucampaign import __version__
-from ncucampaign.errors import EnvironmentProblem, UsageError, first_line
+from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.attempt.context import ReportReader
 from ncucampaign.execute.doctor import before_run, run_checks
 from ncucampaign.execute.process.provenance import git_info, gpu_info, host_info, ncu_info
 from ncucampaign.execute.process.short import answered, probing_pool
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.cache_files import stamp_of
-from ncucampaign.execute.rundir.guards import collector_paused
-from ncucampaign.execute.rundir.journal import manifest_data
 from ncucampaign.execute.rundir.manifest import (
     CampaignInfo,
     GitInfo,
@@ -29,7 +26,9 @@ from ncucampaign.execute.rundir.manifest import (
     TargetRecord,
     ToolInfo,
 )
+from ncucampaign.execute.rundir.reading import RunFileDamaged, read_manifest
 from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.gpus import outside_gpus
@@ -97,10 +96,9 @@ def resumable_manifest(store: RunStore, plan: Plan, settings: RunSettings) -> Ma
     try:
         old = settings.resumed if settings.resumed is not None and _unchanged(store, settings) else None
         if old is None:
-            with collector_paused():
-                old = Manifest.model_validate(manifest_data(store.run.root))
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, validation, huge integers
-        raise UsageError(f"{store.run.manifest}: cannot resume from it: {first_line(exc)}") from None
+            old = read_manifest(store.run.root)
+    except RunFileDamaged as exc:
+        raise UsageError(f"{store.run.manifest}: cannot resume from it: {exc.why}") from None
     if old.campaign.name != plan.campaign:
         raise UsageError(
             f"{store.run.root} holds campaign {old.campaign.name!r}, not {plan.campaign!r}: resume it with "
@@ -157,27 +155,19 @@ def new_manifest(
     )
 
 
-def earlier_manifest(latest: Path) -> dict[str, Any]:
-    """The manifest of the campaign's latest run, as JSON ({} when there is none, or it is unreadable)."""
+def earlier_manifest(latest: Path) -> Manifest | None:
+    """The manifest of the campaign's latest run (None when there is none, or it cannot be read: a new run does
+    not need it)."""
     try:
-        data = manifest_data(latest)
-    except (OSError, ValueError, RecursionError, UsageError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return read_manifest(latest.resolve(strict=True))
+    except (OSError, RuntimeError, UsageError):  # RuntimeError: a loop of links
+        return None
 
 
-def previous_seconds(data: dict[str, Any]) -> dict[str, float]:
-    """Seconds each target took when it ran alone in the campaign's latest run (`data`: its manifest)."""
-    try:
-        return {
-            str(t["name"]): float(t["seconds"])
-            for t in data.get("targets", [])
-            if t.get("status") == "ok" and float(t.get("seconds") or 0) > 0 and _ran_alone(t)
-        }
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return {}
-
-
-def _ran_alone(target: dict[str, object]) -> bool:
-    obtained = target.get("obtained")
-    return not isinstance(obtained, dict) or obtained.get("how") != "shared"
+def previous_seconds(manifest: Manifest | None) -> dict[str, float]:
+    """Seconds each target took when it ran alone in the campaign's latest run."""
+    return {
+        t.name: t.seconds
+        for t in (manifest.targets if manifest is not None else ())
+        if t.status == Status.OK and t.seconds > 0 and (t.obtained is None or t.obtained.how != "shared")
+    }

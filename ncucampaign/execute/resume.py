@@ -3,19 +3,16 @@ from, and the processes a crashed runner left behind. Pure apart from the cleanu
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from ncucampaign.execute.process.groups import kill_orphaned_group, marked_groups
 from ncucampaign.execute.rundir.lock import last_words, lock_held
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.rundir.store import MANIFEST
 from ncucampaign.execute.trace.tracers import remove_work_folders
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
@@ -104,30 +101,28 @@ def _left_report(run_root: Path, name: str) -> str | None:
     return None
 
 
-def sweep_work_folders(latest: Path, manifest: dict[str, Any]) -> None:
+def sweep_work_folders(latest: Path, manifest: Manifest | None) -> None:
     """A new run removes what a killed runner's takes left in the campaign's latest run (as its resume would),
     when nothing runs it: no runner holds its lock, and no batch system was handed its units."""
     try:
         root = latest.resolve(strict=True)
     except (OSError, RuntimeError):
         return
-    if manifest and not manifest.get("slurm_arrays") and not lock_held(root):
+    if manifest is not None and not manifest.slurm_arrays and not lock_held(root):
         remove_work_folders(root / "reports")
 
 
-def unfinished_note(latest: Path) -> str | None:
-    """What to say at the start of a new run when the campaign's latest run did not end (its manifest
-    says `running` and no runner holds it): how it ended, where its runner could note that (a full disk
-    leaves no manifest to say it), and how to finish it. None when there is nothing to say."""
+def unfinished_note(latest: Path, manifest: Manifest | None) -> str | None:
+    """What to say at the start of a new run when the campaign's latest run (`manifest`) did not end (it says
+    `running` and no runner holds it): how it ended, where its runner could note that (a full disk leaves no
+    manifest to say it), and how to finish it. None when there is nothing to say."""
+    if manifest is None or manifest.state not in ("running", "interrupted"):
+        return None
     try:
         root = latest.resolve(strict=True)
-        head = (root / MANIFEST).read_text(encoding="utf-8", errors="replace")[:4096]
     except (OSError, RuntimeError):
         return None
-    state = re.search(r'"state": ?"(running|interrupted)"', head)
-    if state is None:
-        return None
-    if state.group(1) == "interrupted":
+    if manifest.state == "interrupted":
         return f"the last run {root} was interrupted; {resume_command(root)} finishes it"
     words = last_words(root)
     if words is None and lock_held(root):

@@ -7,13 +7,13 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.execute.rundir.journal import manifest_data
+from ncucampaign.execute.rundir.reading import read_manifest
 
 
 def problems(run_dir: Path) -> list[str]:
     """What is wrong: a target not ok, ok more than once (an attempt that ended ok after one that already had), a
     report the manifest names that is missing or other than recorded, a report in reports/ no record names."""
-    manifest: dict[str, Any] = manifest_data(run_dir)
+    manifest: dict[str, Any] = read_manifest(run_dir).model_dump(mode="json")
     found = []
     named: set[str] = set()
     for record in [*manifest["targets"], *manifest["shared_runs"]]:

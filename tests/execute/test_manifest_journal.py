@@ -15,8 +15,9 @@ import pytest
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.rundir import journal
 from ncucampaign.execute.rundir.book import RecordBook
-from ncucampaign.execute.rundir.journal import JOURNAL, ManifestFiles, journal_entries, manifest_data, replayed
-from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord
+from ncucampaign.execute.rundir.journal import JOURNAL, ManifestFiles, journal_entries, replayed
+from ncucampaign.execute.rundir.manifest import SharedRunRecord
+from ncucampaign.execute.rundir.reading import read_manifest
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import load_run
@@ -90,7 +91,7 @@ time.sleep(60)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     assert {t.status for t in load_run(root).manifest.targets} == {Status.OK}
-    assert Manifest.model_validate(manifest_data(root)).targets[-1].status == Status.OK
+    assert read_manifest(root).targets[-1].status == Status.OK
 
 
 def test_a_line_applied_twice_changes_nothing_and_a_torn_last_line_is_left_out(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_a_line_applied_twice_changes_nothing_and_a_torn_last_line_is_left_out(t
     book.commit(lambda: setattr(record, "status", Status.OK), record)
     lines = (store.run.root / JOURNAL).read_bytes()
     (store.run.root / JOURNAL).write_bytes(lines + lines + b'{"target": {"name": "t2", "sta')
-    assert manifest_data(store.run.root)["targets"][2]["status"] == "ok"
+    assert read_manifest(store.run.root).model_dump(mode="json")["targets"][2]["status"] == "ok"
     base = on_disk(store)
     once = replayed(json.loads(json.dumps(base)), journal_entries(store.run.root)[:1])
     assert replayed(json.loads(json.dumps(once)), journal_entries(store.run.root)) == once
@@ -132,7 +133,7 @@ def test_two_shared_runs_of_one_name_are_told_apart_by_their_place(tmp_path: Pat
     book.commit(lambda: book.manifest.shared_runs.append(old), old)
     book.commit(lambda: book.manifest.shared_runs.append(new), new)
     book.commit(lambda: setattr(new, "status", Status.OK), new)
-    runs = manifest_data(store.run.root)["shared_runs"]
+    runs = read_manifest(store.run.root).model_dump(mode="json")["shared_runs"]
     assert [run["status"] for run in runs] == ["interrupted", "ok"]
 
 
@@ -148,4 +149,4 @@ def test_a_full_disk_leaves_whole_lines_only(tmp_path: Path, monkeypatch: pytest
     with pytest.raises(EnvironmentProblem, match="No space left on device"):
         book.commit(lambda: setattr(record, "status", Status.OK), record)
     assert (store.run.root / JOURNAL).stat().st_size == size
-    assert manifest_data(store.run.root)["targets"][0]["status"] == "running"
+    assert read_manifest(store.run.root).model_dump(mode="json")["targets"][0]["status"] == "running"

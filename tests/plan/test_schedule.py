@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ncucampaign.execute.prepare import earlier_manifest, previous_seconds
+from ncucampaign.execute.rundir.manifest import Obtained
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.share.groups import SharedGroup
 from ncucampaign.plan.units import longest_first, units_in_plan_order
+from tests.manifests import manifest_with, target_record
 from tests.plan.test_share_plan import planned
 
 
@@ -29,16 +31,16 @@ def test_longest_first_uses_the_previous_times_and_keeps_plan_order_for_ties() -
 
 
 def test_previous_times_come_from_targets_that_ran_alone_and_ok(tmp_path: Path) -> None:
-    manifest = {
-        "targets": [
-            {"name": "a", "status": "ok", "seconds": 9.5},
-            {"name": "b", "status": "ok", "seconds": 0.7, "obtained": {"how": "shared"}},  # a split's time
-            {"name": "c", "status": "timed_out", "seconds": 300},
+    manifest = manifest_with(
+        [
+            target_record("a", seconds=9.5),
+            target_record("b", seconds=0.7, obtained=Obtained(how="shared", shared_run="shared/1")),  # a split's time
+            target_record("c", Status.TIMED_OUT, seconds=300),
         ]
-    }
-    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    )
+    (tmp_path / "manifest.json").write_text(manifest.model_dump_json())
     assert previous_seconds(earlier_manifest(tmp_path)) == {"a": 9.5}
-    (tmp_path / "manifest.json").write_text("{broken")
+    (tmp_path / "manifest.json").write_text("{broken")  # a new run does not need it: no times, no error
     assert previous_seconds(earlier_manifest(tmp_path)) == {}
     assert previous_seconds(earlier_manifest(tmp_path / "missing")) == {}
     (tmp_path / "manifest.json").write_text('{"targets": [{"name": "a", "status": "ok", "seconds": "x"}]}')

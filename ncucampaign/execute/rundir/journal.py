@@ -25,7 +25,7 @@ from ncucampaign.execute.rundir.store import JOURNAL, MANIFEST, RunStore, open_r
 REWRITE_S = 1.0  # manifest.json is rewritten at most about this often...
 REWRITE_SHARE = 0.1  # ...and only when the last rewrite took at most this share of the time since
 SYNC_S = 1.0  # the journal reaches the disk at least this often
-MAX_JOURNAL_BYTES = 256 * 2**20  # as results/reading/runs.py's MAX_MANIFEST_BYTES
+MAX_JOURNAL_BYTES = 256 * 2**20  # as execute/rundir/reading.py's MAX_MANIFEST_BYTES
 _OWN = ("targets", "shared_runs")  # what the manifest's own line leaves out
 
 
@@ -88,33 +88,6 @@ def journal_entries(root: Path) -> list[dict[str, Any]]:
             if number < len(lines) - 2:  # a torn line may only be the last
                 raise UsageError(f"{root / JOURNAL}: line {number + 1} is damaged") from None
     return entries
-
-
-def manifest_and_journal(root: Path) -> tuple[bytes, list[dict[str, Any]]]:
-    """manifest.json's bytes and the journal's lines, read as one state: read again if the manifest was rewritten
-    meanwhile (a running run's next rewrite empties the journal)."""
-    for _ in range(5):
-        before = _stamp(root / MANIFEST)
-        raw = (root / MANIFEST).read_bytes()
-        entries = journal_entries(root)
-        if _stamp(root / MANIFEST) == before:
-            return raw, entries
-    return raw, entries
-
-
-def manifest_data(root: Path) -> Any:
-    """manifest.json's JSON with the journal applied (OSError, ValueError or UsageError when it cannot be read)."""
-    raw, entries = manifest_and_journal(root)
-    data = json.loads(raw)
-    return replayed(data, entries) if entries and isinstance(data, dict) else data
-
-
-def _stamp(path: Path) -> tuple[int, ...] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 class ManifestFiles:

@@ -3,22 +3,17 @@ from reading files."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
+from ncucampaign.errors import EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.backends.batch.collect import collect
 from ncucampaign.execute.backends.systems import BACKENDS
-from ncucampaign.execute.rundir.guards import collector_paused
-from ncucampaign.execute.rundir.journal import manifest_and_journal, replayed
-from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.reading import read_manifest
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import LATEST, MANIFEST, RunStore
 from ncucampaign.results.reading.roofline import chart_data
@@ -80,11 +75,6 @@ class LoadedRun:
         return pandas.DataFrame(self.rows(), columns=list(TIDY_COLUMNS)).convert_dtypes()
 
 
-# 20,000 targets (the campaign limit) of one result each make about 55 MB; retries and several
-# results per target stay well within this.
-MAX_MANIFEST_BYTES = 256 * 2**20
-
-
 def where_runs_are(path: Path) -> str:
     """A hint for a run directory that is not there: the same path under a folder of the current
     directory that holds one (`runs/decode/latest` -> `campaigns/runs/decode/latest`), else where runs go."""
@@ -102,50 +92,9 @@ def load_run(path: str | Path) -> LoadedRun:
         candidate = candidate.parent
     if (candidate / LATEST).is_dir() and not (candidate / MANIFEST).exists():
         candidate = (candidate / LATEST).resolve()
-    manifest_file = candidate / MANIFEST
-    if not manifest_file.is_file():
+    if not (candidate / MANIFEST).is_file():
         raise UsageError(f"{path}: not a run directory (no {MANIFEST}){where_runs_are(Path(path))}")
-    try:
-        size = manifest_file.stat().st_size
-        if size > MAX_MANIFEST_BYTES:  # far beyond what a run writes: refused before it fills memory
-            raise UsageError(
-                f"{manifest_file}: {size / 2**20:,.0f} MiB, more than any run writes "
-                f"(the limit read is {MAX_MANIFEST_BYTES // 2**20} MiB)"
-            )
-        raw, changes = manifest_and_journal(candidate)
-    except OSError as exc:
-        raise UsageError(f"{manifest_file}: unreadable manifest: {first_line(exc)}") from None
-    if changes:  # a run that is going on, or whose runner was killed: its last changes are in the journal
-        with contextlib.suppress(ValueError, RecursionError):  # (a damaged manifest is said below, as it is)
-            raw = json.dumps(replayed(json.loads(raw), changes)).encode()
-    with collector_paused():
-        try:  # the common case in one pass (parsing and validating apart took 20% longer)
-            return LoadedRun(candidate, Manifest.model_validate_json(raw))
-        except ValidationError:  # said again below, in words that name the problem
-            pass
-    return LoadedRun(candidate, _validated(manifest_file, raw))
-
-
-def _validated(manifest_file: Path, raw: bytes) -> Manifest:
-    """The manifest in `raw`, or a UsageError that says what is wrong with it: not JSON, another
-    manifest_version, or the first key that does not validate."""
-    try:
-        with collector_paused():
-            data = json.loads(raw)
-    except (ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, integers of 4300+ digits
-        raise UsageError(f"{manifest_file}: unreadable manifest: {first_line(exc)}") from None
-    version = data.get("manifest_version") if isinstance(data, dict) else None
-    if version != MANIFEST_VERSION:
-        raise UsageError(f"{manifest_file}: manifest_version {version!r}; this ncucampaign reads {MANIFEST_VERSION}")
-    try:
-        with collector_paused():
-            return Manifest.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise UsageError(f"{manifest_file}: not a valid manifest: {printable(where)}: {error['msg']}") from None
-    except RecursionError:
-        raise UsageError(f"{manifest_file}: not a valid manifest: nested too deeply") from None
+    return LoadedRun(candidate, read_manifest(candidate))
 
 
 def tidy_rows(run_id: str, target: str, status: str, results: Iterable[ResultRecord]) -> list[dict[str, object]]:

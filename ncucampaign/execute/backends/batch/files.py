@@ -19,6 +19,7 @@ from typing import Any
 from ncucampaign.errors import EnvironmentProblem, printable
 from ncucampaign.execute.rundir.guards import writing
 from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.reading import RunFileDamaged, read_json, read_model
 from ncucampaign.execute.rundir.store import RunStore, open_regular
 
 BATCH = "slurm"  # the folder batch systems share in a run directory (named before Kubernetes was one)
@@ -72,7 +73,10 @@ class BatchFiles:
         path = self.claim_path(target)
         if not os.path.lexists(path):
             return None
-        data = _read_json(path)
+        try:
+            data = read_json(path, MAX_RECORD_BYTES)
+        except RunFileDamaged:
+            return {}
         return data if isinstance(data, dict) else {}
 
     def retire_claim(self, target: str, before: str) -> None:
@@ -104,36 +108,7 @@ class BatchFiles:
             path = self.run.inside(*Path(relative).parts)
         except EnvironmentProblem as exc:
             return str(exc)
-        data = _read_json(path)
-        if data is None:
-            return f"{relative} is missing or unreadable"
-        if isinstance(data, _Damaged):
-            return f"{relative} is damaged ({data.why})"
         try:
-            return Manifest.model_validate(data)
-        except ValueError as exc:
-            return f"{relative} is damaged ({str(exc).splitlines()[0]})"
-
-
-class _Damaged:
-    """A record file that is there and cannot be one: cut short, not JSON, too big."""
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-
-def _read_json(path: Path) -> Any:
-    """The file's JSON; None when it cannot be opened (missing, a link); _Damaged when its content is
-    no record (a task killed mid-write leaves one cut short)."""
-    try:
-        fd = open_regular(path, os.O_RDONLY)
-        with os.fdopen(fd, "rb") as handle:
-            raw = handle.read(MAX_RECORD_BYTES + 1)
-    except (OSError, EnvironmentProblem):
-        return None
-    if len(raw) > MAX_RECORD_BYTES:
-        return _Damaged(f"over {MAX_RECORD_BYTES >> 20} MiB")
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        return _Damaged(f"not JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            return read_model(path, Manifest, MAX_RECORD_BYTES)
+        except RunFileDamaged as exc:
+            return f"{relative} is damaged ({exc.why})" if exc.opened else f"{relative} is missing or unreadable"
