@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ncucampaign.cli import build_parser
 from ncucampaign.commands.running.request import ncu_of, request_from
 from ncucampaign.errors import UsageError
+from ncucampaign.execute.backends.batch.files import TaskList
 from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
 from tests.conftest import ROOT, campaign_text, fake_env, load_manifest, run_cli_here
@@ -139,8 +140,8 @@ def test_each_batch_backends_task_command_comes_from_the_table_and_no_command_mo
         )
         assert getattr(parsed, RUNS).args == (backend,) and parsed.array == 3
     with pytest.raises(UsageError, match="no batch tasks"):
-        BACKENDS["here"].task_index({}, 1, 0)
+        BACKENDS["here"].task_index(TaskList(tasks=[]), 1, 0)
     with pytest.raises(UsageError, match="needs --index"):
-        BACKENDS["slurm"].task_index({"tasks": [["a"]]}, 1, None)
+        BACKENDS["slurm"].task_index(TaskList(tasks=[["a"]]), 1, None)
     with pytest.raises(UsageError, match="is not a Kubernetes Job"):
-        BACKENDS["kubernetes"].task_index({"tasks": [["a"]], "backend": "slurm"}, 1, None)
+        BACKENDS["kubernetes"].task_index(TaskList(tasks=[["a"]], backend="slurm"), 1, None)

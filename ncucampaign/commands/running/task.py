@@ -3,15 +3,13 @@ a submission reads its targets from the submission's task list and runs them, cl
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
-from ncucampaign.errors import EXIT_OK, UsageError, first_line, printable
-from ncucampaign.execute.backends.batch.files import BATCH
+from ncucampaign.errors import EXIT_OK, UsageError, printable
+from ncucampaign.execute.backends.batch.files import BATCH, TaskList
 from ncucampaign.execute.backends.batch.task import run_task
 from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
@@ -28,7 +26,7 @@ from ncucampaign.spec.ncu_catalog import report_suffix
 
 def run_listed_task(
     loaded_run: LoadedRun,
-    listing: dict[str, Any],
+    listing: TaskList,
     number: int,
     names: list[str],
     where: TaskPlacement,
@@ -48,7 +46,7 @@ def run_listed_task(
         ncu_path=ncu_path,
         reader=NcuReportReader(ncu_path),
         command_line=tuple(sys.argv),
-        share=bool(listing.get("share", True)),
+        share=listing.share,
         installed=installed,  # as at submission: the same targets share
     )
     stop = StopRequest()
@@ -63,25 +61,14 @@ def run_listed_task(
     return result.exit_code
 
 
-def array_listing(root: Path, number: int) -> dict[str, Any]:
-    path = root / BATCH / f"array-{number}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested far too deep
-        raise UsageError(f"{path}: cannot read the array's tasks: {first_line(exc) or type(exc).__name__}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
-        raise UsageError(f"{path}: not an array's task list")
-    return data
+def array_listing(root: Path, number: int) -> TaskList:
+    return TaskList.read(root, number)
 
 
-def task_names(listing: dict[str, Any], number: int, index: int) -> list[str]:
-    tasks = listing["tasks"]
-    if not 0 <= index < len(tasks):
-        raise UsageError(f"array {number} has no task {index} ({len(tasks)} tasks)")
-    names = tasks[index]
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise UsageError(f"{BATCH}/array-{number}.json is damaged: task {index} is not a list of target names")
-    return list(names)
+def task_names(listing: TaskList, number: int, index: int) -> list[str]:
+    if not 0 <= index < len(listing.tasks):
+        raise UsageError(f"array {number} has no task {index} ({len(listing.tasks)} tasks)")
+    return list(listing.tasks[index])
 
 
 def check_names(names: list[str], known: set[str], number: int) -> None:

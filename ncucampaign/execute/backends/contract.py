@@ -5,12 +5,13 @@ these verbs, and nothing outside the backends' folders asks which backend it hol
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ncucampaign.execute.attempt.context import Reporter
+from ncucampaign.execute.backends.batch.files import TaskList
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import Submission, TaskPlacement
@@ -114,12 +115,12 @@ class Backend(Protocol):
         """Which of these submissions still run; None when the system cannot say."""
         ...
 
-    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
+    def task_index(self, listing: TaskList, array: int, given: int | None) -> int:
         """Which task of submission `array` (its task list: `listing`) this process runs, in the batch system
         (`given`: the task command's --index)."""
         ...
 
-    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
+    def task_placement(self, store: RunStore, listing: TaskList, index: int) -> TaskPlacement:
         """Where this task runs, from what the batch system tells it."""
         ...
 

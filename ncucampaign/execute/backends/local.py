@@ -4,12 +4,12 @@ attempts were stopped gracefully, so their reports are kept."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ncucampaign.errors import EXIT_INTERRUPTED, UsageError
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
+from ncucampaign.execute.backends.batch.files import TaskList
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
@@ -114,10 +114,10 @@ class LocalBackend:
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return set()  # nothing is submitted: nothing runs elsewhere
 
-    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
+    def task_index(self, listing: TaskList, array: int, given: int | None) -> int:
         raise UsageError("a run here has no batch tasks")
 
-    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
+    def task_placement(self, store: RunStore, listing: TaskList, index: int) -> TaskPlacement:
         raise UsageError("a run here has no batch tasks")
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:

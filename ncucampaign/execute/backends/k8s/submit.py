@@ -4,7 +4,7 @@ run directory (slurm/array-<n>.k8s.yaml, what `kubectl apply -f` would take) and
 from __future__ import annotations
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles
+from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles, TaskList
 from ncucampaign.execute.backends.k8s.api import create_job
 from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.execute.open_run import OpenRun
@@ -30,8 +30,8 @@ def submit_job(run: OpenRun, settings: KubernetesSection) -> Submission:
     request = JobRequest(run.plan.campaign, run.store.run.root, number, run.store.run.run_id, tasks, settings)
     job = indexed_job(request)
     job_id = f"{job['metadata']['namespace']}/{job['metadata']['name']}"
-    listing = {"tasks": task_names(tasks), "share": run.settings.share, "backend": KUBERNETES_BACKEND, "job_id": job_id}
-    run.store.write_json(f"{BATCH}/array-{number}.json", listing)
+    listing = TaskList(tasks=task_names(tasks), share=run.settings.share, backend=KUBERNETES_BACKEND, job_id=job_id)
+    listing.write(run.store, number)
     path = run.store.write_text(f"{BATCH}/array-{number}.k8s.yaml", job_yaml(job))
     record = Submission(
         number=number,

@@ -4,14 +4,13 @@ volume, an index a unit; the Job starts a new pod for an index whose pod was kil
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.batch.files import BatchFiles
+from ncucampaign.execute.backends.batch.files import BatchFiles, TaskList
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.k8s.api import active_jobs, require_cluster
@@ -99,13 +98,13 @@ class KubernetesSystem:
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)
 
-    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
-        if not isinstance(listing.get("job_id"), str) or listing.get("backend") != KUBERNETES_BACKEND:
-            raise UsageError(f"array {array} is not a Kubernetes Job (its task list says {listing.get('backend')!r})")
+    def task_index(self, listing: TaskList, array: int, given: int | None) -> int:
+        if listing.job_id is None or listing.backend != KUBERNETES_BACKEND:
+            raise UsageError(f"array {array} is not a Kubernetes Job (its task list says {listing.backend!r})")
         return pod_index(os.environ)  # the Job's JOB_COMPLETION_INDEX
 
-    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
-        return pod_placement(BatchFiles(store), str(listing["job_id"]), os.environ)
+    def task_placement(self, store: RunStore, listing: TaskList, index: int) -> TaskPlacement:
+        return pod_placement(BatchFiles(store), str(listing.job_id), os.environ)
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
         return f"kubectl logs -n {job.replace('/', ' job/')} shows what it printed"  # the cluster's, not a file here

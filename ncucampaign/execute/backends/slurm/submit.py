@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles
+from ncucampaign.execute.backends.batch.files import BATCH, BatchFiles, TaskList
 from ncucampaign.execute.backends.slurm.queue import SLURM_TIMEOUT_S, slurm_command
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.short import run_captured
@@ -67,8 +67,7 @@ def _submit(run: OpenRun, files: BatchFiles, tasks: Sequence[ArrayTask], slurm_a
         python=sys.executable,
         slurm_args=slurm_args,
     )
-    listing = {"tasks": [list(t.names) for t in tasks], "share": run.settings.share}
-    run.store.write_json(f"{BATCH}/array-{number}.json", listing)
+    TaskList(tasks=[list(t.names) for t in tasks], share=run.settings.share).write(run.store, number)
     path = run.store.write_text(f"{BATCH}/array-{number}.sbatch", script)
     run.store.write_text(f"{BATCH}/array.sbatch", script)
     record = Submission(

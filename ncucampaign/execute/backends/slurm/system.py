@@ -4,14 +4,13 @@ submitted with sbatch and followed with squeue."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.batch.files import BatchFiles
+from ncucampaign.execute.backends.batch.files import BatchFiles, TaskList
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.slurm.queue import active_jobs, placement, slurm_command
@@ -125,12 +124,12 @@ class SlurmSystem:
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)
 
-    def task_index(self, listing: Mapping[str, Any], array: int, given: int | None) -> int:
+    def task_index(self, listing: TaskList, array: int, given: int | None) -> int:
         if given is None:  # the batch script gives it (plan/slurm.py)
             raise UsageError("slurm-task needs --index (the array task's $SLURM_ARRAY_TASK_ID)")
         return given
 
-    def task_placement(self, store: RunStore, listing: Mapping[str, Any], index: int) -> TaskPlacement:
+    def task_placement(self, store: RunStore, listing: TaskList, index: int) -> TaskPlacement:
         return placement(BatchFiles(store))
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
