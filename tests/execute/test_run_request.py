@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from ncucampaign.cli import build_parser
 from ncucampaign.commands.running.request import ncu_of, request_from
 from ncucampaign.errors import UsageError
-from ncucampaign.execute.backends.batch.files import TaskList
 from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
+from ncucampaign.execute.rundir.task_list import TaskList
 from tests.conftest import ROOT, campaign_text, fake_env, load_manifest, run_cli_here
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.errors import EXIT_OK, UsageError, printable
-from ncucampaign.execute.backends.batch.files import BATCH, TaskList
 from ncucampaign.execute.backends.batch.task import run_task
 from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
@@ -17,6 +16,7 @@ from ncucampaign.execute.process.installed import installed_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.rundir.task_list import BATCH, TaskList
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.reading.records import NcuReportReader
 from ncucampaign.results.reading.runs import LoadedRun

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Protocol
 
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.batch.files import TaskList
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import Submission, TaskPlacement
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.execute.units import RunResult
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.units import ArrayTask

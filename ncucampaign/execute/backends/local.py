@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ncucampaign.errors import EXIT_INTERRUPTED, UsageError
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
-from ncucampaign.execute.backends.batch.files import TaskList
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
@@ -18,6 +17,7 @@ from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.request import HERE, RunRequest
 from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.execute.timing_pass import weigh
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units

@@ -14,41 +14,16 @@ import json
 import os
 import urllib.parse
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
-from ncucampaign.errors import EnvironmentProblem, UsageError, printable
+from ncucampaign.errors import EnvironmentProblem, printable
 from ncucampaign.execute.rundir.guards import writing
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.reading import RunFileDamaged, read_json, read_model
-from ncucampaign.execute.rundir.result_records import Record
 from ncucampaign.execute.rundir.store import RunStore, open_regular
+from ncucampaign.execute.rundir.task_list import BATCH
 
-BATCH = "slurm"  # the folder batch systems share in a run directory (named before Kubernetes was one)
 MAX_RECORD_BYTES = 256 << 20
-MAX_TASK_LIST_BYTES = 64 << 20  # 20,000 targets' names in tasks of their own: about 1 MB
-
-
-class TaskList(Record):
-    """slurm/array-<n>.json: the targets each task of a submission runs, and how."""
-
-    tasks: list[Annotated[list[str], Field(min_length=1)]] = Field(description="per task, the targets it runs")
-    share: bool = True
-    backend: str | None = Field(None, description="the batch system's name, where it is not Slurm")
-    job_id: str | None = Field(None, description="the submission as its system names it (a Kubernetes Job)")
-
-    def write(self, store: RunStore, number: int) -> Path:
-        return store.write_json(f"{BATCH}/array-{number}.json", self.model_dump(exclude_none=True))
-
-    @classmethod
-    def read(cls, root: Path, number: int) -> TaskList:
-        try:
-            return read_model(root / BATCH / f"array-{number}.json", cls, MAX_TASK_LIST_BYTES)
-        except RunFileDamaged as exc:
-            raise UsageError(
-                f"{BATCH}/array-{number}.json is damaged: cannot read the array's tasks: {exc.why}"
-            ) from None
 
 
 def _safe(name: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.batch.files import BatchFiles, TaskList
+from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.k8s.api import active_jobs, require_cluster
@@ -22,6 +22,7 @@ from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
 from ncucampaign.plan.units import ArrayTask

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.batch.files import BatchFiles, TaskList
+from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.backends.batch.submission import submitted
 from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.backends.slurm.queue import active_jobs, placement, slurm_command
@@ -20,6 +20,7 @@ from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import RunStore
+from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.slurm import batch_script, check_slurm_args
 from ncucampaign.plan.units import ArrayTask
