@@ -8,15 +8,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import yaml
 
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.union import one_metric_options, one_metric_pass
 from ncucampaign.results.reading.reader import ReportedLaunch
 from ncucampaign.spec.model import TargetOptions
-from ncucampaign.spec.ncu_catalog import DURATION
 from ncucampaign.spec.ncu_grammar import escape_regex, nvtx_scope
 from ncucampaign.spec.roles import KERNEL_KEYS, SCOPE_KEYS
 
@@ -35,16 +35,8 @@ def discovery_invocation(base: Invocation, mode: Mode, launch_limit: int) -> Inv
     values: dict[str, Any] = {key: getattr(base.options, key) for key in keep}
     for key in ("config_file", "rename_kernels"):  # a bare command (discover -- CMD) reads none either
         values[key] = False if values.get(key) is None else values[key]
-    values.update(
-        metrics=(DURATION,),
-        nvtx=True,  # record NVTX ranges so every launch shows where it ran
-        launch_count=launch_limit,
-        kill=True,
-        extra_args=("--import-sass", "no"),  # no cubins in the report: smaller, faster to write
-    )
-    return replace(
-        base, name="discover", options=TargetOptions.model_construct(**values), retries=0, expect_launch_count=False
-    )
+    values["nvtx"] = True  # record NVTX ranges so every launch shows where it ran
+    return one_metric_pass(base, "discover", one_metric_options(values, launch_limit), own_target=False)
 
 
 def launch_limit_for(options: TargetOptions, requested: int | None) -> int:

@@ -186,15 +186,26 @@ def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions
     )
     values: dict[str, Any] = {field_name(k): option_value(union, k) for k in keep}
     # Which launches run does not depend on cache or clock control; not flushing caches is cheaper.
-    values.update(cache_control="none", clock_control="none")
+    return one_metric_options({**values, "cache_control": "none", "clock_control": "none", "nvtx": True}, launches)
+
+
+def one_metric_options(filters: dict[str, Any], launches: int) -> TargetOptions:
+    """One metric (the duration) for the first `launches` launches that `filters` let through, then the application
+    is stopped: the discovery trace, the timing pass and discover's pass are this, with their own filters."""
     return TargetOptions.model_construct(
-        **values,
+        **filters,
         metrics=(DURATION,),
-        nvtx=True,
         launch_count=launches,
         kill=True,
         extra_args=("--import-sass", "no"),  # no cubins in the report: smaller, faster to write
     )
+
+
+def one_metric_pass(base: Invocation, name: str, options: TargetOptions, own_target: bool = True) -> Invocation:
+    """`base` as a one-metric pass named `name` (its own target, unless `own_target` is False): never retried, and
+    its launch count only an upper bound."""
+    named = dataclasses.replace(base, name=name, options=options, retries=0, expect_launch_count=False)
+    return dataclasses.replace(named, target=name, matrix=()) if own_target else named
 
 
 def trace_launches(members: Sequence[Invocation]) -> int:
@@ -208,10 +219,7 @@ def trace_launches(members: Sequence[Invocation]) -> int:
 
 def trace_invocation(members: Sequence[Invocation], launches: int) -> Invocation:
     """The discovery trace of a group, as an invocation of its own (never retried)."""
-    options = trace_options(members, launches)
-    return dataclasses.replace(
-        members[0], name="trace", target="trace", matrix=(), options=options, retries=0, expect_launch_count=False
-    )
+    return one_metric_pass(members[0], "trace", trace_options(members, launches))
 
 
 TIMING_LAUNCHES = 5_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Costs"): under 3 minutes, within a timeout
@@ -220,20 +228,9 @@ TIMING_LAUNCHES = 5_000  # ~0.03 s a launch (docs/ncu-behaviour.md, "Costs"): un
 def timing_invocation(base: Invocation, launches: int) -> Invocation:
     """The timing pass of a campaign: its application command under ncu with one metric, every launch
     of every process (no filter), the first `launches` of them; cheap like the trace."""
-    options = TargetOptions.model_construct(
-        metrics=(DURATION,),
-        target_processes="all",
-        cache_control="none",
-        clock_control="none",
-        launch_count=launches,
-        kill=True,
-        extra_args=("--import-sass", "no"),
-        config_file=base.options.config_file,
-        rename_kernels=base.options.rename_kernels,
-    )
-    return dataclasses.replace(
-        base, name="timing", target="timing", matrix=(), options=options, retries=0, expect_launch_count=False
-    )
+    every = {"target_processes": "all", "cache_control": "none", "clock_control": "none"}
+    files = {"config_file": base.options.config_file, "rename_kernels": base.options.rename_kernels}
+    return one_metric_pass(base, "timing", one_metric_options({**every, **files}, launches))
 
 
 def renamed(inv: Invocation, name: str) -> Invocation:
