@@ -14,10 +14,10 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ncucampaign.execute.rundir.cache_files import read_cache_text, sha256_of, stamp_of, write_cache_text
 from ncucampaign.execute.trace.listings import MAX_LISTINGS_FILE, Listings, decode, encode
+from ncucampaign.execute.trace.side_file import KeptGroups, Seal, TraceSide
 from ncucampaign.plan.share.partition import KeptPartition
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
@@ -75,12 +75,7 @@ class TraceCache:
         costs, plan/share/partition.py); None when not recorded."""
         if key.digest in self._seconds:
             return self._seconds[key.digest]
-        data = self._side(key.digest)
-        try:
-            value = float(data["seconds"]) if isinstance(data, dict) else None
-        except (ValueError, TypeError, KeyError):
-            return None
-        return value if value is not None and 0 < value < 1e6 else None
+        return self._side(key.digest).seconds
 
     def find(self, key: TraceKey) -> Cached | str | None:
         """The kept trace of `key`: this run's, or an earlier one's still the file it kept (stamp and digest
@@ -90,13 +85,13 @@ class TraceCache:
         cached = self._path(key)
         if not key.reusable or cached is None or not cached.is_file() or cached.is_symlink():
             return None
-        seal = self._side(key.digest).get("kept")
-        if not isinstance(seal, dict):
+        seal = self._side(key.digest).kept
+        if seal is None:
             return f"the cached trace {cached} was kept without a stamp and digest (by an older ncucampaign)"
         try:
-            if seal.get("stamp") != stamp_of(cached):
+            if seal.stamp != stamp_of(cached):
                 return f"the cached trace {cached} is not the file that was kept (its stamp differs)"
-            if seal.get("sha256") != sha256_of(cached):
+            if seal.sha256 != sha256_of(cached):
                 return f"the cached trace {cached} is not the file that was kept (its digest differs)"
         except OSError as exc:
             return f"the cached trace {cached} cannot be read: {exc.strerror or exc}"
@@ -121,46 +116,36 @@ class TraceCache:
             except OSError:
                 shutil.copyfile(report, temporary)  # another filesystem
             os.replace(temporary, cached)
-            seal = {"stamp": stamp_of(cached), "sha256": sha256_of(cached)}
+            seal = Seal(stamp=stamp_of(cached), sha256=sha256_of(cached))
         except OSError:
             return report  # a cache that cannot be written only costs a later run its trace
         with self._lock:
-            side = {**self._side(key.digest), "kept": seal}
-            self._write_side(key.digest, side | ({"seconds": seconds} if seconds is not None else {}))
+            side = self._side(key.digest)
+            side.kept = seal
+            side.seconds = seconds if seconds is not None else side.seconds
+            self._write_side(key.digest, side)
         return report
 
     def runs(self, digest: str) -> list[tuple[float, float]]:
         """What earlier shared runs on this trace took (newest last): (seconds, the replay seconds the
         cost model priced their launches at); [] when none were kept."""
-        runs = self._side(digest).get("runs")
-        if not isinstance(runs, list):
-            return []
-        return [
-            (float(run[0]), float(run[1]))
-            for run in runs
-            if isinstance(run, list) and len(run) == 2 and all(isinstance(x, int | float) and 0 <= x < 1e6 for x in run)
-        ]
+        return list(self._side(digest).runs)
 
     def note_run(self, digest: str, seconds: float, priced: float) -> None:
         """Keep a union run's seconds and priced replay for later runs' partitions (the last few)."""
         if self.folder is None:
             return
         with self._lock:
-            data = self._side(digest)
-            data["runs"] = [*([s, p] for s, p in self.runs(digest)), [round(seconds, 3), round(priced, 3)]][-KEPT_RUNS:]
-            self._write_side(digest, data)
+            side = self._side(digest)
+            side.runs = [*side.runs, (round(seconds, 3), round(priced, 3))][-KEPT_RUNS:]
+            self._write_side(digest, side)
 
     def kept_partition(self, digest: str) -> KeptPartition | None:
         """The cheapest groups an earlier run on this trace measured (None: none kept, or unreadable)."""
-        kept = self._side(digest).get("partition")
-        if not isinstance(kept, dict):
+        kept = self._side(digest).partition
+        if kept is None:
             return None
-        try:
-            groups = tuple(tuple(str(name) for name in group) for group in kept["groups"])
-            measured = float(kept["measured_s"])
-        except (TypeError, KeyError, ValueError):
-            return None
-        return KeptPartition(groups, measured) if groups and 0 < measured < 1e7 else None
+        return KeptPartition(tuple(tuple(group) for group in kept.groups), kept.measured_s)
 
     def keep_partition(self, digest: str, kept: KeptPartition) -> None:
         """Keep the groups a run measured when they are the first kept, cheaper than those kept, or of
@@ -173,22 +158,21 @@ class TraceCache:
             same = earlier is not None and sorted(n for g in earlier.groups for n in g) == names
             if same and earlier is not None and earlier.measured_s <= kept.measured_s:
                 return
-            data = self._side(digest)
-            data["partition"] = {"groups": [list(g) for g in kept.groups], "measured_s": round(kept.measured_s, 3)}
-            self._write_side(digest, data)
+            side = self._side(digest)
+            side.partition = KeptGroups(groups=[list(g) for g in kept.groups], measured_s=round(kept.measured_s, 3))
+            self._write_side(digest, side)
 
-    def _side(self, digest: str) -> dict[str, Any]:
-        """What is kept beside a trace (its seconds, its union runs); {} when nothing readable is."""
+    def _side(self, digest: str) -> TraceSide:
+        """What is kept beside a trace (its seconds, its union runs); nothing when nothing readable is."""
         text = read_cache_text(self.folder / f"{digest}.json") if self.folder is not None else None
         try:
-            data = json.loads(text) if text is not None else {}
-        except (ValueError, RecursionError):
-            return {}
-        return data if isinstance(data, dict) else {}
+            return TraceSide.model_validate_json(text) if text is not None else TraceSide()
+        except (ValueError, RecursionError):  # not JSON, or not an object: nothing kept
+            return TraceSide()
 
-    def _write_side(self, digest: str, data: dict[str, Any]) -> None:
+    def _write_side(self, digest: str, side: TraceSide) -> None:
         if self.folder is not None:
-            write_cache_text(self.folder / f"{digest}.json", json.dumps(data))
+            write_cache_text(self.folder / f"{digest}.json", side.model_dump_json(exclude_defaults=True))
 
     def listings(self, digest: str, report: Path) -> Listings:
         """What ncu listed of the cached trace `report` in earlier runs ({}: nothing usable kept)."""
