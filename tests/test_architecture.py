@@ -1,4 +1,4 @@
-"""The package layout is the pipeline: spec -> plan -> execute -> results -> discover -> commands -> cli.
+"""The package layout is the pipeline: spec -> plan -> execute -> results -> backends -> discover -> commands -> cli.
 A stage imports only from earlier stages (and the base modules); modules and functions stay small."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ncucampaign"
-STAGES = ("spec", "plan", "execute", "results", "discover", "commands", "cli")
+STAGES = ("spec", "plan", "execute", "results", "backends", "discover", "commands", "cli")
 BASE = {"errors", "escaping", "markers", "own_time", "__init__"}  # importable from anywhere; import no stage
 MAX_MODULE_LINES = 280
 MAX_FUNCTION_LINES = 45
@@ -17,7 +17,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
 def stage_of(module: str) -> str:
-    """'ncucampaign.execute.backends.local' -> 'execute'; 'ncucampaign.cli' -> 'cli'; base modules -> 'base'."""
+    """'ncucampaign.execute.shared.run' -> 'execute'; 'ncucampaign.cli' -> 'cli'; base modules -> 'base'."""
     part = module.split(".")[1] if "." in module else "__init__"
     if part in ("__main__", "_entry"):
         return "cli"  # `python -m ncucampaign` and the console script are the command line
@@ -74,11 +74,8 @@ ROOM_MAY_IMPORT = {
     "shared": {"rundir", "process", "attempt", "trace"},
 }
 ROOMS = {path.name for path in (PACKAGE / "execute").iterdir() if (path / "__init__.py").is_file()}
-# Modules of the top of execute/ that run units for any backend: never a backend imported by them.
-GENERIC = {"units", "executors", "open_run", "prepare", "resume"}
-BACKENDS = EXECUTE + "backends."
-LOCAL = BACKENDS + "local"
-# execute/backends/: what each sibling may import of the others. The contract (contract.py: the Backend
+BACKENDS = "ncucampaign.backends."
+# backends/: what each sibling may import of the others. The contract (contract.py: the Backend
 # protocol and its values) imports none and every sibling may import it; the batch room is named for no
 # system and imports no system; a system imports the batch room; the local runner imports no other
 # sibling; the table (systems.py) imports them all.
@@ -92,7 +89,7 @@ SIBLING_MAY_IMPORT = {
 
 
 def room_of(module: str) -> str | None:
-    """'ncucampaign.execute.shared.run' -> 'shared'; 'ncucampaign.execute.backends.local' -> 'top'; else None."""
+    """'ncucampaign.execute.shared.run' -> 'shared'; 'ncucampaign.execute.units' -> 'top'; else None."""
     if not module.startswith(EXECUTE):
         return None
     first = module[len(EXECUTE) :].split(".")[0]
@@ -100,8 +97,7 @@ def room_of(module: str) -> str | None:
 
 
 def room_problems(module: str, imports: set[str]) -> list[str]:
-    """execute/'s room rules: one attempt never imports shared runs or Slurm, no generic module
-    imports Slurm, nothing in execute/ imports the local runner, each room only the rooms below it."""
+    """execute/'s room rules: each room imports only the rooms below it (no backend: the stage rule)."""
     own, problems = room_of(module), []
     if own is None:
         return []
@@ -109,10 +105,6 @@ def room_problems(module: str, imports: set[str]) -> list[str]:
         other = room_of(name)
         if other is None or (other == own and own != "top"):
             continue
-        if name == LOCAL and module != name:
-            problems.append(f"{module} imports the local runner")
-        if own == "top" and module[len(EXECUTE) :] in GENERIC and name.startswith(BACKENDS):
-            problems.append(f"{module} runs units for any backend but imports the backend {name}")
         allowed = ROOM_MAY_IMPORT.get(own)
         if allowed is not None and other not in allowed:
             problems.append(f"{module} ({own}) imports {name} ({other})")
@@ -120,7 +112,7 @@ def room_problems(module: str, imports: set[str]) -> list[str]:
 
 
 def backend_problems(module: str, imports: set[str]) -> list[str]:
-    """execute/backends/'s siblings: SIBLING_MAY_IMPORT."""
+    """backends/'s siblings: SIBLING_MAY_IMPORT."""
     if not module.startswith(BACKENDS):
         return []
     own, problems = module[len(BACKENDS) :].split(".")[0], []
@@ -191,19 +183,20 @@ def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_checks_can_fail() -> None:
     """Each checker fed an import it must refuse (and one it must accept)."""
-    assert stage_problems("ncucampaign.plan.share", {"ncucampaign.execute.backends.local"})
+    assert stage_problems("ncucampaign.plan.share", {"ncucampaign.backends.local"})
     assert stage_problems("ncucampaign.errors", {"ncucampaign.plan.share"})
-    assert not stage_problems("ncucampaign.execute.backends.local", {"ncucampaign.plan.share", "ncucampaign.errors"})
+    assert not stage_problems("ncucampaign.backends.local", {"ncucampaign.plan.share", "ncucampaign.errors"})
     assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.shared.run"})
-    assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.backends.batch.files"})
+    assert stage_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.backends.batch.files"})
+    assert stage_problems("ncucampaign.results.reading.runs", {"ncucampaign.backends.systems"})
     assert room_problems("ncucampaign.execute.attempt.attempts", {"ncucampaign.execute.shared"})
-    assert room_problems("ncucampaign.execute.units", {"ncucampaign.execute.backends.batch.task"})
-    assert backend_problems("ncucampaign.execute.backends.batch.collect", {"ncucampaign.execute.backends.k8s.api"})
-    assert backend_problems("ncucampaign.execute.backends.slurm.submit", {"ncucampaign.execute.backends.k8s.api"})
-    assert backend_problems("ncucampaign.execute.backends.local", {"ncucampaign.execute.backends.batch.task"})
-    assert not backend_problems("ncucampaign.execute.backends.k8s.task", {"ncucampaign.execute.backends.batch.files"})
-    assert not backend_problems("ncucampaign.execute.backends.systems", {"ncucampaign.execute.backends.k8s.system"})
-    assert room_problems("ncucampaign.execute.shared.run", {"ncucampaign.execute.backends.local"})
+    assert stage_problems("ncucampaign.execute.units", {"ncucampaign.backends.batch.task"})
+    assert backend_problems("ncucampaign.backends.batch.collect", {"ncucampaign.backends.k8s.api"})
+    assert backend_problems("ncucampaign.backends.slurm.submit", {"ncucampaign.backends.k8s.api"})
+    assert backend_problems("ncucampaign.backends.local", {"ncucampaign.backends.batch.task"})
+    assert not backend_problems("ncucampaign.backends.k8s.task", {"ncucampaign.backends.batch.files"})
+    assert not backend_problems("ncucampaign.backends.systems", {"ncucampaign.backends.k8s.system"})
+    assert stage_problems("ncucampaign.execute.shared.run", {"ncucampaign.backends.local"})
     assert room_problems("ncucampaign.execute.rundir.book", {"ncucampaign.execute.process.groups"})
     assert not room_problems("ncucampaign.execute.shared.run", {"ncucampaign.execute.attempt.attempts"})
     assert process_problems("ncucampaign.execute.attempt.ncu_checks", {"subprocess"})
@@ -287,7 +280,7 @@ def test_backends_are_siblings(path: Path) -> None:
 
 # Where the word for Kubernetes' backend may be written: its own folder and command side,
 # the campaign's section (spec/) and the manifest's list of backends.
-KUBERNETES_PLACES = ("execute/backends/k8s/", "spec/", "execute/rundir/manifest.py")
+KUBERNETES_PLACES = ("backends/k8s/", "spec/", "execute/rundir/manifest.py")
 
 
 def test_only_the_kubernetes_backend_names_it() -> None:
@@ -297,9 +290,3 @@ def test_only_the_kubernetes_backend_names_it() -> None:
         if '"kubernetes"' in path.read_text() and not str(path.relative_to(PACKAGE)).startswith(KUBERNETES_PLACES)
     ]
     assert naming == []
-
-
-def test_the_kubernetes_plan_does_not_stand_on_slurms() -> None:
-    """plan/batch.py holds what both batch plans share (plan/k8s.py imported plan/slurm.py)."""
-    assert "ncucampaign.plan.slurm" not in imported(PACKAGE / "plan" / "k8s.py")
-    assert "ncucampaign.plan.k8s" not in imported(PACKAGE / "plan" / "slurm.py")

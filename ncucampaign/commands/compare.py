@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import many_values
 from ncucampaign.commands.consoles import out_console
@@ -29,7 +30,7 @@ from ncucampaign.results.gate.report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate.tables import verdict_table
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
 from ncucampaign.results.history.reference import as_manifest, file_name, gpu_model, not_comparable
-from ncucampaign.results.reading.runs import LoadedRun, compared, load_collected
+from ncucampaign.results.reading.runs import LoadedRun, compared
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
 

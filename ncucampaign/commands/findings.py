@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
 from ncucampaign.results.findings import (
@@ -18,7 +19,7 @@ from ncucampaign.results.findings import (
     shares_of_shown,
     top,
 )
-from ncucampaign.results.reading.runs import LoadedRun, load_collected
+from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
 
 

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import many_values
 from ncucampaign.commands.consoles import out_console
@@ -28,7 +29,6 @@ from ncucampaign.results.history.series import (
     where,
 )
 from ncucampaign.results.page.history_page import history_page
-from ncucampaign.results.reading.runs import load_collected
 
 FAILING = ("SLOWER", "CHANGED")  # what --fail-on-regression fails on, as the newest confirmed change
 

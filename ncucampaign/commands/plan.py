@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ncucampaign.backends.systems import BACKENDS
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import (
     add_ncu_option,
@@ -20,7 +21,6 @@ from ncucampaign.commands.common import (
 )
 from ncucampaign.commands.running.request import add_backend_arguments, backend_request
 from ncucampaign.errors import EXIT_OK, UsageError
-from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share.groups import share_plan

@@ -13,11 +13,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ncucampaign.backends.local import LOCAL
+from ncucampaign.backends.systems import batch_system
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text
-from ncucampaign.execute.backends.local import LOCAL
-from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir

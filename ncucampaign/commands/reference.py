@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.execute.rundir.manifest import Manifest
@@ -23,7 +24,6 @@ from ncucampaign.results.history.reference import (
     moved_markdown,
     reference_data,
 )
-from ncucampaign.results.reading.runs import load_collected
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
 
 REFS = "refs"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.page.html import write_report
-from ncucampaign.results.reading.runs import load_collected
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """`ncucampaign run FILE`: run the campaign into a run directory (or `--resume` one). A short pipeline over one
-RunRequest: its backend (execute/backends/systems.py), the campaign and plan, the checks, the settings; then the
+RunRequest: its backend (backends/systems.py), the campaign and plan, the checks, the settings; then the
 run directory is opened, the backend starts or submits it, and what it did is shown."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ import argparse
 import shutil
 import sys
 
+from ncucampaign.backends.contract import Backend, Prepared
+from ncucampaign.backends.systems import BACKENDS
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import (
     file_from_only,
@@ -24,8 +26,6 @@ from ncucampaign.commands.running.request import add_run_arguments, request_from
 from ncucampaign.commands.running.resume import campaign_and_plan, latest_begun, resumed_run
 from ncucampaign.commands.running.steps import check_jobs_per_gpu, dry_run, gpu_list, local_ncu
 from ncucampaign.errors import EXIT_INTERRUPTED, UsageError, printable
-from ncucampaign.execute.backends.contract import Backend, Prepared
-from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.open_run import open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import many_values
 from ncucampaign.commands.consoles import PipedConsole, out_console
@@ -17,7 +18,7 @@ from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import sample_summary
 from ncucampaign.results.reading.records import result_records
-from ncucampaign.results.reading.runs import load_collected, run_rows, tidy_rows
+from ncucampaign.results.reading.runs import run_rows, tidy_rows
 from ncucampaign.results.run_summary import FOLD_AT
 from ncucampaign.results.tables.tables import tidy_csv, tidy_json
 from ncucampaign.results.tables.target_tables import rows_table, rows_text, target_table, target_text, targets_rows

@@ -1,16 +1,16 @@
 """`ncucampaign <backend>-task RUN_DIR --array N`: what one task of a submission runs, for each batch backend of the
 table (slurm-task, k8s-task); its script or Job calls it, it is not meant to be typed. The backend says which task
-this is and where it runs (execute/backends/contract.py); the task runs its listed targets, claimed."""
+this is and where it runs (backends/contract.py); the task runs its listed targets, claimed."""
 
 from __future__ import annotations
 
 import argparse
 from functools import partial
 
+from ncucampaign.backends.contract import Backend
+from ncucampaign.backends.systems import BATCH
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
-from ncucampaign.execute.backends.contract import Backend
-from ncucampaign.execute.backends.systems import BATCH
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import load_run
 

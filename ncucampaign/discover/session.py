@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ncucampaign.backends.local import start_run
 from ncucampaign.discover.analysis import (
     KernelSummary,
     ListedLaunch,
@@ -25,7 +26,6 @@ from ncucampaign.discover.analysis import (
 )
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.local import start_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.status import Status

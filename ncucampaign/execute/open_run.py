@@ -1,6 +1,6 @@
 """Opening a run directory for a local run or a Slurm submission: check, create (or reopen) it, take
 its lock, and write the campaign, the plan and the starting manifest. What runs next, and where, is
-the backend's business (execute/backends/local.py runs it here; execute/backends/slurm/submit.py submits it)."""
+the backend's business (backends/local.py runs it here; backends/slurm/submit.py submits it)."""
 
 from __future__ import annotations
 

@@ -167,8 +167,8 @@ def test_start_up_imports_only_the_command_that_runs() -> None:
         )
         loaded[command] = set(done.stdout.split())
     assert "ncucampaign.commands.validate" in loaded["validate"]
-    assert not {"ncucampaign.commands.run", "ncucampaign.execute.backends.local"} & loaded["validate"]
-    assert "ncucampaign.execute.backends.local" in loaded["run"] and "ncucampaign.commands.report" not in loaded["run"]
+    assert not {"ncucampaign.commands.run", "ncucampaign.backends.local"} & loaded["validate"]
+    assert "ncucampaign.backends.local" in loaded["run"] and "ncucampaign.commands.report" not in loaded["run"]
     assert commands_for(["--help"]) == COMMANDS and commands_for(["bogus"]) == COMMANDS
     assert commands_for(["plan", "--only", "run"]) == ("plan",)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ncucampaign.backends.local import start_run
 from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary
-from ncucampaign.execute.backends.local import start_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.status import Status

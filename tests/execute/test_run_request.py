@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from ncucampaign.backends.systems import BACKENDS
 from ncucampaign.cli import build_parser
 from ncucampaign.commands.running.request import ncu_of, request_from
 from ncucampaign.errors import UsageError
-from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
 from ncucampaign.execute.rundir.task_list import TaskList
 from tests.conftest import ROOT, campaign_text, fake_env, load_manifest, run_cli_here
@@ -123,8 +123,8 @@ def test_a_resume_reads_the_manifest_once_and_keeps_the_request_the_run_was_star
 
 def test_each_batch_backends_task_command_comes_from_the_table_and_no_command_module_names_a_backend() -> None:
     """slurm-task and k8s-task were two command modules that each imported their backend's own modules."""
+    from ncucampaign.backends.systems import BATCH
     from ncucampaign.cli import RUNS, commands_for
-    from ncucampaign.execute.backends.systems import BATCH
 
     commands = ROOT / "ncucampaign" / "commands"
     naming = [

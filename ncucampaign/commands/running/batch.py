@@ -1,6 +1,6 @@
 """Runs submitted to a batch system (Slurm, Kubernetes), for every command that meets one: merging
 the tasks' records, following a submission until it ends, resuming. The system of each submission is
-looked up in execute/backends/systems.py; nothing here branches on which one it is."""
+looked up in backends/systems.py; nothing here branches on which one it is."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ncucampaign.backends.batch.collect import Collected, collect
+from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.contract import Backend
+from ncucampaign.backends.systems import BACKENDS, batch_system
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.running.resume import Resumed
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
-from ncucampaign.execute.backends.batch.collect import Collected, collect
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.contract import Backend
-from ncucampaign.execute.backends.systems import BACKENDS, batch_system
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest

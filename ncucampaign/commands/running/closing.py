@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import sys
 
+from ncucampaign.backends.contract import Started
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import final_table, left_out_line
 from ncucampaign.commands.running.batch import wait
 from ncucampaign.commands.running.steps import samples_short
 from ncucampaign.errors import EXIT_OK
-from ncucampaign.execute.backends.contract import Started
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.own_time import since_process_start

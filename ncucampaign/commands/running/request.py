@@ -1,15 +1,15 @@
 """run's command line as one frozen RunRequest (execute/rundir/request.py), built once; `ab` builds the
 same request without an argv. Each backend's own options come from its entry in the table of
-backends (execute/backends/systems.py): its flag (--slurm, --k8s) and its options, kept as given."""
+backends (backends/systems.py): its flag (--slurm, --k8s) and its options, kept as given."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from ncucampaign.backends.systems import BACKENDS
 from ncucampaign.commands.common import add_ncu_option, chosen_ncu
 from ncucampaign.errors import UsageError
-from ncucampaign.execute.backends.systems import BACKENDS
 from ncucampaign.execute.rundir.request import HERE, BackendRequest, RunRequest
 
 

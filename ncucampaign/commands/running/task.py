@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ncucampaign.backends.batch.task import run_task
+from ncucampaign.backends.systems import batch_system
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
 from ncucampaign.errors import EXIT_OK, UsageError, printable
-from ncucampaign.execute.backends.batch.task import run_task
-from ncucampaign.execute.backends.systems import batch_system
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.installed import installed_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals

@@ -100,7 +100,7 @@ class Obtained(Record):
     verification: str | None = Field(None, description="how the split was checked against the trace or the targets")
 
 
-FIRST_BACKEND: Final = "slurm"  # of records that name none (older); execute/backends/systems.py: one each
+FIRST_BACKEND: Final = "slurm"  # of records that name none (older); backends/systems.py: one each
 
 
 class TaskPlacement(Record):

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 
 from ncucampaign.execute.rundir.result_records import Record
 
-HERE = "here"  # the backend of a run on this machine (execute/backends/local.py)
+HERE = "here"  # the backend of a run on this machine (backends/local.py)
 
 
 class FrozenRecord(Record):
@@ -17,7 +17,7 @@ class FrozenRecord(Record):
 
 
 class BackendRequest(FrozenRecord):
-    """Where the run goes (a name of execute/backends/systems.py's table) and what only that backend
+    """Where the run goes (a name of backends/systems.py's table) and what only that backend
     reads: its options as given on the command line, by flag; `wait`: follow a submission until it ends."""
 
     name: str = HERE

@@ -1,5 +1,5 @@
 """A submission's task list, slurm/array-<n>.json: the targets each task of a batch submission runs. A run-directory
-file, so it lives here with the others (every backend and the batch room read it; execute/backends/contract.py
+file, so it lives here with the others (every backend and the batch room read it; backends/contract.py
 names it in the backends' verbs)."""
 
 from __future__ import annotations

@@ -3,19 +3,16 @@ from reading files."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.errors import EnvironmentProblem, UsageError, printable
-from ncucampaign.execute.backends.batch.collect import collect
-from ncucampaign.execute.backends.systems import BACKENDS
+from ncucampaign.errors import EnvironmentProblem, UsageError
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.reading import read_manifest
 from ncucampaign.execute.rundir.result_records import ResultRecord
-from ncucampaign.execute.rundir.store import LATEST, MANIFEST, RunStore
+from ncucampaign.execute.rundir.store import LATEST, MANIFEST
 from ncucampaign.results.reading.roofline import chart_data
 from ncucampaign.results.weights import shares_by_kernel, weighed_as
 
@@ -132,24 +129,6 @@ def run_rows(run: LoadedRun) -> list[dict[str, object]]:
 def status_row(run_id: str, target: str, status: str) -> dict[str, object]:
     """A target without results still has a row: its status (e.g. no_kernels, timed_out)."""
     return {**dict.fromkeys(TIDY_COLUMNS), "run_id": run_id, "target": target, "status": status}
-
-
-def load_collected(path: str | Path) -> LoadedRun:
-    """A run for a command that reads it (summarize, report, compare, findings): one submitted to Slurm
-    or Kubernetes has its tasks' records merged in memory, touching no process and writing nothing
-    (the run directory may be read-only, or another command's). Best effort: records that cannot be
-    read leave the run as its manifest says, with a note."""
-    loaded = load_run(path)
-    if not loaded.manifest.slurm_arrays:
-        return loaded
-    try:
-        collected = collect(RunStore.open(loaded.root), loaded.manifest, BACKENDS, clean_up=False, save=False)
-    except (EnvironmentProblem, UsageError) as exc:
-        print(
-            f"ncucampaign: note: the batch tasks' records were not collected ({printable(str(exc))})", file=sys.stderr
-        )
-        return loaded
-    return LoadedRun(loaded.root, collected.manifest)
 
 
 def compared(run: LoadedRun) -> LoadedRun:

@@ -8,8 +8,8 @@ import shutil
 import socket
 from collections.abc import Iterable
 
+from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.errors import EnvironmentProblem, UsageError
-from ncucampaign.execute.backends.batch.files import BatchFiles
 from ncucampaign.execute.process.provenance import gpu_info
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.manifest import TaskPlacement

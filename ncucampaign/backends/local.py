@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ncucampaign.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.errors import EXIT_INTERRUPTED, UsageError
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
-from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings

@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from ncucampaign.backends.slurm.script import batch_script, check_slurm_args, slurm_time
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.plan.slurm import batch_script, check_slurm_args, slurm_time
 from ncucampaign.plan.units import array_tasks
 from tests.conftest import campaign_text, fake_env, invocation, run_cli
 

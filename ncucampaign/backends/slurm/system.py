@@ -1,4 +1,4 @@
-"""Slurm as a backend (execute/backends/contract.py): a run's units as a job array, one task per unit,
+"""Slurm as a backend (backends/contract.py): a run's units as a job array, one task per unit,
 submitted with sbatch and followed with squeue."""
 
 from __future__ import annotations
@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
+from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.batch.submission import submitted
+from ncucampaign.backends.contract import Flag, Prepared, Started, Words
+from ncucampaign.backends.slurm.queue import active_jobs, placement, slurm_command
+from ncucampaign.backends.slurm.script import batch_script, check_slurm_args
+from ncucampaign.backends.slurm.submit import array_chunks, max_array_tasks, submit_arrays
 from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.batch.submission import submitted
-from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
-from ncucampaign.execute.backends.slurm.queue import active_jobs, placement, slurm_command
-from ncucampaign.execute.backends.slurm.submit import array_chunks, max_array_tasks, submit_arrays
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
@@ -22,7 +23,6 @@ from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.slurm import batch_script, check_slurm_args
 from ncucampaign.plan.units import ArrayTask
 from ncucampaign.spec.loader import LoadedCampaign
 
@@ -126,7 +126,7 @@ class SlurmSystem:
         return active_jobs(job_ids)
 
     def task_index(self, listing: TaskList, array: int, given: int | None) -> int:
-        if given is None:  # the batch script gives it (plan/slurm.py)
+        if given is None:  # the batch script gives it (backends/slurm/script.py)
             raise UsageError("slurm-task needs --index (the array task's $SLURM_ARRAY_TASK_ID)")
         return given
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.slurm.queue import SLURM_TIMEOUT_S, slurm_command
+from ncucampaign.backends.slurm.script import batch_script
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.slurm.queue import SLURM_TIMEOUT_S, slurm_command
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Submission
 from ncucampaign.execute.rundir.task_list import BATCH, TaskList
 from ncucampaign.plan.share.groups import share_plan
-from ncucampaign.plan.slurm import batch_script
 from ncucampaign.plan.units import ArrayTask, array_tasks, units_in_plan_order
 
 # What a cluster takes in one array when `scontrol show config` cannot say: Slurm's default MaxArraySize (1001: task

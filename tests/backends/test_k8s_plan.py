@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ncucampaign.backends.k8s.job import job_name
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.plan.k8s import job_name
 from tests.conftest import ROOT, fake_env, run_cli
 
 pytest.importorskip("kubernetes")
 
-from ncucampaign.execute.backends.k8s.api import validated_job
+from ncucampaign.backends.k8s.api import validated_job
 
 DECODE = ROOT / "campaigns" / "decode.yaml"
 

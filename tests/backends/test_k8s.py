@@ -1,4 +1,4 @@
-"""run --k8s against kmock's API server and a fake kubelet (tests/execute/k8s_harness.py), the pods running
+"""run --k8s against kmock's API server and a fake kubelet (tests/backends/k8s_harness.py), the pods running
 the fake ncu here: every target ok exactly once; a killed pod's unit interrupted and run
 again by --resume, or taken over by the Job's retry with nothing recorded lost; FailIndex; a refused
 submission that leaves no run behind."""
@@ -16,7 +16,7 @@ from tests.conftest import FAKE_NCU_DIR, fake_env, load_manifest, run_cli
 pytest.importorskip("kmock")
 pytest.importorskip("kubernetes")
 
-from tests.execute.k8s_harness import ApiServer, FakeKubelet
+from tests.backends.k8s_harness import ApiServer, FakeKubelet
 
 pytestmark = pytest.mark.k8s
 

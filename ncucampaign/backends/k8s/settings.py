@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ncucampaign.backends.contract import Flag
+from ncucampaign.backends.k8s.job import with_flags
 from ncucampaign.errors import UsageError, printable
-from ncucampaign.execute.backends.contract import Flag
 from ncucampaign.execute.rundir.request import BackendRequest
-from ncucampaign.plan.k8s import with_flags
 from ncucampaign.spec.kubernetes import SECTION, KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.messages import message_for

@@ -9,10 +9,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ncucampaign.backends.batch.collect import UNFINISHED, died
+from ncucampaign.backends.batch.files import BatchFiles, task_stem
+from ncucampaign.backends.contract import Backend
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
-from ncucampaign.execute.backends.batch.collect import UNFINISHED, died
-from ncucampaign.execute.backends.batch.files import BatchFiles, task_stem
-from ncucampaign.execute.backends.contract import Backend
 from ncucampaign.execute.executors import SequentialExecutor
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest

@@ -3,15 +3,15 @@ run directory (slurm/array-<n>.k8s.yaml, what `kubectl apply -f` would take) and
 
 from __future__ import annotations
 
+from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.k8s.api import create_job
+from ncucampaign.backends.k8s.job import JobRequest, indexed_job, job_yaml, task_names
+from ncucampaign.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.k8s.api import create_job
-from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Submission
 from ncucampaign.execute.rundir.task_list import BATCH, TaskList
-from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, task_names
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.units import array_tasks, units_in_plan_order
 from ncucampaign.spec.kubernetes import KubernetesSection

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.contract import Backend
+from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.contract import Backend
 from ncucampaign.execute.process.groups import kill_orphaned_group
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest, SharedRunRecord, Submission, TargetRecord

@@ -1,4 +1,4 @@
-"""Campaigns as Slurm job arrays, against a real local Slurm (tests/execute/slurm_cluster.py: slurmctld, slurmd
+"""Campaigns as Slurm job arrays, against a real local Slurm (tests/backends/slurm_cluster.py: slurmctld, slurmd
 and munge from the distribution's packages, 4 fake GPUs) and the fake ncu. Skips, saying why, only
 where the packages are missing or the tests do not run as root."""
 
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from ncucampaign.execute.process.groups import group_members
+from tests.backends import slurm_cluster as cluster
 from tests.conftest import campaign_text, fake_env, run_cli
-from tests.execute import slurm_cluster as cluster
 
 WHY_NOT = cluster.why_not()
 pytestmark = [
@@ -142,7 +142,7 @@ def test_a_killed_task_is_reported_and_resume_reruns_only_it(tmp_path: Path) -> 
     assert attempt["status"] == "interrupted" and "its Slurm task ended during this attempt" in attempt["message"]
     # ncu usually outlives its runner here (proctrack/linuxproc tracks by parent) and collect kills it,
     # saying so; now and then slurmstepd catches it first. Either way nothing is left (collect's kill
-    # is checked without that race in plan/test_slurm_plan.py).
+    # is checked without that race in backends/test_slurm_plan.py).
     assert group_members(attempt["process_group"]) == []
 
     hang.unlink()

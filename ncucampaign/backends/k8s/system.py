@@ -1,4 +1,4 @@
-"""Kubernetes as a backend (execute/backends/contract.py): a run's units as one Indexed Job on a shared
+"""Kubernetes as a backend (backends/contract.py): a run's units as one Indexed Job on a shared
 volume, an index a unit; the Job starts a new pod for an index whose pod was killed."""
 
 from __future__ import annotations
@@ -8,15 +8,16 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
+from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.batch.submission import submitted
+from ncucampaign.backends.contract import Flag, Prepared, Started, Words
+from ncucampaign.backends.k8s.api import active_jobs, require_cluster
+from ncucampaign.backends.k8s.job import JobRequest, indexed_job, job_yaml, settings_problem
+from ncucampaign.backends.k8s.settings import FLAGS, KUBERNETES_BACKEND, k8s_runs_root, k8s_settings
+from ncucampaign.backends.k8s.submit import submit_job
+from ncucampaign.backends.k8s.task import pod_index, pod_placement
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.batch.submission import submitted
-from ncucampaign.execute.backends.contract import Flag, Prepared, Started, Words
-from ncucampaign.execute.backends.k8s.api import active_jobs, require_cluster
-from ncucampaign.execute.backends.k8s.settings import FLAGS, KUBERNETES_BACKEND, k8s_runs_root, k8s_settings
-from ncucampaign.execute.backends.k8s.submit import submit_job
-from ncucampaign.execute.backends.k8s.task import pod_index, pod_placement
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
@@ -24,7 +25,6 @@ from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.k8s import JobRequest, indexed_job, job_yaml, settings_problem
 from ncucampaign.plan.units import ArrayTask
 from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign

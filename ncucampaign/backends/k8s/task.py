@@ -6,9 +6,9 @@ from __future__ import annotations
 import socket
 from collections.abc import Mapping
 
+from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.errors import UsageError
-from ncucampaign.execute.backends.batch.files import BatchFiles
-from ncucampaign.execute.backends.k8s.settings import KUBERNETES_BACKEND
 from ncucampaign.execute.process.provenance import gpu_info
 from ncucampaign.execute.rundir.manifest import TaskPlacement
 from ncucampaign.plan.gpus import VISIBLE
