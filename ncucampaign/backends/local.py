@@ -4,26 +4,22 @@ attempts were stopped gracefully, so their reports are kept."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from ncucampaign.backends.contract import Flag, Prepared, Started, Words
-from ncucampaign.errors import EXIT_INTERRUPTED, UsageError
+from ncucampaign.backends.contract import Backend, Prepared, Started, Words
+from ncucampaign.errors import EXIT_INTERRUPTED
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.executors import Executor, GpuLanesExecutor, SequentialExecutor
 from ncucampaign.execute.open_run import OpenRun, open_run
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.execute.rundir.manifest import TaskPlacement
-from ncucampaign.execute.rundir.request import HERE, RunRequest
-from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.execute.rundir.task_list import TaskList
+from ncucampaign.execute.rundir.request import HERE, BackendRequest
 from ncucampaign.execute.timing_pass import weigh
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share.groups import share_plan
-from ncucampaign.plan.units import ArrayTask, Unit, longest_first, units_in_plan_order
+from ncucampaign.plan.units import Unit, longest_first, units_in_plan_order
 from ncucampaign.spec.loader import LoadedCampaign
 
 
@@ -87,41 +83,16 @@ def start_run(
     return LocalRun(open_run(loaded, plan, settings), reporter, stop)
 
 
-class LocalBackend:
+class LocalBackend(Backend[None]):
     name = HERE
     words = Words("stopping: asking ncu to finish and write its report (press Ctrl-C again to kill it at once).")
-    flags: tuple[Flag, ...] = ()
-    ncu_elsewhere = False
-    retries_its_index = False
-    shows_gpus_set = True
 
-    def check(self, request: RunRequest) -> None:
-        return None
+    def prepare(self, choice: BackendRequest, loaded: LoadedCampaign, plan: Plan, root: Path) -> Prepared[None]:
+        return Prepared(root, None)
 
-    def prepare(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan, root: Path) -> Prepared:
-        return Prepared(root)
-
-    def before_opening(self, prepared: Prepared, run_dir: Path) -> None:
-        return None
-
-    def start(self, prepared: Prepared, opened: OpenRun, reporter: Reporter, stop: StopRequest) -> Started:
+    def start(self, prepared: Prepared[None], opened: OpenRun, reporter: Reporter, stop: StopRequest) -> Started:
         result = LocalRun(opened, reporter, stop).execute()
         return Started(result.run.root, result=result)
-
-    def plan_text(self, prepared: Prepared, plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
-        return None
-
-    def active_jobs(self, job_ids: list[str]) -> set[str] | None:
-        return set()  # nothing is submitted: nothing runs elsewhere
-
-    def task_index(self, listing: TaskList, array: int, given: int | None) -> int:
-        raise UsageError("a run here has no batch tasks")
-
-    def task_placement(self, store: RunStore, listing: TaskList, index: int) -> TaskPlacement:
-        raise UsageError("a run here has no batch tasks")
-
-    def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
-        return ""
 
 
 LOCAL = LocalBackend()

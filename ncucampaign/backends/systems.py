@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.backends.batch.collect import collect
-from ncucampaign.backends.contract import Backend
+from ncucampaign.backends.contract import Backend, BatchSystem
 from ncucampaign.backends.k8s.system import KUBERNETES
 from ncucampaign.backends.local import LOCAL
 from ncucampaign.backends.slurm.system import SLURM
@@ -16,11 +17,11 @@ from ncucampaign.execute.rundir.manifest import FIRST_BACKEND
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import LoadedRun, load_run
 
-BACKENDS: dict[str, Backend] = {backend.name: backend for backend in (LOCAL, SLURM, KUBERNETES)}
-BATCH: dict[str, Backend] = {name: backend for name, backend in BACKENDS.items() if backend.words.flag}
+BATCH: dict[str, BatchSystem[Any]] = {system.name: system for system in (SLURM, KUBERNETES)}
+BACKENDS: dict[str, Backend[Any]] = {LOCAL.name: LOCAL, **BATCH}
 
 
-def batch_system(backend: str) -> Backend:
+def batch_system(backend: str) -> BatchSystem[Any]:
     """The batch system a submission or placement names (the manifest's `backend`; Slurm's for older
     records, which name none)."""
     return BATCH.get(backend, BATCH[FIRST_BACKEND])
@@ -35,7 +36,7 @@ def load_collected(path: str | Path) -> LoadedRun:
     if not loaded.manifest.slurm_arrays:
         return loaded
     try:
-        collected = collect(RunStore.open(loaded.root), loaded.manifest, BACKENDS, clean_up=False, save=False)
+        collected = collect(RunStore.open(loaded.root), loaded.manifest, BATCH, clean_up=False, save=False)
     except (EnvironmentProblem, UsageError) as exc:
         print(
             f"ncucampaign: note: the batch tasks' records were not collected ({printable(str(exc))})", file=sys.stderr

@@ -21,7 +21,6 @@ from ncucampaign.commands.common import (
 )
 from ncucampaign.commands.running.request import add_backend_arguments, backend_request
 from ncucampaign.errors import EXIT_OK, UsageError
-from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.share.text import group_data, plan_text
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     shares = share_plan(plan.invocations, not args.no_share, installed)
     backend = backend_request(args)
     chosen = BACKENDS[backend.name]
-    prepared = chosen.prepare(RunRequest(backend=backend), loaded, plan, runs_root(args.out, loaded))
+    prepared = chosen.prepare(backend, loaded, plan, runs_root(args.out, loaded))
     tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
     submitted = chosen.plan_text(prepared, plan, tasks, report_dir.parent)
     if submitted is not None:  # what a batch backend would submit, instead of the commands

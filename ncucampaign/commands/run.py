@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from typing import Any
 
 from ncucampaign.backends.contract import Backend, Prepared
 from ncucampaign.backends.systems import BACKENDS
@@ -66,13 +67,13 @@ def _run(request: RunRequest, every_row: bool) -> int:
     backend = BACKENDS[request.backend.name]
     backend.check(request)  # first: before its tools are looked for, or the campaign read
     loaded, plan = campaign_and_plan(request, resumed)
-    prepared = backend.prepare(request, loaded, plan, runs_root(request.out, loaded))
+    prepared = backend.prepare(request.backend, loaded, plan, runs_root(request.out, loaded))
     root = prepared.runs_root
     if request.dry_run:
         return dry_run(plan, root / plan.campaign / "<run-id>" / "reports", report_suffix(installed_listing(plan.ncu)))
     check_jobs_per_gpu(request)
     gpus = gpu_list(request.gpus)
-    remote_ncu = backend.ncu_elsewhere and shutil.which(plan.ncu) is None
+    remote_ncu = prepared.ncu_elsewhere and shutil.which(plan.ncu) is None
     ncu_path, installed = local_ncu(plan, remote_ncu)
     refused = refused_by(print_warnings(loaded, plan, installed, sys.stderr))
     if request.resume == "latest":
@@ -104,8 +105,8 @@ def _run(request: RunRequest, every_row: bool) -> int:
 
 
 def execute(
-    backend: Backend,
-    prepared: Prepared,
+    backend: Backend[Any],
+    prepared: Prepared[Any],
     loaded: LoadedCampaign,
     plan: Plan,
     settings: RunSettings,

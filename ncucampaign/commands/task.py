@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 from functools import partial
+from typing import Any
 
-from ncucampaign.backends.contract import Backend
+from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.backends.systems import BATCH
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
@@ -15,14 +16,14 @@ from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import load_run
 
 
-def add_arguments(backend: Backend, parser: argparse.ArgumentParser) -> None:
+def add_arguments(backend: BatchSystem[Any], parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("--array", type=int, required=True, metavar="N", help="the submission's number")
     if backend.words.task_index_help:
         parser.add_argument("--index", type=int, required=True, metavar="I", help=backend.words.task_index_help)
 
 
-def run(backend: Backend, args: argparse.Namespace) -> int:
+def run(backend: BatchSystem[Any], args: argparse.Namespace) -> int:
     loaded_run = load_run(args.run)
     listing = array_listing(loaded_run.root, args.array)
     index = backend.task_index(listing, args.array, getattr(args, "index", None))

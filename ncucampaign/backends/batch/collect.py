@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ncucampaign.backends.batch.files import BatchFiles
-from ncucampaign.backends.contract import Backend
+from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.execute.process.groups import kill_orphaned_group
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest, SharedRunRecord, Submission, TargetRecord
@@ -31,7 +32,7 @@ class Collected:
         return not self.active
 
 
-Systems = Mapping[str, Backend]  # by the manifest's `backend`
+Systems = Mapping[str, BatchSystem[Any]]  # by the manifest's `backend`
 
 
 def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: bool, save: bool = True) -> Collected:
@@ -72,7 +73,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
     return result
 
 
-def system_of(systems: Systems, backend: object) -> Backend:
+def system_of(systems: Systems, backend: object) -> BatchSystem[Any]:
     """The system a record names; a claim (free JSON) naming none, or none known, is the first's."""
     return systems.get(str(backend), systems[FIRST_BACKEND])
 
@@ -110,7 +111,9 @@ def _never_claimed(manifest: Manifest, files: BatchFiles, active: set[str], syst
         manifest.targets[position] = record
 
 
-def died(record: TargetRecord, claim: dict[str, object], system: Backend, run_root: str | None) -> TargetRecord:
+def died(
+    record: TargetRecord, claim: dict[str, object], system: BatchSystem[Any], run_root: str | None
+) -> TargetRecord:
     """`record` as its task (`claim`, of `system`) left it when it died. `run_root`: where to look for
     processes the task left (None: leave processes alone)."""
     record = record.model_copy(deep=True)

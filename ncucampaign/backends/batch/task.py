@@ -11,7 +11,7 @@ from typing import Any
 
 from ncucampaign.backends.batch.collect import UNFINISHED, died
 from ncucampaign.backends.batch.files import BatchFiles, task_stem
-from ncucampaign.backends.contract import Backend
+from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.executors import SequentialExecutor
 from ncucampaign.execute.prepare import RunSettings
@@ -59,7 +59,7 @@ def run_task(
     main: Manifest,
     names: Sequence[str],
     where: TaskPlacement,
-    system: Backend,
+    system: BatchSystem[Any],
 ) -> RunResult | None:
     """Claim and run `names` where `where` says (its system's placement); None when every one of them was claimed by
     another task already. A task that retries its index (a system that `retries_its_index`: Kubernetes starts a new pod
@@ -108,7 +108,7 @@ def _take_over(files: BatchFiles, name: str, where: TaskPlacement, claim: dict[s
     return files.claim(name, claim)
 
 
-def _earlier_task(files: BatchFiles, where: TaskPlacement, system: Backend) -> Manifest | None:
+def _earlier_task(files: BatchFiles, where: TaskPlacement, system: BatchSystem[Any]) -> Manifest | None:
     """What a killed task of this index recorded (its record is rewritten by this one): its targets'
     attempts, the unfinished ones marked interrupted, so that nothing recorded is lost."""
     found = files.read_record(where.record)

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 
 from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.batch.submission import submitted
-from ncucampaign.backends.contract import Flag, Prepared, Started, Words
+from ncucampaign.backends.contract import BatchSystem, BatchWords, Flag, Prepared, Started
 from ncucampaign.backends.k8s.api import active_jobs, require_cluster
 from ncucampaign.backends.k8s.job import JobRequest, indexed_job, job_yaml, settings_problem
 from ncucampaign.backends.k8s.settings import FLAGS, KUBERNETES_BACKEND, k8s_runs_root, k8s_settings
-from ncucampaign.backends.k8s.submit import submit_job
+from ncucampaign.backends.k8s.submit import JobSender
 from ncucampaign.backends.k8s.task import pod_index, pod_placement
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
-from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
@@ -34,9 +33,9 @@ WEIGH_NOTE = (
 )
 
 
-class KubernetesSystem:
+class KubernetesSystem(BatchSystem[KubernetesSection]):
     name = KUBERNETES_BACKEND
-    words = Words(
+    words = BatchWords(
         flag="--k8s",
         help="submit the targets as a Kubernetes Indexed Job (one index per target or group)",
         job="Kubernetes Job",
@@ -51,7 +50,6 @@ class KubernetesSystem:
         task_help="(used by run --k8s's Job) run one index of an Indexed Job",
     )
     flags: tuple[Flag, ...] = FLAGS
-    ncu_elsewhere = True  # the pods' image may hold ncu: the submitting machine needs none
     retries_its_index = True
     shows_gpus_set = False  # a pod without GPUs has no CUDA_VISIBLE_DEVICES: nothing to show
 
@@ -61,22 +59,28 @@ class KubernetesSystem:
                 "--k8s gives each pod the GPUs its Job asks for: drop --gpus, --jobs-per-gpu, --show-output"
             )
 
-    def prepare(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan, root: Path) -> Prepared:
-        section = k8s_settings(request.backend, loaded)
-        return Prepared(k8s_runs_root(root, section), section)
+    def prepare(
+        self, choice: BackendRequest, loaded: LoadedCampaign, plan: Plan, root: Path
+    ) -> Prepared[KubernetesSection]:
+        section = k8s_settings(choice, loaded)
+        # the pods' image may hold ncu: the submitting machine needs none
+        return Prepared(k8s_runs_root(root, section), section, ncu_elsewhere=True)
 
-    def before_opening(self, prepared: Prepared, run_dir: Path) -> None:
-        problem = settings_problem(_section(prepared), run_dir.absolute())
+    def before_opening(self, prepared: Prepared[KubernetesSection], run_dir: Path) -> None:
+        problem = settings_problem(prepared.settings, run_dir.absolute())
         if problem:
             raise UsageError(problem)
         require_cluster()
 
-    def start(self, prepared: Prepared, opened: OpenRun, reporter: Reporter, stop: StopRequest) -> Started:
+    def start(
+        self, prepared: Prepared[KubernetesSection], opened: OpenRun, reporter: Reporter, stop: StopRequest
+    ) -> Started:
         notes = (WEIGH_NOTE,) if opened.settings.weigh else ()
         root, campaign = opened.store.run.root, opened.plan.campaign
-        job = submitted(opened, partial(submit_job, settings=_section(prepared)), self.words.flag)
-        if job is None:
+        jobs = submitted(opened, JobSender(prepared.settings), self.words.flag)
+        if not jobs:
             return Started(root, said=(*notes, f"{campaign}: every target is ok; nothing to submit"))
+        job = jobs[-1]
         namespace, _, name = (job.job_id or "/").partition("/")
         said = (
             f"{campaign}: created Kubernetes Job {job.job_id} ({len(job.tasks)} indexes) for {root}\n"
@@ -86,8 +90,10 @@ class KubernetesSystem:
         )
         return Started(root, submission=job, said=(*notes, said))
 
-    def plan_text(self, prepared: Prepared, plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
-        section = _section(prepared)
+    def plan_text(
+        self, prepared: Prepared[KubernetesSection], plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path
+    ) -> str | None:
+        section = prepared.settings
         problem = settings_problem(section)
         if problem:
             raise UsageError(problem)
@@ -109,11 +115,6 @@ class KubernetesSystem:
 
     def what_it_printed(self, job: str, index: int, tail: str | None) -> str:
         return f"kubectl logs -n {job.replace('/', ' job/')} shows what it printed"  # the cluster's, not a file here
-
-
-def _section(prepared: Prepared) -> KubernetesSection:
-    assert isinstance(prepared.settings, KubernetesSection), "prepare settles the section"
-    return prepared.settings
 
 
 KUBERNETES = KubernetesSystem()

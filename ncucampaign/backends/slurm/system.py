@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 
 from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.batch.submission import submitted
-from ncucampaign.backends.contract import Flag, Prepared, Started, Words
+from ncucampaign.backends.contract import BatchSystem, BatchWords, Flag, Prepared, Started
 from ncucampaign.backends.slurm.queue import active_jobs, placement, slurm_command
 from ncucampaign.backends.slurm.script import batch_script, check_slurm_args
-from ncucampaign.backends.slurm.submit import array_chunks, max_array_tasks, submit_arrays
+from ncucampaign.backends.slurm.submit import SlurmSender, array_chunks, max_array_tasks
 from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TaskPlacement
-from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
@@ -30,9 +29,9 @@ SLURM_ARG = "--slurm-arg"
 WEIGH_NOTE = "the timing pass (weigh) is not run in {job}s; findings of this run will rank by ncu's own estimates"
 
 
-class SlurmSystem:
+class SlurmSystem(BatchSystem[tuple[str, ...]]):
     name = "slurm"
-    words = Words(
+    words = BatchWords(
         flag="--slurm",
         help="submit the targets as a Slurm job array (one task per target or group)",
         job="Slurm array job",
@@ -51,7 +50,6 @@ class SlurmSystem:
     flags: tuple[Flag, ...] = (
         Flag(SLURM_ARG, "an sbatch option for the array, e.g. --slurm-arg=--partition=gpu (repeatable)", "ARG", True),
     )
-    ncu_elsewhere = False
     retries_its_index = False
     shows_gpus_set = True
 
@@ -66,14 +64,16 @@ class SlurmSystem:
         for command in ("sbatch", "squeue"):  # before a run directory is created for nothing
             slurm_command(command)
 
-    def prepare(self, request: RunRequest, loaded: LoadedCampaign, plan: Plan, root: Path) -> Prepared:
-        slurm_args = tuple(request.backend.values(SLURM_ARG))
+    def prepare(
+        self, choice: BackendRequest, loaded: LoadedCampaign, plan: Plan, root: Path
+    ) -> Prepared[tuple[str, ...]]:
+        slurm_args = tuple(choice.values(SLURM_ARG))
         problem = check_slurm_args(list(slurm_args))  # `plan --slurm` checks them too, without sbatch
         if problem:
             raise UsageError(problem)
         return Prepared(root, slurm_args)
 
-    def before_opening(self, prepared: Prepared, run_dir: Path) -> None:
+    def before_opening(self, prepared: Prepared[tuple[str, ...]], run_dir: Path) -> None:
         """sbatch reads the script's `#SBATCH --output=` line as it reads a command line of its own:
         blanks end the value, quotes and `\\` are taken away, `#` starts a comment, and `%` starts a
         file-name pattern (%j, %A, ...). A run directory holding any of them would send every task's
@@ -86,11 +86,12 @@ class SlurmSystem:
                 "script's file names as blanks, quotes, comments or patterns); choose another --out"
             )
 
-    def start(self, prepared: Prepared, opened: OpenRun, reporter: Reporter, stop: StopRequest) -> Started:
+    def start(
+        self, prepared: Prepared[tuple[str, ...]], opened: OpenRun, reporter: Reporter, stop: StopRequest
+    ) -> Started:
         notes = (WEIGH_NOTE.format(job=self.words.job),) if opened.settings.weigh else ()
-        slurm_args = prepared.settings if isinstance(prepared.settings, tuple) else ()
         root, campaign = opened.store.run.root, opened.plan.campaign
-        arrays = submitted(opened, partial(submit_arrays, slurm_args=slurm_args), self.words.flag)
+        arrays = submitted(opened, SlurmSender(prepared.settings, max_array_tasks()), self.words.flag)
         if not arrays:
             return Started(root, said=(*notes, f"{campaign}: every target is ok; nothing to submit"))
         jobs = ",".join(str(array.job_id) for array in arrays)
@@ -106,9 +107,10 @@ class SlurmSystem:
         )
         return Started(root, submission=arrays[-1], said=(*notes, said))
 
-    def plan_text(self, prepared: Prepared, plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
+    def plan_text(
+        self, prepared: Prepared[tuple[str, ...]], plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path
+    ) -> str | None:
         """The batch script of each array the run would submit (as many as the cluster's MaxArraySize asks)."""
-        slurm_args = list(prepared.settings) if isinstance(prepared.settings, tuple) else []
         scripts = [
             batch_script(
                 campaign=plan.campaign,
@@ -116,7 +118,7 @@ class SlurmSystem:
                 array=number,
                 tasks=chunk,
                 python=sys.executable,
-                slurm_args=slurm_args,
+                slurm_args=prepared.settings,
             )
             for number, chunk in enumerate(array_chunks(tasks, max_array_tasks()), start=1)
         ]

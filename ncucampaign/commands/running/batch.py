@@ -7,14 +7,15 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ncucampaign.backends.batch.collect import Collected, collect
 from ncucampaign.backends.batch.files import BatchFiles
-from ncucampaign.backends.contract import Backend
-from ncucampaign.backends.systems import BACKENDS, batch_system
+from ncucampaign.backends.contract import BatchSystem
+from ncucampaign.backends.systems import BATCH, batch_system
 from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.running.resume import Resumed
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
@@ -34,10 +35,10 @@ def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Col
     tasks left running here (collect, --resume, --wait; never a command that only reads)."""
     store = RunStore.open(loaded.root)
     with store.lock():
-        return store, collect(store, load_run(loaded.root).manifest, BACKENDS, clean_up)
+        return store, collect(store, load_run(loaded.root).manifest, BATCH, clean_up)
 
 
-def newest_system(manifest: Manifest) -> Backend:
+def newest_system(manifest: Manifest) -> BatchSystem[Any]:
     """The system of the run's newest submission (a run is resubmitted to the one it began on)."""
     return batch_system(manifest.slurm_arrays[-1].backend if manifest.slurm_arrays else FIRST_BACKEND)
 
