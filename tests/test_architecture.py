@@ -280,7 +280,7 @@ def test_backends_are_siblings(path: Path) -> None:
 
 # Where the word for Kubernetes' backend may be written: its own folder and command side,
 # the campaign's section (spec/) and the manifest's list of backends.
-KUBERNETES_PLACES = ("backends/k8s/", "spec/", "execute/rundir/manifest.py")
+KUBERNETES_PLACES = ("backends/k8s/", "spec/")
 
 
 def test_only_the_kubernetes_backend_names_it() -> None:

@@ -13,7 +13,6 @@ from ncucampaign.backends.k8s.system import KUBERNETES
 from ncucampaign.backends.local import LOCAL
 from ncucampaign.backends.slurm.system import SLURM
 from ncucampaign.errors import EnvironmentProblem, UsageError, printable
-from ncucampaign.execute.rundir.manifest import FIRST_BACKEND
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import LoadedRun, load_run
 
@@ -24,7 +23,7 @@ BACKENDS: dict[str, Backend[Any]] = {LOCAL.name: LOCAL, **BATCH}
 def batch_system(backend: str) -> BatchSystem[Any]:
     """The batch system a submission or placement names (the manifest's `backend`; Slurm's for older
     records, which name none)."""
-    return BATCH.get(backend, BATCH[FIRST_BACKEND])
+    return BATCH.get(backend) or next(iter(BATCH.values()))
 
 
 def load_collected(path: str | Path) -> LoadedRun:
@@ -33,7 +32,7 @@ def load_collected(path: str | Path) -> LoadedRun:
     (the run directory may be read-only, or another command's). Best effort: records that cannot be
     read leave the run as its manifest says, with a note."""
     loaded = load_run(path)
-    if not loaded.manifest.slurm_arrays:
+    if not loaded.manifest.submissions:
         return loaded
     try:
         collected = collect(RunStore.open(loaded.root), loaded.manifest, BATCH, clean_up=False, save=False)

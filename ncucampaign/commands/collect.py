@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     store, collected = collect_run(load_run(args.run))
-    if not collected.manifest.slurm_arrays:
+    if not collected.manifest.submissions:
         raise UsageError(f"{store.run.root}: no Slurm array or Kubernetes Job was submitted for it (--slurm, --k8s)")
     console = out_console()
     console.print(final_table(collected.manifest, str(store.run.root)))

@@ -172,7 +172,7 @@ def final_table(manifest: Manifest, run_root: str, every: bool = False) -> Table
     in_groups = {name for cause in grouped for name in cause.names}
     shown = [record for record in shown if record.name not in in_groups]
     table = Table(title=f"{manifest.campaign.name}: {run_root}", box=box.SIMPLE_HEAD, title_justify="left")
-    placed = [batch_system(record.slurm.backend) for record in manifest.targets if record.slurm]
+    placed = [batch_system(record.placement.backend) for record in manifest.targets if record.placement]
     columns = (
         "target",
         "status",
@@ -186,7 +186,7 @@ def final_table(manifest: Manifest, run_root: str, every: bool = False) -> Table
     for column in columns:
         table.add_column(column, justify="right" if column in ("attempts", "seconds", "kernels") else "left")
     for record in shown:
-        where = record.slurm
+        where = record.placement
         task = (
             f"{where.array_job_id}_{where.array_task_id} {where.node}"
             + ("" if not batch_system(where.backend).shows_gpus_set and where.cuda_visible_devices is None else

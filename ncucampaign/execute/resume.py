@@ -108,7 +108,7 @@ def sweep_work_folders(latest: Path, manifest: Manifest | None) -> None:
         root = latest.resolve(strict=True)
     except (OSError, RuntimeError):
         return
-    if manifest is not None and not manifest.slurm_arrays and not lock_held(root):
+    if manifest is not None and not manifest.submissions and not lock_held(root):
         remove_work_folders(root / "reports")
 
 

@@ -80,10 +80,10 @@ def test_ten_targets_each_ok_exactly_once(tmp_path: Path, write_campaign) -> Non
     assert manifest["state"] == "finished"
     assert [t["status"] for t in manifest["targets"]] == ["ok"] * 10
     assert all(len(t["attempts"]) == 1 for t in manifest["targets"])
-    indexes = sorted(t["slurm"]["array_task_id"] for t in manifest["targets"])
-    assert indexes == list(range(10)) and {t["slurm"]["backend"] for t in manifest["targets"]} == {"kubernetes"}
+    indexes = sorted(t["placement"]["array_task_id"] for t in manifest["targets"])
+    assert indexes == list(range(10)) and {t["placement"]["backend"] for t in manifest["targets"]} == {"kubernetes"}
     assert sorted(index for _, index, _, _ in kubelet.pods) == list(range(10))  # one pod per index
-    (array,) = manifest["slurm_arrays"]
+    (array,) = manifest["submissions"]
     assert array["backend"] == "kubernetes" and array["job_id"].startswith("default/ncucampaign-camp-")
     job = (run_dir / array["script"]).read_text()
     assert "completionMode: Indexed" in job and "completions: 10" in job
@@ -114,7 +114,7 @@ def test_a_killed_pod_is_interrupted_and_resume_runs_it_again(tmp_path: Path, wr
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _, manifest = load_manifest(runs)
     assert [t["status"] for t in manifest["targets"]] == ["ok", "ok"]
-    assert len(manifest["slurm_arrays"]) == 2 and manifest["slurm_arrays"][1]["tasks"] == [["b"]]
+    assert len(manifest["submissions"]) == 2 and manifest["submissions"][1]["tasks"] == [["b"]]
     b = next(t for t in manifest["targets"] if t["name"] == "b")
     assert [a["status"] for a in b["attempts"]] == ["interrupted", "ok"]  # nothing recorded was lost
     assert [p[1:3] for p in again.pods] == [(0, 0)]  # the new Job ran only b
@@ -134,7 +134,7 @@ def test_the_jobs_retry_takes_over_the_killed_pods_claim(tmp_path: Path, write_c
     _, manifest = load_manifest(runs)
     (a,) = manifest["targets"]
     assert a["status"] == "ok" and [x["status"] for x in a["attempts"]] == ["interrupted", "ok"], a["attempts"]
-    assert a["slurm"]["job_id"].endswith("-0-1")  # the retry's pod
+    assert a["placement"]["job_id"].endswith("-0-1")  # the retry's pod
 
 
 def test_no_kernels_fails_its_index_without_a_retry(tmp_path: Path, write_campaign) -> None:

@@ -103,14 +103,14 @@ def test_ten_targets_run_once_each_on_its_own_gpu_with_provenance(tmp_path: Path
     print(f"10-target array with --wait: {time.monotonic() - started:.1f} s")
     assert done.returncode == 0, done.stdout + done.stderr
     data = manifest(tmp_path)
-    assert data["state"] == "finished" and len(data["slurm_arrays"]) == 1
-    job = data["slurm_arrays"][0]["job_id"]
+    assert data["state"] == "finished" and len(data["submissions"]) == 1
+    job = data["submissions"][0]["job_id"]
     for record in data["targets"]:
         assert record["status"] == "ok" and len(record["attempts"]) == 1, record["name"]
-        where = record["slurm"]
+        where = record["placement"]
         assert where["array_job_id"] == job and where["node"]
         assert where["gpu_uuids"] == [f"GPU-fake-{int(where['cuda_visible_devices']):04d}"]
-    assert sorted(t["slurm"]["array_task_id"] for t in data["targets"]) == list(range(10))
+    assert sorted(t["placement"]["array_task_id"] for t in data["targets"]) == list(range(10))
     busy: dict[str, list[tuple[float, float]]] = {}
     opened: dict[str, float] = {}
     for line in timeline.read_text().splitlines():
@@ -152,7 +152,7 @@ def test_a_killed_task_is_reported_and_resume_reruns_only_it(tmp_path: Path) -> 
     records = by_name(data)
     assert [len(records[f"t{i}"]["attempts"]) for i in range(3)] == [1, 1, 1]
     assert [a["status"] for a in records["stuck"]["attempts"]] == ["interrupted", "ok"]
-    assert data["slurm_arrays"][1]["tasks"] == [["stuck"]]
+    assert data["submissions"][1]["tasks"] == [["stuck"]]
 
 
 def test_scancel_b_int_interrupts_cleanly_and_resume_completes(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_scancel_b_int_interrupts_cleanly_and_resume_completes(tmp_path: Path) -
     assert submit(tmp_path, text).returncode == 0
     run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
     wait_until(lambda: sum(attempt_running(run_dir, f"h{i}") for i in range(6)) == 4, "4 tasks running")
-    job = manifest(tmp_path)["slurm_arrays"][0]["job_id"]
+    job = manifest(tmp_path)["submissions"][0]["job_id"]
     subprocess.run(["scancel", "-b", "-s", "INT", job], timeout=30)  # exit 229: pending tasks cannot be signalled
     wait_until(squeue_empty, "the array to end")
     run_cli("collect", str(run_dir), cwd=tmp_path)
@@ -216,8 +216,8 @@ def test_a_shared_group_is_one_array_task_with_its_own_shared_run_names(tmp_path
     done = run_cli("run", "camp.yaml", "--slurm", "--wait", "--out", "runs", cwd=tmp_path, env=fake_env())
     assert done.returncode == 0, done.stdout + done.stderr
     data = manifest(tmp_path)
-    assert data["slurm_arrays"][0]["tasks"] == [["skip-0", "skip-1", "skip-2", "skip-3"], ["apart"]]
-    job = data["slurm_arrays"][0]["job_id"]
+    assert data["submissions"][0]["tasks"] == [["skip-0", "skip-1", "skip-2", "skip-3"], ["apart"]]
+    job = data["submissions"][0]["job_id"]
     shared = [r["name"] for r in data["shared_runs"]]
     assert shared == [f"shared/{job}_0-1"]
     for record in data["targets"]:
@@ -239,7 +239,7 @@ def test_more_targets_than_an_array_may_hold_are_several_arrays_and_a_resume_sub
         done = submit(tmp_path, text)
         assert done.returncode == 0, done.stdout + done.stderr
         assert "3 array jobs" in done.stdout
-        arrays = manifest(tmp_path)["slurm_arrays"]
+        arrays = manifest(tmp_path)["submissions"]
         assert [len(a["tasks"]) for a in arrays] == [5, 5, 2]
         run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
         wait_until(lambda: all(task_record(run_dir, f"t{i}") for i in range(10)), "the first ten claimed")
@@ -256,5 +256,5 @@ def test_more_targets_than_an_array_may_hold_are_several_arrays_and_a_resume_sub
         assert statuses["h0"] != "ok" and statuses["h1"] != "ok", statuses
         again = run_cli("run", "--resume", str(run_dir), "--slurm", "--wait", cwd=tmp_path, env=fake_env())
         assert again.returncode == 0, again.stdout + again.stderr
-        assert manifest(tmp_path)["slurm_arrays"][-1]["tasks"] == [["h0"], ["h1"]]
+        assert manifest(tmp_path)["submissions"][-1]["tasks"] == [["h0"], ["h1"]]
         assert {r["status"] for r in by_name(manifest(tmp_path)).values()} == {"ok"}

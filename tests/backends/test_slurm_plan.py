@@ -140,7 +140,7 @@ def test_collect_reports_a_damaged_task_record_and_a_task_that_never_finished(tm
     assert "4242_1.json is damaged (not JSON: " in collected.stdout, collected.stdout  # cut short, not missing
     manifest = json.loads((run_dir / "manifest.json").read_text())
     a, b = manifest["targets"]
-    assert a["status"] == "ok" and a["slurm"]["array_task_id"] == 0
+    assert a["status"] == "ok" and a["placement"]["array_task_id"] == 0
     assert b["status"] == "interrupted" and "its Slurm task (job 4242, task 1" in b["message"]
     again = run_cli(
         "slurm-task",
@@ -318,7 +318,7 @@ def test_a_refused_sbatch_on_resume_keeps_the_run_and_says_how_to_finish_it(tmp_
     resumed = run_cli("run", "--resume", str(run_dir), "--slurm", cwd=tmp_path, env=env)
     assert resumed.returncode == 0, resumed.stderr
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["state"] == "submitted" and manifest["slurm_arrays"][-1]["job_id"] == "4243"
+    assert manifest["state"] == "submitted" and manifest["submissions"][-1]["job_id"] == "4243"
     assert "scancel -t PENDING 4243" in resumed.stdout  # pending tasks would start after -b -s INT alone
 
 
@@ -328,7 +328,7 @@ def test_waiting_prints_a_line_whenever_a_target_changes_state() -> None:
 
     manifest = Manifest.model_construct(
         targets=[SimpleNamespace(status=Status(s)) for s in ("ok", "ok", "running", "pending", "no_kernels")],
-        slurm_arrays=[SimpleNamespace(job_id="4242", backend="slurm")],
+        submissions=[SimpleNamespace(job_id="4242", backend="slurm")],
     )
     assert progress_line(manifest) == "waiting for Slurm array job 4242: 2 ok, 1 running, 1 pending, 1 no_kernels"
 
@@ -337,7 +337,7 @@ def test_hostile_22_8_a_task_that_died_before_claiming_is_reported_by_collect(tm
     """No task claimed either target and the array is over: collect says so per target, with the last
     line its task printed, instead of a finished run of pending targets and no word why."""
     run_dir, env = _submitted_two_targets(tmp_path)
-    tasks = json.loads((run_dir / "manifest.json").read_text())["slurm_arrays"][0]["tasks"]
+    tasks = json.loads((run_dir / "manifest.json").read_text())["submissions"][0]["tasks"]
     assert tasks == [["a"], ["b"]], tasks
     died = "ModuleNotFoundError: No module named 'ncucampaign'\x1b[2J"
     (run_dir / "slurm" / "out" / "4242_0.out").write_text(f"Traceback (most recent call last):\n{died}\n")

@@ -13,7 +13,7 @@ from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.execute.process.groups import kill_orphaned_group
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest, SharedRunRecord, Submission, TargetRecord
+from ncucampaign.execute.rundir.manifest import BACKEND_OF_OLDER, Manifest, SharedRunRecord, Submission, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 
@@ -39,8 +39,8 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
     """Merge the tasks' records into `manifest`, saved with `save`; `clean_up`: also kill the ncu process groups
     dead tasks left here. A run only being read is neither saved nor cleaned (reading once rewrote a manifest)."""
     files = BatchFiles(store)
-    jobs = [a.job_id for a in manifest.slurm_arrays if a.job_id]
-    active = active_arrays(manifest.slurm_arrays, systems)
+    jobs = [a.job_id for a in manifest.submissions if a.job_id]
+    active = active_arrays(manifest.submissions, systems)
     result = Collected(manifest, active if active is not None else set(jobs), queue_known=active is not None)
     records: dict[str, Manifest | str] = {}
     shared: dict[str, SharedRunRecord] = {r.name: r for r in manifest.shared_runs}
@@ -75,7 +75,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
 
 def system_of(systems: Systems, backend: object) -> BatchSystem[Any]:
     """The system a record names; a claim (free JSON) naming none, or none known, is the first's."""
-    return systems.get(str(backend), systems[FIRST_BACKEND])
+    return systems.get(str(backend)) or next(iter(systems.values()))
 
 
 def active_arrays(arrays: list[Submission], systems: Systems) -> set[str] | None:
@@ -95,11 +95,11 @@ def _never_claimed(manifest: Manifest, files: BatchFiles, active: set[str], syst
     """Pending targets of an ended array that no task claimed (it could not start, its Python failed, the node
     failed), said with the task's last line, instead of a finished run of pending targets and no word why."""
     placed: dict[str, tuple[str, int, str]] = {}
-    for array in manifest.slurm_arrays:  # oldest first: the newest array that lists a target runs it
+    for array in manifest.submissions:  # oldest first: the newest array that lists a target runs it
         for index, names in enumerate(array.tasks):
             placed.update({name: (array.job_id, index, array.backend) for name in names if array.job_id})
     for position, record in enumerate(manifest.targets):
-        job, index, backend = placed.get(record.name, ("", 0, FIRST_BACKEND))
+        job, index, backend = placed.get(record.name, ("", 0, BACKEND_OF_OLDER))
         if record.status != Status.PENDING or not job or job in active or files.read_claim(record.name) is not None:
             continue
         system = system_of(systems, backend)

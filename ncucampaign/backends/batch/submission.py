@@ -83,7 +83,7 @@ def _submit_all(run: OpenRun, sender: Sender) -> list[Submission]:
 
 
 def _submit_one(run: OpenRun, files: BatchFiles, sender: Sender, tasks: Sequence[ArrayTask]) -> Submission:
-    number = len(run.manifest.slurm_arrays) + 1
+    number = len(run.manifest.submissions) + 1
     names = [list(task.names) for task in tasks]
     for task in names:  # a target rerun by this submission may be claimed again
         for name in task:
@@ -106,9 +106,9 @@ def _submit_one(run: OpenRun, files: BatchFiles, sender: Sender, tasks: Sequence
     try:
         record.job_id = draft.send(path)
     except EnvironmentProblem:  # nothing (more) runs: the run is not "running", and it says how to finish it
-        run.book.commit(lambda: run.manifest.slurm_arrays.append(record))
+        run.book.commit(lambda: run.manifest.submissions.append(record))
         run.book.commit(lambda: setattr(run.manifest, "state", "interrupted"))
         raise
-    run.book.commit(lambda: run.manifest.slurm_arrays.append(record))
+    run.book.commit(lambda: run.manifest.submissions.append(record))
     run.book.commit(lambda: setattr(run.manifest, "state", "submitted"))
     return record

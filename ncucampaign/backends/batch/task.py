@@ -44,10 +44,10 @@ def task_manifest(
         fresh = pending_record(inv, ncu_argv(inv, ncu_path, store.run.reports, store.run.report_suffix), store.run)
         record = previous[inv.name].model_copy(deep=True) if inv.name in previous else fresh.model_copy()
         record.argv, record.env, record.shell_command = fresh.argv, fresh.env, fresh.shell_command
-        record.status, record.slurm = Status.PENDING, where
+        record.status, record.placement = Status.PENDING, where
         records.append(record)
     update = {"state": "running", "started_at": now_iso(), "ended_at": None, "targets": records}
-    return main.model_copy(update={**update, "shared_runs": [], "slurm_arrays": []})
+    return main.model_copy(update={**update, "shared_runs": [], "submissions": []})
 
 
 def run_task(

@@ -17,6 +17,8 @@ from ncucampaign.plan.gpus import VISIBLE
 
 SLURM_TIMEOUT_S = 120.0
 
+SLURM_BACKEND = "slurm"  # its name in the request, the manifest and the table (backends/systems.py)
+
 
 def slurm_command(name: str) -> str:
     found = shutil.which(name)
@@ -75,6 +77,7 @@ def placement(files: BatchFiles) -> TaskPlacement:
     indices = (env.get("SLURM_JOB_GPUS") or visible or "").split(",")
     known = {str(gpu.index): gpu.uuid for gpu in gpu_info() or ()}
     return TaskPlacement(
+        backend=SLURM_BACKEND,
         job_id=env.get("SLURM_JOB_ID", "?"),
         array_job_id=array_job,
         array_task_id=task,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.backends.batch.submission import Draft
-from ncucampaign.backends.slurm.queue import SLURM_TIMEOUT_S, slurm_command
+from ncucampaign.backends.slurm.queue import SLURM_BACKEND, SLURM_TIMEOUT_S, slurm_command
 from ncucampaign.backends.slurm.script import batch_script
 from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.open_run import OpenRun
@@ -49,7 +49,7 @@ class SlurmSender:
 
     slurm_args: Sequence[str]
     most: int
-    backend: str = "slurm"
+    backend: str = SLURM_BACKEND
 
     def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask]) -> Draft:
         script = batch_script(

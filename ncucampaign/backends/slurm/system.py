@@ -10,7 +10,7 @@ from pathlib import Path
 from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.batch.submission import submitted
 from ncucampaign.backends.contract import BatchSystem, BatchWords, Flag, Prepared, Started
-from ncucampaign.backends.slurm.queue import active_jobs, placement, slurm_command
+from ncucampaign.backends.slurm.queue import SLURM_BACKEND, active_jobs, placement, slurm_command
 from ncucampaign.backends.slurm.script import batch_script, check_slurm_args
 from ncucampaign.backends.slurm.submit import SlurmSender, array_chunks, max_array_tasks
 from ncucampaign.errors import UsageError, printable
@@ -30,7 +30,7 @@ WEIGH_NOTE = "the timing pass (weigh) is not run in {job}s; findings of this run
 
 
 class SlurmSystem(BatchSystem[tuple[str, ...]]):
-    name = "slurm"
+    name = SLURM_BACKEND
     words = BatchWords(
         flag="--slurm",
         help="submit the targets as a Slurm job array (one task per target or group)",

@@ -21,7 +21,7 @@ from ncucampaign.commands.running.resume import Resumed
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.execute.rundir.manifest import FIRST_BACKEND, Manifest
+from ncucampaign.execute.rundir.manifest import BACKEND_OF_OLDER, Manifest
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import LoadedRun, load_run
@@ -40,7 +40,7 @@ def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Col
 
 def newest_system(manifest: Manifest) -> BatchSystem[Any]:
     """The system of the run's newest submission (a run is resubmitted to the one it began on)."""
-    return batch_system(manifest.slurm_arrays[-1].backend if manifest.slurm_arrays else FIRST_BACKEND)
+    return batch_system(manifest.submissions[-1].backend if manifest.submissions else BACKEND_OF_OLDER)
 
 
 def describe(collected: Collected) -> list[str]:
@@ -60,7 +60,7 @@ def describe(collected: Collected) -> list[str]:
 def progress_line(manifest: Manifest) -> str:
     """'waiting for Slurm array job 4242: 3 ok, 1 running, 5 pending, 1 no_kernels'."""
     counts = Counter(target.status.value for target in manifest.targets)
-    jobs = ", ".join(a.job_id for a in manifest.slurm_arrays if a.job_id)
+    jobs = ", ".join(a.job_id for a in manifest.submissions if a.job_id)
     what = newest_system(manifest).words.job
     order = ["ok", "running", "pending"]
     parts = [f"{counts[s]} {s}" for s in order if counts[s]]
@@ -71,7 +71,7 @@ def progress_line(manifest: Manifest) -> str:
 def before_resume(resumed: Resumed) -> Resumed:
     """A run submitted to a batch system: nothing may run while its submissions do, and their records
     come first (the run as collected)."""
-    if not resumed.manifest.slurm_arrays:
+    if not resumed.manifest.submissions:
         return resumed
     store, collected = collect_run(LoadedRun(resumed.root, resumed.manifest))
     system = newest_system(collected.manifest)
@@ -88,7 +88,7 @@ def before_resume(resumed: Resumed) -> Resumed:
 def retire_rerun_claims(opened: OpenRun) -> None:
     """A local --resume of a run submitted to Slurm: the targets it reruns here must never again be
     collected from their old tasks' records."""
-    if opened.settings.resume is None or not opened.manifest.slurm_arrays:
+    if opened.settings.resume is None or not opened.manifest.submissions:
         return
     files, why = BatchFiles(opened.store), f"resume-{len(opened.manifest.resumed)}"
     for inv in opened.to_run:

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from ncucampaign.execute.rundir.older import asked_from_argv
+from ncucampaign.execute.rundir.older import asked_from_argv, renamed
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.result_records import Record, ResultRecord
 from ncucampaign.execute.rundir.status import SharedRunKind, Status, kind_of
@@ -100,14 +100,15 @@ class Obtained(Record):
     verification: str | None = Field(None, description="how the split was checked against the trace or the targets")
 
 
-FIRST_BACKEND: Final = "slurm"  # of records that name none (older); backends/systems.py: one each
+BACKEND_OF_OLDER = ""  # records written before a second batch system existed name none: the first (backends/)
+BACKEND_SAYS = "the batch system, as backends/systems.py names it ('': the first, in records that name none)"
 
 
 class TaskPlacement(Record):
     """Where a batch task ran a target: a Slurm array task (run --slurm), or a pod of a Kubernetes
     Indexed Job (run --k8s: array_job_id is the Job's namespace/name, array_task_id its index)."""
 
-    backend: Literal["slurm", "kubernetes"] = FIRST_BACKEND
+    backend: str = Field(BACKEND_OF_OLDER, description=BACKEND_SAYS)
     job_id: str
     array_job_id: str
     array_task_id: int
@@ -121,7 +122,7 @@ class Submission(Record):
     """One submission to a batch system: a Slurm job array (--slurm), a Kubernetes Indexed Job (--k8s)."""
 
     number: int
-    backend: Literal["slurm", "kubernetes"] = FIRST_BACKEND
+    backend: str = Field(BACKEND_OF_OLDER, description=BACKEND_SAYS)
     job_id: str | None = Field(description="from sbatch, or the Job's namespace/name; None: not submitted")
     submitted_at: str
     script: str
@@ -159,7 +160,7 @@ class TargetRecord(Record):
     results: list[ResultRecord] = Field(default_factory=list, description="read from the report after the run")
     log: str
     obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
-    slurm: TaskPlacement | None = Field(None, description="the Slurm array task that ran it (run --slurm)")
+    placement: TaskPlacement | None = Field(None, description="the batch task that ran it (run --slurm, --k8s)")
     gpu_time_share: float | None = Field(None, description="share (0-1) of the app's timed GPU time its kernels hold")
     launch_s: float | None = Field(None, description="seconds a launch of what it collects was priced at")
     launch_count: int | None = Field(None, description="its --launch-count (None: every matching launch)")
@@ -169,8 +170,9 @@ class TargetRecord(Record):
     @model_validator(mode="before")
     @classmethod
     def _older(cls, data: Any) -> Any:
-        """Records written before those three fields: their recorded command line says (rundir/older.py)."""
-        return asked_from_argv(data)
+        """Records written before those three fields: their recorded command line says; before `placement`, it
+        was `slurm` (rundir/older.py)."""
+        return asked_from_argv(renamed(data))
 
 
 class TraceInfo(Record):
@@ -239,7 +241,9 @@ class Manifest(Record):
     shared_runs: list[SharedRunRecord] = Field(
         default_factory=list, description="application runs shared by several targets (their members say which)"
     )
-    slurm_arrays: list[Submission] = Field(default_factory=list, description="job arrays submitted (run --slurm)")
+    submissions: list[Submission] = Field(
+        default_factory=list, description="submissions to a batch system (run --slurm, --k8s), oldest first"
+    )
     gpu_time: GpuTime | None = Field(None, description="the application's GPU time by kernel (None: not timed)")
     gpu_time_note: str = Field("", description="why there is no gpu_time when the run asked for one")
     request: RunRequest | None = Field(None, description="what run was asked (None: runs recorded before it was kept)")
@@ -248,6 +252,12 @@ class Manifest(Record):
         description="ncucampaign's own seconds by phase (start-up, planning, trace listing, splits, verification, "
         "records, reports, other), the waits on ncu left out; of the run's latest session (a resume's)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older(cls, data: Any) -> Any:
+        """Manifests written before `submissions`: `slurm_arrays` (rundir/older.py)."""
+        return renamed(data)
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -1,6 +1,7 @@
 """What a record written before a field existed says of it, read once where the manifest is read: its recorded ncu
-command line holds what its launch count, metrics and sections were. Only here is a recorded command line read back;
-results/ takes the record's fields."""
+command line holds what its launch count, metrics and sections were; fields named for a batch system before the
+manifest named none have their neutral names. Only here is a recorded command line read back; results/ takes the
+record's fields."""
 
 from __future__ import annotations
 
@@ -30,3 +31,13 @@ def asked_from_argv(data: Any) -> Any:
 def _values(argv: list[str], flag: str) -> list[str]:
     """The values the command line gives `flag` (`--section A --section B` -> [A, B]), in order."""
     return [value for word, value in itertools.pairwise(argv) if word == flag]
+
+
+RENAMED = {"slurm_arrays": "submissions", "slurm": "placement"}  # manifests written before 2026-12-05
+
+
+def renamed(data: Any) -> Any:
+    """A manifest or target record with its fields' names of today (an older one: RENAMED)."""
+    if not isinstance(data, dict) or not RENAMED.keys() & data.keys():
+        return data
+    return {RENAMED.get(key, key) if RENAMED.get(key) not in data else key: value for key, value in data.items()}
