@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_discovery(console: Console, found: Discovery) -> None:
-    if found.listed:
-        console.print(suggested_targets_table(found.base, found.listed))
+    if found.profiled is not None and found.launches:
+        console.print(suggested_targets_table(found.base, found.launches, found.profiled))
     else:
         console.print(kernel_table(found.kernels, len(found.launches), found.limit))
         console.print("\nSuggested targets (paste under targets:):\n")

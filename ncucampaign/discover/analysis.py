@@ -185,17 +185,11 @@ def _wrap(text: str, width: int = 100) -> list[str]:
     return [*lines, current] if current else lines
 
 
-@dataclass(frozen=True)
-class ListedLaunch:
-    launch: ReportedLaunch
-    profiled: bool  # the target's launch_skip/launch_count would profile it
-
-
-def mark_target_launches(launches: Sequence[ReportedLaunch], options: TargetOptions) -> list[ListedLaunch]:
-    """Every launch the target's filters matched (ncu filtered them), marking what skip/count pick."""
+def profiled_ordinals(launches: Sequence[ReportedLaunch], options: TargetOptions) -> frozenset[int]:
+    """Of every launch the target's filters matched (ncu filtered them), the ordinals its skip and count profile."""
     skip = options.launch_skip or 0
     end = skip + options.launch_count if options.launch_count is not None else len(launches)
-    return [ListedLaunch(launch, skip <= position < end) for position, launch in enumerate(launches)]
+    return frozenset(launch.ordinal for launch in launches[skip:end])
 
 
 def short(name: str, width: int = 60) -> str:

@@ -14,12 +14,11 @@ from typing import Any
 from ncucampaign.backends.local import start_run
 from ncucampaign.discover.analysis import (
     KernelSummary,
-    ListedLaunch,
     Mode,
     Suggestion,
     discovery_invocation,
     launch_limit_for,
-    mark_target_launches,
+    profiled_ordinals,
     suggest_targets,
     suggestions_yaml,
     summarize_kernels,
@@ -82,7 +81,8 @@ def discovery_plan(loaded: LoadedCampaign, plan: Plan, request: DiscoveryRequest
 
 @dataclass(frozen=True)
 class Discovery:
-    """What a discovery pass found; `kernels`/`suggestions` for whole or scoped discovery, `listed` for --target."""
+    """What a discovery pass found; `kernels`/`suggestions` for whole or scoped discovery; for --target, the
+    launches its filters matched, and `profiled`: the ordinals its skip and count profile (None: not --target)."""
 
     result: RunResult
     base: Invocation
@@ -90,7 +90,7 @@ class Discovery:
     launches: tuple[ReportedLaunch, ...]
     kernels: tuple[KernelSummary, ...] = ()
     suggestions: tuple[Suggestion, ...] = ()
-    listed: tuple[ListedLaunch, ...] = ()
+    profiled: frozenset[int] | None = None
 
     @property
     def truncated(self) -> bool:
@@ -127,7 +127,7 @@ def _analyse(
     launches = read_launches(report, ncu)
     found = Discovery(result, base, limit, tuple(launches))
     if request.mode == "target":
-        return dataclasses.replace(found, listed=tuple(mark_target_launches(launches, base.options)))
+        return dataclasses.replace(found, profiled=profiled_ordinals(launches, base.options))
     kernels = summarize_kernels(launches)
     scoped = request.mode == "scope"
 
@@ -154,14 +154,17 @@ def _write(store: RunStore, discovery: Discovery) -> None:
         "launch_limit": discovery.limit,
         "launches": [dataclasses.asdict(launch) for launch in discovery.launches],
     }
-    if discovery.listed:
+    if discovery.profiled is not None and discovery.launches:
         base = discovery.base
         listing["target"] = {
             "name": base.name,
             "launch_skip": base.options.launch_skip or 0,
             "launch_count": base.options.launch_count,
         }
-        listing["listed"] = [{"ordinal": item.launch.ordinal, "profiled": item.profiled} for item in discovery.listed]
+        listing["listed"] = [
+            {"ordinal": launch.ordinal, "profiled": launch.ordinal in discovery.profiled}
+            for launch in discovery.launches
+        ]
     else:
         listing["kernels"] = [dataclasses.asdict(kernel) for kernel in discovery.kernels]
         listing["suggestions"] = [dataclasses.asdict(suggestion) for suggestion in discovery.suggestions]

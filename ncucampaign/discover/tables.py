@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich import box
 from rich.table import Table
 
-from ncucampaign.discover.analysis import KernelSummary, ListedLaunch, short
+from ncucampaign.discover.analysis import KernelSummary, short
 from ncucampaign.escaping import console_text
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.results.reading.reader import ReportedLaunch
@@ -38,10 +38,10 @@ def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) ->
     return table
 
 
-def suggested_targets_table(base: Invocation, listed: Sequence[ListedLaunch]) -> Table:
+def suggested_targets_table(base: Invocation, listed: Sequence[ReportedLaunch], profiled: frozenset[int]) -> Table:
     skip = base.options.launch_skip or 0
     count = base.options.launch_count
-    picked = [item.launch.ordinal for item in listed if item.profiled]
+    picked = [launch.ordinal for launch in listed if launch.ordinal in profiled]
     title = (
         f"{base.name}: {len(listed)} launches match its filters (ncu filtered them); "
         f"launch_skip {skip}, launch_count {count if count is not None else 'all'} profile "
@@ -50,13 +50,12 @@ def suggested_targets_table(base: Invocation, listed: Sequence[ListedLaunch]) ->
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for column in ("launch_skip", "kernel", "us", "NVTX", ""):
         table.add_column(column, justify="right" if column in ("launch_skip", "us") else "left")
-    for item in listed:
-        launch: ReportedLaunch = item.launch
+    for launch in listed:
         table.add_row(
             str(launch.ordinal),
             console_text(short(launch.function, 50)),
             f"{launch.duration_ns / 1000:.2f}" if launch.duration_ns is not None else "-",
             console_text(", ".join(launch.nvtx)),
-            "[bold green]<- profiled[/]" if item.profiled else "",
+            "[bold green]<- profiled[/]" if launch.ordinal in profiled else "",
         )
     return table

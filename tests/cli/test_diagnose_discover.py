@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.discover.analysis import (
-    mark_target_launches,
     nvtx_scope,
+    profiled_ordinals,
     suggest_targets,
     suggestions_yaml,
     summarize_kernels,
@@ -177,8 +177,8 @@ def test_scoped_suggestions_keep_the_scope() -> None:
 
 
 def test_target_launches_are_marked() -> None:
-    marked = mark_target_launches(LAUNCHES[:6], TargetOptions(launch_skip=2, launch_count=2))
-    assert [m.profiled for m in marked] == [False, False, True, True, False, False]
+    profiled = profiled_ordinals(LAUNCHES[:6], TargetOptions(launch_skip=2, launch_count=2))
+    assert [launch.ordinal in profiled for launch in LAUNCHES[:6]] == [False, False, True, True, False, False]
     assert target_name("void cutlass::Kernel<X>") == "void_cutlass_Kernel_X"
 
 

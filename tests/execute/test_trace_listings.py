@@ -14,9 +14,9 @@ from ncucampaign.plan.share.launches import Launch
 STAMP = [64768, 1234, 5678, 1_700_000_000_000_000_000]
 SYMBOL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEvT0_T1_"
 EVERY = [
-    Launch(0, SYMBOL, "(1, 1, 1)", "(128, 1, 1)", ()),
-    Launch(1, "rmsnorm_kernel", "(8, 1, 1)", "(256, 1, 1)", ("default:decode_step", "default:layer")),
-    Launch(2, SYMBOL, "(1, 1, 1)", "(128, 1, 1)", ("default:decode_step",)),
+    Launch(0, SYMBOL, (1, 1, 1), (128, 1, 1), ()),
+    Launch(1, "rmsnorm_kernel", (8, 1, 1), (256, 1, 1), ("default:decode_step", "default:layer")),
+    Launch(2, SYMBOL, (1, 1, 1), (128, 1, 1), ("default:decode_step",)),
 ]
 LISTED = {
     (): EVERY,

@@ -10,7 +10,7 @@ from ncucampaign.plan.share.groups import union_for
 from ncucampaign.plan.share.launches import Launch
 from tests.conftest import invocation
 
-TRACE = [Launch(i, k, "(1, 1, 1)", "(128, 1, 1)", ()) for i, k in enumerate(["gemm", "rms", "gemm", "rms", "attn"] * 4)]
+TRACE = [Launch(i, k, (1, 1, 1), (128, 1, 1), ()) for i, k in enumerate(["gemm", "rms", "gemm", "rms", "attn"] * 4)]
 
 
 def union_of(members: list[MemberTrace]) -> Invocation:
@@ -52,7 +52,7 @@ def test_a_window_dearer_than_the_members_own_runs_is_refused() -> None:
     members = [trace_of("rms-0", "rms", 0), trace_of("attn-3", "attn", 3)]
     everything = list(TRACE) * 40  # the same launches again and again: a window of hundreds
     everything = [Launch(i, x.symbol, x.grid, x.block, x.nvtx) for i, x in enumerate(everything)]
-    far = [Launch(i, "attn", "(1, 1, 1)", "(128, 1, 1)", ()) for i in (len(everything) - 1,)]
+    far = [Launch(i, "attn", (1, 1, 1), (128, 1, 1), ()) for i in (len(everything) - 1,)]
     members[1] = MemberTrace(members[1].member, tuple(far), tuple(far))
     plan = compose_group(members, union_of(members), everything, {}, UNCALIBRATED)
     assert plan.union is None and plan.why_not.startswith("sharing would profile ")

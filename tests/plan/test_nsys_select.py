@@ -3,6 +3,7 @@ reading them from its SQLite export (execute/trace/nsys_export.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sqlite3
@@ -15,9 +16,8 @@ import pytest
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.trace.listings import keep_launches, kept_launches
 from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export
-from ncucampaign.plan.share.launches import parse_raw_csv
+from ncucampaign.plan.share.launches import Dims, Launch, parse_raw_csv
 from ncucampaign.plan.share.nsys_select import (
-    TracedLaunch,
     as_launch,
     name_test,
     selected,
@@ -26,13 +26,20 @@ from ncucampaign.plan.share.nsys_select import (
     why_not_nsys,
 )
 from ncucampaign.spec.model import TargetOptions
+from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN
 from tests.conftest import FIXTURES
 
+
+def traced(id: int, symbol: str, function: str, grid: Dims, block: Dims, stack: tuple[str, ...]) -> Launch:
+    """A launch as an Nsight Systems trace holds it: its ranges of the default domain, its function name."""
+    return Launch(id, symbol, grid, block, tuple(f"{DEFAULT_DOMAIN}:{name}" for name in stack), function)
+
+
 STACKS = [("decode_step", "layer", "attention"), ("decode_step", "layer", "mlp"), ("prefill",), ()]
-LAUNCHES = [TracedLaunch(f"_Z3k{i}v", f"k{i}", (1, 1, 1), (32, 1, 1), stack) for i, stack in enumerate(STACKS)]
+LAUNCHES = [traced(i, f"_Z3k{i}v", f"k{i}", (1, 1, 1), (32, 1, 1), stack) for i, stack in enumerate(STACKS)]
 
 
-def read_all(path: Path) -> list[TracedLaunch]:
+def read_all(path: Path) -> list[Launch]:
     """Every launch of an export (the trace's filters select all of them)."""
     return read_export(path, lambda _launch: True, 10**6, Bounds())
 
@@ -130,12 +137,10 @@ def test_a_traced_launch_reads_as_ncu_lists_it() -> None:
     """The identity compared when a split is verified: symbol, grid, block and NVTX stack as ncu's raw
     CSV page has them (a real listing from the H200)."""
     listed = parse_raw_csv((FIXTURES / "csv" / "nvtx_rangefilter_raw.csv").read_text())[0]
-    grid = tuple(int(x) for x in listed.grid.strip("()").split(","))
-    block = tuple(int(x) for x in listed.block.strip("()").split(","))
     stack = tuple(entry.split(":", 1)[1] for entry in listed.nvtx)
-    traced = TracedLaunch(listed.symbol, "f", grid, block, stack)  # type: ignore[arg-type]
-    assert as_launch(listed.id, traced) == listed
-    assert as_launch(0, traced, by_function=True).symbol == "f"
+    held = traced(7, listed.symbol, "f", listed.grid, listed.block, stack)
+    assert as_launch(listed.id, held) == listed
+    assert as_launch(0, held, by_function=True).symbol == "f"
 
 
 # --- the export ----------------------------------------------------------------------------------------
@@ -196,10 +201,10 @@ def test_launches_come_in_call_order_with_the_ranges_open_on_their_thread(tmp_pa
         strings={1: "layer"},
     )
     launches = read_all(path)
-    assert [(x.function, x.symbol, x.nvtx) for x in launches] == [
-        ("first", "first", ("step",)),
-        ("other", "other", ("elsewhere",)),
-        ("late", "_Z4latev", ("step", "layer")),
+    assert [(x.id, x.function, x.symbol, x.nvtx) for x in launches] == [
+        (0, "first", "first", (f"{DEFAULT_DOMAIN}:step",)),
+        (1, "other", "other", (f"{DEFAULT_DOMAIN}:elsewhere",)),
+        (2, "late", "_Z4latev", (f"{DEFAULT_DOMAIN}:step", f"{DEFAULT_DOMAIN}:layer")),
     ]
     assert launches[0].grid == (4, 1, 1) and launches[0].block == (128, 1, 1)
     kept = tmp_path / "kept.json"
@@ -237,12 +242,13 @@ def test_the_nodes_of_a_graph_launch_come_as_they_ran(tmp_path: Path) -> None:
         db.execute("update CUPTI_ACTIVITY_KIND_KERNEL set start = 70 where correlationId = 5 and graphNodeId = 2")
     launches = read_all(path)
     assert [(x.function, x.nvtx) for x in launches] == [
-        ("before", ("graphed",)),
-        ("node_a", ("graphed",)),
-        ("node_b", ("graphed",)),
+        ("before", (f"{DEFAULT_DOMAIN}:graphed",)),
+        ("node_a", (f"{DEFAULT_DOMAIN}:graphed",)),
+        ("node_b", (f"{DEFAULT_DOMAIN}:graphed",)),
     ]
     assert read_export(path, selector(options(kernel_name="before")), 5, Bounds()) == launches[:1]
-    assert read_export(path, selector(options(kernel_name="regex:node")), 1, Bounds()) == launches[1:2]
+    held = read_export(path, selector(options(kernel_name="regex:node")), 1, Bounds())
+    assert held == [dataclasses.replace(launches[1], id=0)]  # numbered as the trace holds them, as ncu's are
 
 
 def test_a_launch_without_its_api_call_is_refused(tmp_path: Path) -> None:
@@ -333,9 +339,12 @@ def test_a_value_of_another_type_than_the_schema_says_refuses_the_export(tmp_pat
 def test_kept_launches_write_each_name_once_as_ncu_would_list_them(tmp_path: Path) -> None:
     """Kept as listings are (execute/trace/listings.py): each string once, and a digest; with every name
     written out, 400,000 launches of 50 functions took 57 MB."""
-    one = TracedLaunch("_Z3onev", "one", (1, 1, 1), (32, 1, 1), ("step",))
-    two = TracedLaunch("_Z3twov", "two", (2, 1, 1), (64, 1, 1), ("step", "layer"))
-    launches = [one, two] * 500
+    launches = [
+        traced(i, "_Z3onev", "one", (1, 1, 1), (32, 1, 1), ("step",))
+        if i % 2 == 0
+        else traced(i, "_Z3twov", "two", (2, 1, 1), (64, 1, 1), ("step", "layer"))
+        for i in range(1000)
+    ]
     kept = tmp_path / "kept.json"
     keep_launches(kept, launches)
     written = json.loads(kept.read_text())
@@ -368,10 +377,9 @@ def test_kept_launches_that_are_damaged_read_as_none(tmp_path: Path, text: str) 
 
 def test_kept_launches_whose_listings_are_valid_but_do_not_make_launches_read_as_none(tmp_path: Path) -> None:
     from ncucampaign.execute.trace.listings import BY_FUNCTION, encode
-    from ncucampaign.plan.share.launches import Launch
 
     kept = tmp_path / "kept.json"
-    odd = Launch(0, "_Z1kv", "(wide, 1, 1)", "(1, 1, 1)", ())
-    for listed in ({(): [odd], BY_FUNCTION: [odd]}, {(): [odd]}, {(): [odd], BY_FUNCTION: []}):
+    odd, other = Launch(0, "_Z1kv", (1, 1, 1), (1, 1, 1), ()), Launch(1, "_Z1kv", (1, 1, 1), (1, 1, 1), ())
+    for listed in ({(): [odd], BY_FUNCTION: [odd, other]}, {(): [odd]}, {(): [odd], BY_FUNCTION: []}):
         kept.write_text(json.dumps(encode(listed, [])))
         assert kept_launches(kept) is None

@@ -20,7 +20,7 @@ from tests.execute.shared_campaigns import obtained, profiled_launch, run
 
 
 def launches(*kernels: str) -> list[Launch]:
-    return [Launch(i, kernel, "(1, 1, 1)", "(128, 1, 1)", ()) for i, kernel in enumerate(kernels)]
+    return [Launch(i, kernel, (1, 1, 1), (128, 1, 1), ()) for i, kernel in enumerate(kernels)]
 
 
 # Two functions interleaved: a (IDs 0, 2, 4, 6) and b (IDs 1, 3, 5, 7).

@@ -34,7 +34,7 @@ from tests.conftest import invocation
 
 
 def launch(id: int, kernel: str, nvtx: tuple[str, ...] = ("<default>:decode_step",)) -> Launch:
-    return Launch(id=id, symbol=kernel, grid="(8, 1, 1)", block="(256, 1, 1)", nvtx=nvtx)
+    return Launch(id=id, symbol=kernel, grid=(8, 1, 1), block=(256, 1, 1), nvtx=nvtx)
 
 
 # A trace of the union filter: rmsnorm and gemm launches interleaved, as IDs 0..9.
@@ -87,7 +87,7 @@ def test_a_union_run_that_profiled_too_few_launches_does_not_verify() -> None:
     [
         launch(3, "softmax"),  # another kernel
         launch(3, "gemm", nvtx=("<default>:prefill",)),  # another NVTX stack
-        Launch(id=3, symbol="gemm", grid="(4, 1, 1)", block="(256, 1, 1)", nvtx=TRACE[3].nvtx),  # another grid
+        Launch(id=3, symbol="gemm", grid=(4, 1, 1), block=(256, 1, 1), nvtx=TRACE[3].nvtx),  # another grid
     ],
 )
 def test_a_union_run_whose_launch_differs_from_the_trace_does_not_verify(changed: Launch) -> None:

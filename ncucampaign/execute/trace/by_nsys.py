@@ -31,7 +31,8 @@ from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_ex
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.argv import shell_command
 from ncucampaign.plan.expand import Invocation
-from ncucampaign.plan.share.nsys_select import TracedLaunch, name_test, selector, why_not_launcher, why_not_nsys
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.nsys_select import name_test, selector, why_not_launcher, why_not_nsys
 
 NSYS_ENV = "NCUCAMPAIGN_NSYS"
 NSYS_LIBRARIES_ENV = "NCUCAMPAIGN_NSYS_LIBRARY_PATH"
@@ -148,11 +149,10 @@ class NsysTracer:
         if isinstance(traced, str):
             return traced
         launches, kept = traced
-        return Taken(Kept(kept, key.digest, memo=launches), record, record.seconds)
+        return Taken(Kept(kept, key.digest, tuple(launches)), record, record.seconds)
 
     def listings(self, ctx: RunContext, cache: TraceCache, kept: Kept, wanted: Wanted) -> Listings | str:
-        memo = kept.memo
-        launches = memo if isinstance(memo, list) else kept_launches(kept.path)
+        launches = kept.launches if kept.launches is not None else kept_launches(kept.path)
         if launches is None:
             return f"the trace {kept.path.name} cannot be read (damaged, or kept by another version of ncucampaign)"
         return nsys_listings(launches, wanted)
@@ -160,7 +160,7 @@ class NsysTracer:
 
 def _traced(
     ctx: RunContext, trace: Invocation, tools: NsysTools, record: SharedRunRecord, work: Path
-) -> tuple[list[TracedLaunch], Path] | str:
+) -> tuple[list[Launch], Path] | str:
     argv = profile_argv(tools.nsys, work / "trace", trace.app_argv)
     attempt = AttemptRecord(number=1, started_at=now_iso(), status=Status.RUNNING)
 
@@ -204,7 +204,7 @@ def _traced(
 
 def _read(
     ctx: RunContext, trace: Invocation, tools: NsysTools, work: Path, kept: Path
-) -> tuple[list[TracedLaunch], str | None]:
+) -> tuple[list[Launch], str | None]:
     """The launches nsys recorded that the trace's filters select (the first of them up to its launch count, as ncu's
     trace holds them), imported, exported and kept in `kept`; or why they cannot stand in for ncu's."""
     found = _imported_and_exported(ctx, trace.name, tools, work)

@@ -16,6 +16,7 @@ from ncucampaign.execute.rundir.status import TRACE_PREFIX
 from ncucampaign.execute.trace.cache import TraceCache, TraceKey
 from ncucampaign.execute.trace.listings import Listings, Wanted
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.plan.share.launches import Launch
 
 
 def trace_name(key: TraceKey) -> str:
@@ -42,12 +43,12 @@ class TraceAsk:
 
 @dataclass(frozen=True)
 class Kept:
-    """A trace a tracer can list: the file that keeps it, and what the tracer made of it while taking
-    it (`memo`: read by that tracer's `listings` only, None for a trace kept by an earlier run)."""
+    """A trace a tracer can list: the file that keeps it, and the launches the tracer read of it while taking it
+    (None: read from the file when listed, as for a trace kept by an earlier run)."""
 
     path: Path
     digest: str  # its key's digest, under which the cache keeps it (and what is listed of it)
-    memo: object = None
+    launches: tuple[Launch, ...] | None = None
 
 
 @dataclass(frozen=True)

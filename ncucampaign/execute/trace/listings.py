@@ -5,9 +5,9 @@ valid JSON is not believed. Nsight Systems' launches are kept alike (keep_launch
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,9 +15,8 @@ from typing import Any
 from ncucampaign.execute.rundir.cache_files import read_cache_text
 from ncucampaign.execute.rundir.store import write_text_atomic
 from ncucampaign.plan.share.launches import Launch
-from ncucampaign.plan.share.nsys_select import TracedLaunch, as_launch, selected
+from ncucampaign.plan.share.nsys_select import as_launch, selected
 from ncucampaign.spec.model import TargetOptions
-from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN
 
 Listings = dict[tuple[str, ...], list[Launch]]
 # The key of the listing of every launch by function name, the names --kernel-id numbers launches by
@@ -29,7 +28,6 @@ Wanted = Mapping[tuple[str, ...], TargetOptions]
 # What ncu listed of a trace is kept up to this size: a bound on a damaged file, far above what
 # listings take (each launch is a few integers a listing, its strings kept once: encode).
 MAX_LISTINGS_FILE = 32 << 20
-_DIMS = re.compile(r"\((\d+), (\d+), (\d+)\)")  # a grid or block as ncu lists it
 
 
 def encode(listed: Mapping[tuple[str, ...], list[Launch]], stamp: list[int]) -> dict[str, Any]:
@@ -40,7 +38,7 @@ def encode(listed: Mapping[tuple[str, ...], list[Launch]], stamp: list[int]) -> 
         return strings.setdefault(text, len(strings))
 
     lists = [
-        [list(words), [[x.id, ref(x.symbol), ref(x.grid), ref(x.block), [ref(n) for n in x.nvtx]] for x in launches]]
+        [list(words), [[x.id, ref(x.symbol), list(x.grid), list(x.block), [ref(n) for n in x.nvtx]] for x in launches]]
         for words, launches in listed.items()
     ]
     table = list(strings)
@@ -77,10 +75,18 @@ def _launch(row: object, strings: list[str]) -> Launch:
     if not isinstance(row, list) or len(row) != 5 or not isinstance(row[4], list):
         raise ValueError("row")
     ident, symbol, grid, block, nvtx = row
-    numbers = [ident, symbol, grid, block, *nvtx]
+    if not isinstance(grid, list) or not isinstance(block, list) or len(grid) != 3 or len(block) != 3:
+        raise ValueError("row")
+    numbers = [ident, symbol, *grid, *block, *nvtx]
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
         raise ValueError("row")
-    return Launch(ident, strings[symbol], strings[grid], strings[block], tuple(strings[n] for n in nvtx))
+    return Launch(
+        ident,
+        strings[symbol],
+        (grid[0], grid[1], grid[2]),
+        (block[0], block[1], block[2]),
+        tuple(strings[n] for n in nvtx),
+    )
 
 
 def disagreement(listed: Listings) -> str | None:
@@ -100,14 +106,14 @@ def disagreement(listed: Listings) -> str | None:
     return None
 
 
-def keep_launches(path: Path, held: Sequence[TracedLaunch]) -> None:
+def keep_launches(path: Path, held: Sequence[Launch]) -> None:
     """The launches held, kept as ncu would list them, by symbol and by function name (listings.py:
     each string once, and a digest), whole or not at all and never through a link."""
     every = TargetOptions.model_construct()
     write_text_atomic(path, json.dumps(encode(nsys_listings(held, {(): every, BY_FUNCTION: every}), [])))
 
 
-def kept_launches(path: Path) -> list[TracedLaunch] | None:
+def kept_launches(path: Path) -> list[Launch] | None:
     """What keep_launches kept; None when the file is missing, damaged, or not what it writes."""
     text = read_cache_text(path, MAX_LISTINGS_FILE)
     try:
@@ -117,22 +123,10 @@ def kept_launches(path: Path) -> list[TracedLaunch] | None:
     by_symbol, by_function = listed.get(()), listed.get(BY_FUNCTION)
     if by_symbol is None or by_function is None or len(by_symbol) != len(by_function):
         return None
-    launches = []
-    for x, named in zip(by_symbol, by_function, strict=True):
-        grid, block = _xyz(x.grid), _xyz(x.block)
-        if grid is None or block is None:
-            return None
-        nvtx = tuple(name.removeprefix(f"{DEFAULT_DOMAIN}:") for name in x.nvtx)
-        launches.append(TracedLaunch(x.symbol, named.symbol, grid, block, nvtx))
-    return launches
+    return [dataclasses.replace(x, function=named.symbol) for x, named in zip(by_symbol, by_function, strict=True)]
 
 
-def _xyz(text: str) -> tuple[int, int, int] | None:
-    found = _DIMS.fullmatch(text)
-    return (int(found[1]), int(found[2]), int(found[3])) if found else None
-
-
-def nsys_listings(held: Sequence[TracedLaunch], wanted: Wanted) -> Listings:
+def nsys_listings(held: Sequence[Launch], wanted: Wanted) -> Listings:
     """The listings ncu would take of its own trace, taken from the launches an Nsight Systems trace
     holds (in order: their IDs)."""
     listed: Listings = {}

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.process.signals import StopRequest
-from ncucampaign.plan.share.nsys_select import TracedLaunch
+from ncucampaign.plan.share.launches import Launch
+from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN
 
 _PUSH_POP = 59  # NVTX_EVENTS.eventType of a push/pop range (NvtxPushPopRange)
 _STEPS = 5_000  # SQLite steps between two looks at the stop request and the clock
@@ -40,8 +41,8 @@ class Bounds:
 
 
 def read_export(
-    path: Path, holds: Callable[[TracedLaunch], bool], limit: int, bounds: Bounds, named: NameTest | None = None
-) -> list[TracedLaunch]:
+    path: Path, holds: Callable[[Launch], bool], limit: int, bounds: Bounds, named: NameTest | None = None
+) -> list[Launch]:
     """The launches of the export that `holds` selects, in call order, the first `limit` of them;
     ExportRefused with the reason when it cannot be read, is not what its schema says, goes past a
     bound, or cannot be ordered as ncu orders launches. `named`: the kernel names `holds` can select
@@ -89,7 +90,7 @@ class _Reading:
     def columns(self, table: str) -> set[str]:
         return {str(row[1]) for row in self.db.execute(f"pragma table_info({table})")}
 
-    def launches(self, holds: Callable[[TracedLaunch], bool], limit: int, named: NameTest | None) -> list[TracedLaunch]:
+    def launches(self, holds: Callable[[Launch], bool], limit: int, named: NameTest | None) -> list[Launch]:
         if not self.columns("CUPTI_ACTIVITY_KIND_KERNEL"):
             return []  # no kernel ran: nsys writes no such table
         if len(self.db.execute("select distinct globalPid from CUPTI_ACTIVITY_KIND_KERNEL limit 2").fetchall()) > 1:
@@ -106,13 +107,14 @@ class _Reading:
             f" left join ({api}) a on a.correlationId = k.correlationId{self.kernels(named)}"
             " order by k.correlationId, k.start"  # the nodes of one graph launch share its call: as they ran
         )
-        stacks, held = _Stacks(self.ranges()), []
+        stacks, held = _Stacks(self.ranges()), list[Launch]()
         for count, row in enumerate(rows, start=1):
             if count > self.bounds.rows:
                 raise ExportRefused(f"it holds more than {self.bounds.rows} launches before the trace's {limit}")
             self.look(count)
             symbol, function, when, thread = _names_and_call(row)
-            launch = TracedLaunch(symbol, function, _dims(row[2:5]), _dims(row[5:8]), stacks.at(thread, when))
+            nvtx = tuple(f"{DEFAULT_DOMAIN}:{name}" for name in stacks.at(thread, when))
+            launch = Launch(len(held), symbol, _dims(row[2:5]), _dims(row[5:8]), nvtx, function)
             if holds(launch):
                 held.append(launch)
                 if len(held) >= limit:

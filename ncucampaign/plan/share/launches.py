@@ -13,7 +13,9 @@ from types import MappingProxyType
 
 _NVTX_COLUMN = "thread Domain:Push/Pop_Range"
 _QUOTED = re.compile(r'"([^"]*)"')
-_DIMS = re.compile(r"\(\d+, \d+, \d+\)")  # a grid or block as ncu lists it: (x, y, z)
+_DIMS = re.compile(r"\((\d+), (\d+), (\d+)\)")  # a grid or block as ncu lists it: (x, y, z)
+Dims = tuple[int, int, int]
+NO_DIMS: Dims = (0, 0, 0)  # of a listing without the column
 
 
 _NO_NAMES: Mapping[str, str] = MappingProxyType({})
@@ -21,16 +23,20 @@ _NO_NAMES: Mapping[str, str] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class Launch:
-    """One result as ncu lists it: its ID in the report and what identifies the launch across runs."""
+    """One kernel launch, the one record of it from the discovery trace to the split, whoever listed it: ncu's raw
+    CSV of a trace or of a union's report (`id`: its ID there), or an Nsight Systems trace (`id`: its position among
+    the launches held, `function`: its function name, which a kernel filter also matches). The report read for
+    results is another record (results/reading/reader.py ReportedLaunch): it holds what ncu measured."""
 
     id: int
     symbol: str  # the kernel's mangled name (--print-kernel-base mangled): the same in every report
-    grid: str
-    block: str
+    grid: Dims
+    block: Dims
     nvtx: tuple[str, ...]  # 'domain:range' from the bottom of the push/pop stack to its top
+    function: str = ""  # ncu's listings give it in a listing of their own (listings.py BY_FUNCTION)
 
     @property
-    def identity(self) -> tuple[str, str, str, tuple[str, ...]]:
+    def identity(self) -> tuple[str, Dims, Dims, tuple[str, ...]]:
         return (self.symbol, self.grid, self.block, self.nvtx)
 
     def describe(self, names: Mapping[str, str] = _NO_NAMES, full: bool = False) -> str:
@@ -38,7 +44,18 @@ class Launch:
         block and NVTX stack; `full`: the symbol itself."""
         stack = "/".join(part.split(":", 1)[-1] for part in self.nvtx)
         name = self.symbol if full else names.get(self.symbol) or short_name(self.symbol)
-        return f"{name} grid {self.grid} block {self.block}" + (f" in {stack}" if stack else "")
+        return f"{name} grid {dims_text(self.grid)} block {dims_text(self.block)}" + (f" in {stack}" if stack else "")
+
+
+def dims_text(xyz: Dims) -> str:
+    """A grid or block as ncu lists it: (x, y, z)."""
+    return f"({xyz[0]}, {xyz[1]}, {xyz[2]})"
+
+
+def dims(text: str) -> Dims:
+    """A grid or block of ncu's listing (garbled() refuses a listing whose column says otherwise)."""
+    found = _DIMS.fullmatch(text)
+    return (int(found[1]), int(found[2]), int(found[3])) if found else NO_DIMS
 
 
 def short_name(symbol: str) -> str:
@@ -126,8 +143,8 @@ def parse_raw_csv(text: str) -> list[Launch]:
             Launch(
                 id=int(ident),
                 symbol=row.get("Kernel Name") or "",
-                grid=row.get("Grid Size") or "",
-                block=row.get("Block Size") or "",
+                grid=dims(row.get("Grid Size") or ""),
+                block=dims(row.get("Block Size") or ""),
                 nvtx=tuple(_domain_and_range(entry) for entry in stack),
             )
         )

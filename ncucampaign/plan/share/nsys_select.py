@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from ncucampaign.plan.collectives import launcher_of
 from ncucampaign.plan.share.launches import Launch
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN, split_regex
 
+_DOMAIN = f"{DEFAULT_DOMAIN}:"  # an Nsight Systems trace holds the default domain's ranges only
 _SEP = "\x1f"  # between the names of a stack when it is matched as one string
 # Options of a trace that this selection can stand in for when they are unset (or at these values).
 _UNSET_OPTIONS = (
@@ -26,17 +26,6 @@ _UNSET_OPTIONS = (
     "native_exclude",
     "range_filter",
 )
-
-
-@dataclass(frozen=True)
-class TracedLaunch:
-    """One kernel launch as Nsight Systems recorded it, in the order the application called it."""
-
-    symbol: str  # mangled name (the name itself when not C++), as ncu's --print-kernel-base mangled
-    function: str  # the function name, as ncu's --print-kernel-base function
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    nvtx: tuple[str, ...]  # push/pop ranges of the default domain open at the call, bottom first
 
 
 def why_not_launcher(app_argv: Sequence[str]) -> str | None:
@@ -68,16 +57,16 @@ def why_not_nsys(options: TargetOptions, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def selector(options: TargetOptions) -> Callable[[TracedLaunch], bool]:
+def selector(options: TargetOptions) -> Callable[[Launch], bool]:
     """Whether the kernel and NVTX filters of `options` select a launch."""
     kernel = name_test(options)
     includes = [_compiled(e) for e in options.nvtx_include or ()]
     excludes = [_compiled(e) for e in options.nvtx_exclude or ()]
 
-    def selects(launch: TracedLaunch) -> bool:
+    def selects(launch: Launch) -> bool:
         if kernel is not None and not kernel(launch.symbol, launch.function):
             return False
-        stack = "".join(name + _SEP for name in launch.nvtx) if includes or excludes else ""
+        stack = "".join(name.removeprefix(_DOMAIN) + _SEP for name in launch.nvtx) if includes or excludes else ""
         if includes and not any(p.search(stack) for p in includes):
             return False
         return not any(p.search(stack) for p in excludes)
@@ -85,26 +74,16 @@ def selector(options: TargetOptions) -> Callable[[TracedLaunch], bool]:
     return selects
 
 
-def selected(launches: Sequence[TracedLaunch], options: TargetOptions) -> list[int]:
+def selected(launches: Sequence[Launch], options: TargetOptions) -> list[int]:
     """The positions in `launches` of those the kernel and NVTX filters of `options` select."""
     selects = selector(options)
     return [position for position, launch in enumerate(launches) if selects(launch)]
 
 
-def as_launch(position: int, launch: TracedLaunch, by_function: bool = False) -> Launch:
+def as_launch(position: int, launch: Launch, by_function: bool = False) -> Launch:
     """The launch as ncu lists it in `--page raw --csv` (by symbol, or with `by_function` by function
     name), numbered `position`."""
-    return Launch(
-        id=position,
-        symbol=launch.function if by_function else launch.symbol,
-        grid=_dims(launch.grid),
-        block=_dims(launch.block),
-        nvtx=tuple(f"{DEFAULT_DOMAIN}:{name}" for name in launch.nvtx),
-    )
-
-
-def _dims(xyz: tuple[int, int, int]) -> str:
-    return f"({xyz[0]}, {xyz[1]}, {xyz[2]})"
+    return Launch(position, launch.function if by_function else launch.symbol, launch.grid, launch.block, launch.nvtx)
 
 
 def name_test(options: TargetOptions) -> Callable[[str, str], bool] | None:
