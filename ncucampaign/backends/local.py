@@ -25,7 +25,7 @@ from ncucampaign.spec.loader import LoadedCampaign
 
 def executor_for(settings: RunSettings) -> Executor:
     if settings.gpus:
-        return GpuLanesExecutor(settings.gpus, settings.jobs_per_gpu)
+        return GpuLanesExecutor(settings.gpus, settings.request.jobs_per_gpu)
     return SequentialExecutor()
 
 
@@ -51,7 +51,7 @@ class LocalRun:
             reporter=SerialReporter(reporter),
             stop=stop,
             ncu_path=settings.ncu_path,
-            show_output=settings.show_output,
+            show_output=settings.request.show_output,
         )
 
     def execute(self) -> RunResult:

@@ -26,6 +26,7 @@ from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.signals import StopRequest, stop_on_signals
+from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.plan.expand import build_plan
 from ncucampaign.results.reading.records import NcuReportReader
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         runs_root=runs_root(args.out, loaded),
         ncu_path=ncu_path,
         reader=NcuReportReader(ncu_path),
-        show_output=args.show_output,
+        request=RunRequest(show_output=args.show_output),
         command_line=tuple(sys.argv),
         installed=checked_ncu(ncu_path, plan),  # its reports are named with its own suffix
     )

@@ -86,15 +86,12 @@ def _run(request: RunRequest, every_row: bool) -> int:
         runs_root=root,
         ncu_path=ncu_path,
         reader=NcuReportReader(ncu_path),
-        show_output=request.show_output,
         command_line=tuple(sys.argv),
         request=request,
         gpus=gpus,
-        jobs_per_gpu=request.jobs_per_gpu,
         resume=resumed.root if resumed else None,
         resumed=resumed.manifest if resumed else None,
         resumed_stamp=resumed.stamp if resumed else None,
-        rerun_failed=request.rerun_failed,
         share=not request.no_share,
         installed=installed,
         weigh=request.weigh or loaded.campaign.weigh,
@@ -116,7 +113,9 @@ def execute(
     handling; then show what it did."""
     stop = StopRequest()
     console = out_console()
-    reporter = ConsoleReporter(console, live=False if settings.show_output else None, stopping=backend.words.stopping)
+    reporter = ConsoleReporter(
+        console, live=False if settings.request.show_output else None, stopping=backend.words.stopping
+    )
     with stop_on_signals(stop, reporter.stopping):  # a late Ctrl-C only sets a flag, also while printing
         opened = open_run(loaded, plan, settings)
         for warning in opened.warnings:

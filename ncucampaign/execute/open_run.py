@@ -112,7 +112,7 @@ def _begin(
     )
     if old is not None:
         manifest, to_run = resumed_manifest(
-            old, plan.invocations, fresh, info, settings.rerun_failed, now_iso(), settings.request
+            old, plan.invocations, fresh, info, settings.request.rerun_failed, now_iso(), settings.request
         )
     else:
         assert found is not None  # a fresh run's provenance is asked before its directory is made

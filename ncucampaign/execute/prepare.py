@@ -38,20 +38,18 @@ from ncucampaign.spec.ncu_catalog import InstalledNcu
 
 @dataclass(frozen=True)
 class RunSettings:
-    """How to run, from the command line: the same for a local run and a Slurm task."""
+    """How to run: the request as asked (its flags read from it, never copied), and what was settled from it and
+    the campaign; the same for a local run and a batch task."""
 
     runs_root: Path
     ncu_path: str
     reader: ReportReader
-    show_output: bool = False
+    request: RunRequest = field(default_factory=RunRequest)  # recorded in the manifest (a resume reads it back)
     command_line: tuple[str, ...] = ()
-    request: RunRequest | None = None  # recorded in the manifest (a resume reads it back)
-    gpus: tuple[str, ...] | None = None  # run --gpus: one lane per GPU
-    jobs_per_gpu: int = 1
+    gpus: tuple[str, ...] | None = None  # run --gpus, resolved: one lane per GPU
     resume: Path | None = None
     resumed: Manifest | None = None  # the resumed run's manifest, as read before its lock was taken
     resumed_stamp: list[int] | None = None  # of the file it was read from: read again if it changed since
-    rerun_failed: bool = False
     share: bool = True  # run --no-share: every target in its own application run
     installed: InstalledNcu | None = None  # what the ncu lists: a target asking for more never shares
     weigh: bool = False  # weigh: true / run --weigh: a timing pass gives each target its share of GPU time

@@ -47,7 +47,7 @@ def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings,
                 out.print(line, highlight=False, markup=False)
         out.print(f"manifest: {started.root / 'manifest.json'}", highlight=False)
         return started.result.exit_code
-    if started.submission is not None and settings.request is not None and settings.request.backend.wait:
+    if started.submission is not None and settings.request.backend.wait:
         return wait(started.root, stop, out)
     if started.submission is not None and stop.by_signal:
         print("ncucampaign: interrupted; the submission stands (cancel it as shown above)", file=sys.stderr)

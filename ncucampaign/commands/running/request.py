@@ -117,21 +117,19 @@ def _values(args: argparse.Namespace, flag: str) -> tuple[str, ...]:
 
 
 def request_from(args: argparse.Namespace) -> RunRequest:
-    return RunRequest(
-        file=args.file,
-        only=tuple(args.only or ()),
-        out=args.out,
-        dry_run=args.dry_run,
-        samples=args.samples,
-        ncu_flag=args.ncu,
-        show_output=args.show_output,
-        resume="latest" if args.rerun_failed and args.resume is None else args.resume,
-        rerun_failed=args.rerun_failed,
-        gpus=args.gpus,
-        no_share=args.no_share,
-        weigh=args.weigh,
-        jobs_per_gpu=args.jobs_per_gpu,
-        backend=backend_request(args),
+    """The request the parsed command line makes, in one validation: its fields by their names, besides --ncu
+    (ncu_flag), --only (a tuple), --rerun-failed (implies --resume latest) and the backend's flags."""
+    given = vars(args)
+    fields = {name: given[name] for name in RunRequest.model_fields if given.get(name) is not None}
+    resume = "latest" if args.rerun_failed and args.resume is None else args.resume
+    return RunRequest.model_validate(
+        {
+            **fields,
+            "only": tuple(args.only or ()),
+            "ncu_flag": args.ncu,
+            "resume": resume,
+            "backend": backend_request(args),
+        }
     )
 
 
