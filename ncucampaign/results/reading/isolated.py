@@ -15,7 +15,7 @@ from ncucampaign.errors import NoReportReader, ReportUnreadable
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES
 from ncucampaign.execute.process.workers import WorkerPool, worker_pool
 from ncucampaign.own_time import CLOCK, REPORTS
-from ncucampaign.results.reading.reader import MeasuredResult, ReportedLaunch
+from ncucampaign.results.reading.reader import ReportedLaunch
 from ncucampaign.results.reading.report_limits import read_limits
 from ncucampaign.results.reading.report_reader import NO_READER, ncu_report_module
 from ncucampaign.results.reading.rules import RuleResult
@@ -107,26 +107,11 @@ def _regular(report: Path) -> None:
         raise ReportUnreadable(f"{report}: {kind}, not a report")
 
 
-def read_results(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[MeasuredResult]:
-    rows = _ask("results", report, ncu, wanted=list(wanted))
-    return [
-        MeasuredResult(
-            **{
-                **row,
-                "grid": tuple(row["grid"]) if row["grid"] else None,
-                "block": tuple(row["block"]) if row["block"] else None,
-                "nvtx": tuple(row["nvtx"]),
-                "metrics": {name: tuple(pair) for name, pair in row["metrics"].items()},
-                "findings": tuple(
-                    {**finding, "focus": tuple(tuple(pair) for pair in finding["focus"])} for finding in row["findings"]
-                ),
-                "pm_samples": tuple(
-                    (label, tuple((float(t), float(v)) for t, v in samples)) for label, samples in row["pm_samples"]
-                ),
-            }
-        )
-        for row in rows
-    ]
+def result_rows(report: Path, wanted: tuple[str, ...] = (), ncu: str | None = None) -> list[dict[str, Any]]:
+    """Every result of the report as the manifest's ResultRecord holds it (reader_worker.record_fields), not yet
+    validated: the caller validates each once, with what it adds."""
+    rows: list[dict[str, Any]] = _ask("results", report, ncu, wanted=list(wanted))
+    return rows
 
 
 def read_launches(report: Path, ncu: str | None = None) -> list[ReportedLaunch]:

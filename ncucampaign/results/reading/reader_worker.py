@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import NoReportReader, ReportUnreadable
-from ncucampaign.results.reading.reader import nvtx_selected, read_launches, read_results, read_rule_results
+from ncucampaign.results.reading.reader import (
+    MeasuredResult,
+    nvtx_selected,
+    read_launches,
+    read_results,
+    read_rule_results,
+)
 from ncucampaign.results.reading.report_reader import ncu_report_module
 
 
@@ -25,7 +31,7 @@ def answer(request: dict[str, Any]) -> Any:
         return warm(ncu)
     report = Path(request["report"])
     if request["op"] == "results":
-        return [dataclasses.asdict(result) for result in read_results(report, tuple(request["wanted"]), ncu)]
+        return [record_fields(result) for result in read_results(report, tuple(request["wanted"]), ncu)]
     if request["op"] == "launches":
         return [dataclasses.asdict(launch) for launch in read_launches(report, ncu)]
     if request["op"] == "rules":
@@ -33,6 +39,29 @@ def answer(request: dict[str, Any]) -> Any:
     if request["op"] == "nvtx_selected":
         return {expression: sorted(nvtx_selected(report, [expression], ncu)) for expression in request["includes"]}
     raise ValueError(f"unknown op {request['op']!r}")
+
+
+def record_fields(result: MeasuredResult) -> dict[str, Any]:
+    """A result as the manifest's ResultRecord holds it (its process added by the caller, which validates it once)."""
+    return {
+        **dataclasses.asdict(result),
+        "metrics": {name: {"value": value, "unit": unit} for name, (value, unit) in result.metrics.items()},
+        "findings": [
+            {
+                "rule": found["rule"],
+                "name": found["name"],
+                "section": found["section"],
+                "title": found["title"],
+                "message": found["message"],
+                "type": found["kind"],
+                "estimated_speedup": found["speedup"],
+                "speedup_type": found["speedup_type"],
+                "focus_metrics": [metric for metric, _ in found["focus"]],
+            }
+            for found in result.findings
+        ],
+        "pm_samples": [{"label": label, "samples": samples} for label, samples in result.pm_samples],
+    }
 
 
 WARM_REPORT = Path(__file__).parent / "data" / "warm.ncu-rep"  # one kernel, by ncu 2025.3.1

@@ -7,38 +7,24 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import TypeAdapter
 
 from ncucampaign.errors import NoReportReader
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES, probe
-from ncucampaign.execute.rundir.result_records import FindingRecord, MetricValue, PmSeries, ProcessInfo, ResultRecord
+from ncucampaign.execute.rundir.result_records import ProcessInfo, ResultRecord
 from ncucampaign.plan.share.union import NO_CONFIG
-from ncucampaign.results.reading.isolated import read_results, warm_up
+from ncucampaign.results.reading.isolated import result_rows, warm_up
+
+RESULT_RECORDS = TypeAdapter(list[ResultRecord])
 
 
 def result_records(report: Path, wanted: tuple[str, ...], console: ConsoleSummary, ncu: str) -> list[ResultRecord]:
     """Raises NoReportReader without a reader, ReportUnreadable for a corrupt report."""
-    measured = read_results(report, wanted, ncu)
-    processes = _processes(report, console, ncu, len(measured))
-    return [
-        ResultRecord(
-            index=result.index,
-            kernel=result.kernel,
-            demangled=result.demangled,
-            mangled=result.mangled,
-            workload=result.workload,
-            grid=list(result.grid) if result.grid else None,
-            block=list(result.block) if result.block else None,
-            device=result.device,
-            process=processes.get(result.index),
-            nvtx=list(result.nvtx),
-            metrics={name: MetricValue(value=value, unit=unit) for name, (value, unit) in result.metrics.items()},
-            findings=[_finding(finding) for finding in result.findings],
-            pm_samples=[PmSeries(label=label, samples=list(samples)) for label, samples in result.pm_samples],
-        )
-        for result in measured
-    ]
+    rows = result_rows(report, wanted, ncu)
+    processes = _processes(report, console, ncu, len(rows))
+    return RESULT_RECORDS.validate_python([{**row, "process": processes.get(row["index"])} for row in rows])
 
 
 def _processes(report: Path, console: ConsoleSummary, ncu: str, count: int) -> dict[int, ProcessInfo]:
@@ -80,17 +66,3 @@ class NcuReportReader:
 
     def warm(self) -> None:
         warm_up(self.ncu)
-
-
-def _finding(fields: dict[str, Any]) -> FindingRecord:
-    return FindingRecord(
-        rule=fields["rule"],
-        name=fields["name"],
-        section=fields["section"],
-        title=fields["title"],
-        message=fields["message"],
-        type=fields["kind"],
-        estimated_speedup=fields["speedup"],
-        speedup_type=fields["speedup_type"],
-        focus_metrics=[metric for metric, _ in fields["focus"]],
-    )
