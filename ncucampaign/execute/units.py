@@ -136,18 +136,18 @@ class UnitRunner:
 
     def run_target(self, inv: Invocation, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord:
         ctx, record = self.ctx, self.ctx.record(inv.name)
-        if gpus is not None:
-            inv = pin(inv, gpus)
+        if gpus is None:  # its record holds its command line, built once when the run directory was opened
+            return run_attempts(ctx, inv, list(record.argv), record, lane)
+        inv = pin(inv, gpus)  # a GPU of its own: --devices counts inside that view, so the command line changes
         argv = ncu_argv(inv, ctx.ncu_path, ctx.run.reports, ctx.run.report_suffix)
-        if gpus is not None:
 
-            def pinned() -> None:
-                record.gpus = list(gpus)
-                record.argv = argv
-                record.env = dict(inv.env)
-                record.shell_command = shell_command(argv, inv.env, inv.cwd)
+        def pinned() -> None:
+            record.gpus = list(gpus)
+            record.argv = argv
+            record.env = dict(inv.env)
+            record.shell_command = shell_command(argv, inv.env, inv.cwd)
 
-            ctx.book.commit(pinned, record)
+        ctx.book.commit(pinned, record)
         return run_attempts(ctx, inv, argv, record, lane)
 
     def _alone(self, alone: Alone, gpus: tuple[str, ...] | None, lane: str | None) -> TargetRecord:
