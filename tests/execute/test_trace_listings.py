@@ -27,7 +27,7 @@ LISTED = {
 
 
 def kept() -> dict[str, Any]:
-    return json.loads(json.dumps(encode(LISTED, STAMP)))  # as a later run reads it
+    return json.loads(encode(LISTED, STAMP).model_dump_json())  # as a later run reads it
 
 
 def test_kept_listings_read_back_as_listed_and_hold_each_string_once() -> None:

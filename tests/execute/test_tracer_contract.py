@@ -55,7 +55,7 @@ EMPTY: dict[str, list[dict[str, str]]] = {
 def _renamed_launches(kept: Path) -> None:
     listed = decode(json.loads(kept.read_text()), [])
     renamed = {words: [dataclasses.replace(x, symbol=f"forged_{x.symbol}") for x in xs] for words, xs in listed.items()}
-    kept.write_text(json.dumps(encode(renamed, [])))  # the right format and digest, names no kernel has
+    kept.write_text(encode(renamed, []).model_dump_json())  # the right format and digest, names no kernel has
 
 
 def _infinite_grid(kept: Path) -> None:

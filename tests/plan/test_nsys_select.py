@@ -381,5 +381,5 @@ def test_kept_launches_whose_listings_are_valid_but_do_not_make_launches_read_as
     kept = tmp_path / "kept.json"
     odd, other = Launch(0, "_Z1kv", (1, 1, 1), (1, 1, 1), ()), Launch(1, "_Z1kv", (1, 1, 1), (1, 1, 1), ())
     for listed in ({(): [odd], BY_FUNCTION: [odd, other]}, {(): [odd]}, {(): [odd], BY_FUNCTION: []}):
-        kept.write_text(json.dumps(encode(listed, [])))
+        kept.write_text(encode(listed, []).model_dump_json())
         assert kept_launches(kept) is None

@@ -195,7 +195,7 @@ class TraceCache:
                 return  # not the file the cache holds
         except OSError:
             return
-        write_cache_text(self._listings_path(digest), json.dumps(encode(listed, stamp)))
+        write_cache_text(self._listings_path(digest), encode(listed, stamp).model_dump_json())
 
     def forget_listings(self, digest: str) -> None:
         if self.folder is not None:

@@ -10,7 +10,9 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from ncucampaign.execute.rundir.cache_files import read_cache_text
 from ncucampaign.execute.rundir.store import write_text_atomic
@@ -30,63 +32,62 @@ Wanted = Mapping[tuple[str, ...], TargetOptions]
 MAX_LISTINGS_FILE = 32 << 20
 
 
-def encode(listed: Mapping[tuple[str, ...], list[Launch]], stamp: list[int]) -> dict[str, Any]:
-    """Listings as JSON-ready data, every string once (a trace repeats its symbols, grids and stacks)."""
+Index = Annotated[StrictInt, Field(ge=0)]  # an ID, a dimension, or a place in `strings`
+Row = tuple[Index, Index, tuple[Index, Index, Index], tuple[Index, Index, Index], list[Index]]
+
+
+class ListingsFile(BaseModel):
+    """<digest>.listings.json: a trace's listings by their filters' words, each launch a row (ID, symbol, grid,
+    block, NVTX stack) whose strings are places in `strings`, each string once (a trace repeats its symbols and
+    stacks); `stamp`: the report listed; `digest`: of strings and listings, so a file damaged into other valid JSON
+    is not believed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stamp: list[int]
+    digest: str
+    strings: list[StrictStr]
+    listings: list[tuple[list[StrictStr], list[Row]]]
+
+
+def encode(listed: Mapping[tuple[str, ...], list[Launch]], stamp: list[int]) -> ListingsFile:
+    """Listings as their file holds them."""
     strings: dict[str, int] = {}
 
     def ref(text: str) -> int:
         return strings.setdefault(text, len(strings))
 
     lists = [
-        [list(words), [[x.id, ref(x.symbol), list(x.grid), list(x.block), [ref(n) for n in x.nvtx]] for x in launches]]
+        (list(words), [(x.id, ref(x.symbol), x.grid, x.block, [ref(n) for n in x.nvtx]) for x in launches])
         for words, launches in listed.items()
     ]
     table = list(strings)
-    return {"stamp": stamp, "digest": _digest(table, lists), "strings": table, "listings": lists}
+    return ListingsFile.model_construct(stamp=stamp, digest=_digest(table, lists), strings=table, listings=lists)
 
 
 def decode(data: object, stamp: list[int]) -> Listings:
     """The listings `encode` wrote for the report whose stamp is `stamp`; {} when they are of another
     file, or anything in them is not what `encode` writes."""
-    if not isinstance(data, dict) or data.get("stamp") != stamp:
-        return {}
-    strings, lists = data.get("strings"), data.get("listings")
-    if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings) or not isinstance(lists, list):
-        return {}
-    if data.get("digest") != _digest(strings, lists):
-        return {}
     try:
-        return {_words(words): [_launch(row, strings) for row in rows] for words, rows in lists}
-    except (TypeError, ValueError, IndexError):
+        kept = ListingsFile.model_validate(data)
+    except ValidationError:
+        return {}
+    if kept.stamp != stamp or kept.digest != _digest(kept.strings, kept.listings):
+        return {}
+    strings = kept.strings
+    try:
+        return {
+            tuple(words): [
+                Launch(i, strings[s], grid, block, tuple(strings[n] for n in nvtx)) for i, s, grid, block, nvtx in rows
+            ]
+            for words, rows in kept.listings
+        }
+    except IndexError:
         return {}
 
 
-def _digest(strings: list[str], lists: list[Any]) -> str:
+def _digest(strings: list[str], lists: Sequence[Any]) -> str:
     return hashlib.sha256(json.dumps([strings, lists], separators=(",", ":")).encode()).hexdigest()
-
-
-def _words(words: object) -> tuple[str, ...]:
-    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-        raise ValueError("words")
-    return tuple(words)
-
-
-def _launch(row: object, strings: list[str]) -> Launch:
-    if not isinstance(row, list) or len(row) != 5 or not isinstance(row[4], list):
-        raise ValueError("row")
-    ident, symbol, grid, block, nvtx = row
-    if not isinstance(grid, list) or not isinstance(block, list) or len(grid) != 3 or len(block) != 3:
-        raise ValueError("row")
-    numbers = [ident, symbol, *grid, *block, *nvtx]
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
-        raise ValueError("row")
-    return Launch(
-        ident,
-        strings[symbol],
-        (grid[0], grid[1], grid[2]),
-        (block[0], block[1], block[2]),
-        tuple(strings[n] for n in nvtx),
-    )
 
 
 def disagreement(listed: Listings) -> str | None:
@@ -110,7 +111,7 @@ def keep_launches(path: Path, held: Sequence[Launch]) -> None:
     """The launches held, kept as ncu would list them, by symbol and by function name (listings.py:
     each string once, and a digest), whole or not at all and never through a link."""
     every = TargetOptions.model_construct()
-    write_text_atomic(path, json.dumps(encode(nsys_listings(held, {(): every, BY_FUNCTION: every}), [])))
+    write_text_atomic(path, encode(nsys_listings(held, {(): every, BY_FUNCTION: every}), []).model_dump_json())
 
 
 def kept_launches(path: Path) -> list[Launch] | None:
