@@ -135,8 +135,7 @@ def against_reference(args: argparse.Namespace) -> int:
     if why is not None:
         print(f"not comparable: {printable(why)} ({path}); update the reference on this setting", file=sys.stderr)
         return EXIT_NOT_COMPARABLE
-    targets = reference["targets"]
-    excused = frozenset(n for n, t in targets.items() if t.get("xfail") or t.get("gate") == "soft")
+    excused = frozenset(n for n, t in reference.targets.items() if t.xfail or t.gate == "soft")
     try:
         as_run = as_manifest(reference, run.manifest)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # pydantic's ValidationError is a ValueError

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -19,11 +18,11 @@ from ncucampaign.results.history.reference import (
     file_name,
     gpu_model,
     left_out,
-    metric_problem,
     moved,
     moved_markdown,
     reference_data,
 )
+from ncucampaign.results.history.reference_file import Reference, parsed_reference
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES, parse_yaml
 
 REFS = "refs"
@@ -49,11 +48,11 @@ def run(args: argparse.Namespace) -> int:
         path = folder / file_name(model)
         previous = read_reference(path) if path.exists() else None
         data = reference_data(same, previous)
-        if not data["targets"]:
+        if not data.targets:
             raise UsageError(f"{model}: no target is ok in every run given; no reference written")
-        text = yaml.safe_dump(data, sort_keys=True, allow_unicode=True, width=100, default_flow_style=None)
+        text = yaml.safe_dump(data.file_data(), sort_keys=True, allow_unicode=True, width=100, default_flow_style=None)
         written = _replace(path, text)
-        count = plural(len(data["targets"]), "target")
+        count = plural(len(data.targets), "target")
         print(f"{path}: {count} from {plural(len(same), 'run')}" + ("" if written else " (unchanged)"))
         for note in left_out(same):
             print(printable(f"note: {note}"))
@@ -66,7 +65,7 @@ def default_folder(manifest: Manifest) -> Path:
     return (Path(source).parent if source else Path.cwd()) / REFS
 
 
-def read_reference(path: Path) -> dict[str, Any]:
+def read_reference(path: Path) -> Reference:
     """A reference file, checked to be one (a damaged or foreign file is named, not a traceback)."""
     try:
         with path.open("rb") as handle:
@@ -76,18 +75,10 @@ def read_reference(path: Path) -> dict[str, Any]:
         data, _, _ = parse_yaml(raw.decode("utf-8", errors="replace"), str(path))  # bounded: aliases, depth
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    if not isinstance(data, dict) or data.get("reference") != 1 or not isinstance(data.get("targets"), dict):
-        raise UsageError(f"{path}: not a reference file of this version (reference: 1, with targets)")
-    for name, entry in data["targets"].items():
-        if not isinstance(entry, dict) or not isinstance(entry.get("metrics"), dict):
-            raise UsageError(f"{path}: target {printable(str(name))} has no metrics")
-        if not isinstance(entry.get("launch"), dict) or not isinstance(data.get("header"), dict):
-            raise UsageError(f"{path}: target {printable(str(name))} has no launch, or the file no header")
-        for metric, values in entry["metrics"].items():
-            why = metric_problem(values)
-            if why is not None:
-                raise UsageError(printable(f"{path}: targets.{name}.metrics.{metric}.{why}"))
-    return data
+    found = parsed_reference(data)
+    if isinstance(found, str):
+        raise UsageError(printable(f"{path}: {found}"))
+    return found
 
 
 def _replace(path: Path, text: str) -> bool:

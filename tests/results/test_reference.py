@@ -16,14 +16,8 @@ import pytest
 import yaml
 
 from ncucampaign.errors import EXIT_NOT_COMPARABLE
-from ncucampaign.results.history.reference import (
-    file_name,
-    metric_problem,
-    moved,
-    moved_markdown,
-    not_comparable,
-    rounded,
-)
+from ncucampaign.results.history.reference import file_name, moved, moved_markdown, not_comparable, rounded
+from ncucampaign.results.history.reference_file import Reference, metric_problem
 from tests.conftest import ROOT, checkout_in
 
 
@@ -59,14 +53,14 @@ def test_a_reference_holds_finite_numbers_of_the_types_its_format_names(changed:
     assert problem is not None and problem.startswith(said), problem
 
 
-def ref(**targets: dict[str, Any]) -> dict[str, Any]:
-    return {"reference": 1, "gpu": "NVIDIA H200", "header": {}, "targets": targets}
+def ref(**targets: dict[str, Any]) -> Reference:
+    return Reference.model_validate({"reference": 1, "gpu": "NVIDIA H200", "header": {}, "targets": targets})
 
 
 def entry(median: float, tolerance: float | None = None, exact: bool = False) -> dict[str, Any]:
     metric: dict[str, Any] = {"median": median, "samples": [median]}
     metric.update({"exact": True} if exact else {"tolerance": tolerance or 0})
-    return {"metrics": {"m": metric}}
+    return {"launch": {"kernel": "k"}, "metrics": {"m": metric}}
 
 
 def test_what_moved_is_named_beyond_the_previous_tolerance_and_exact_values_on_any_change() -> None:
@@ -89,11 +83,15 @@ def test_another_gpu_ncu_driver_or_clock_setting_is_not_comparable() -> None:
     )  # fmt: skip
     header = {"ncu": "2025.3.1.0", "driver": "580.1", "clock_control": "base"}
     same = {"reference": 1, "gpu": "NVIDIA H200", "header": header, "targets": {}}
-    assert not_comparable(same, run) is None  # type: ignore[arg-type]
-    assert "ncu version is 2025.3.1.0" in str(not_comparable({**same, "header": {**header, "ncu": "2026.3.1.0"}}, run))  # type: ignore[arg-type]
-    assert "driver" in str(not_comparable({**same, "header": {**header, "driver": "570"}}, run))  # type: ignore[arg-type]
-    assert "clock control" in str(not_comparable({**same, "header": {**header, "clock_control": "none"}}, run))  # type: ignore[arg-type]
-    assert "of NVIDIA A100" in str(not_comparable({**same, "gpu": "NVIDIA A100"}, run))  # type: ignore[arg-type]
+
+    def against(**changed: Any) -> str | None:
+        return not_comparable(Reference.model_validate({**same, **changed}), run)  # type: ignore[arg-type]
+
+    assert against() is None
+    assert "ncu version is 2025.3.1.0" in str(against(header={**header, "ncu": "2026.3.1.0"}))
+    assert "driver" in str(against(header={**header, "driver": "570"}))
+    assert "clock control" in str(against(header={**header, "clock_control": "none"}))
+    assert "of NVIDIA A100" in str(against(gpu="NVIDIA A100"))
 
 
 def shell(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
@@ -219,3 +217,23 @@ def test_reference_update_says_which_runs_it_left_out(tmp_path: Path) -> None:
     assert (
         "note: rmsnorm_0: 4 of 5 runs left out (20260101-000000, 20260101-000001, 20260101-000002, ...)" in done.stdout
     )
+
+
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [
+        ({"reference": 2}, "not a reference file of this version (reference: 1, with targets)"),
+        ({"targets": []}, "not a reference file of this version (reference: 1, with targets)"),
+        ({"targets": {"t": {"metrics": {}}}}, "targets.t.launch: missing"),
+        ({"targets": {"t": {"launch": {"kernel": "k"}, "metrics": {"m": {"samples": [1, "yes"]}}}}},
+         "targets.t.metrics.m.samples[1]: 'yes' is not a finite number"),
+        ({"targets": {"t": {"launch": {"kernel": "k"}, "metrics": {"m": {"samples": [1], "exact": "yes"}}}}},
+         "targets.t.metrics.m.exact: 'yes' is not true or false"),
+    ],
+)  # fmt: skip
+def test_a_hand_edited_reference_is_named_by_the_key_that_is_wrong(changed: dict[str, Any], said: str) -> None:
+    from ncucampaign.results.history.reference_file import parsed_reference
+
+    good = {"reference": 1, "gpu": "NVIDIA H200", "header": {}, "targets": {}}
+    assert isinstance(parsed_reference(good), Reference)
+    assert parsed_reference({**good, **changed}) == said

@@ -13,17 +13,22 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ncucampaign.escaping import markdown_inline
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import EXACT_METRICS, launch_state
+from ncucampaign.results.history.reference_file import (
+    Reference,
+    ReferenceHeader,
+    ReferenceLaunch,
+    ReferenceMetric,
+    ReferenceTarget,
+)
 
-REFERENCE_VERSION = 1
 MAX_SAMPLES = 20
 FIGURES = 5
 FLOOR = 0.01  # the least tolerance: 1% of the median (a duration's noise on the H200: docs/ncu-behaviour.md)
@@ -49,26 +54,26 @@ def rounded(value: float) -> float | int:
     return int(out) if float(out).is_integer() and abs(out) < 2**53 else out
 
 
-def header(runs: Sequence[Manifest]) -> dict[str, Any]:
+def header(runs: Sequence[Manifest]) -> ReferenceHeader:
     newest = runs[-1]
     clocks = sorted({t.clock_control or "base" for run in runs for t in run.targets})
     commit = newest.workload_git
-    return {
-        "campaign": newest.campaign.name,
-        "campaign_sha256": newest.campaign.sha256,
-        "ncu": newest.ncu.version,
-        "driver": newest.gpus[0].driver_version if newest.gpus else None,
-        "clock_control": ",".join(clocks),
-        "runs": sorted(run.run_id for run in runs),
-        "workload_commit": (commit.commit + ("-dirty" if commit.dirty else "")) if commit else None,
-    }
+    return ReferenceHeader(
+        campaign=newest.campaign.name,
+        campaign_sha256=newest.campaign.sha256,
+        ncu=newest.ncu.version,
+        driver=newest.gpus[0].driver_version if newest.gpus else None,
+        clock_control=",".join(clocks),
+        runs=sorted(run.run_id for run in runs),
+        workload_commit=(commit.commit + ("-dirty" if commit.dirty else "")) if commit else None,
+    )
 
 
-def reference_data(runs: Sequence[Manifest], previous: Mapping[str, Any] | None) -> dict[str, Any]:
+def reference_data(runs: Sequence[Manifest], previous: Reference | None) -> Reference:
     """The reference of `runs` (one campaign, one GPU model, oldest first): every target ok in every run,
     its results pooled as samples; `gate` and `xfail` kept from `previous`."""
-    kept = (previous or {}).get("targets") or {}
-    targets: dict[str, Any] = {}
+    kept = previous.targets if previous is not None else {}
+    targets: dict[str, ReferenceTarget] = {}
     for name in [t.name for t in runs[-1].targets]:
         records = [t for run in runs for t in run.targets if t.name == name]
         if not records or any(r.status != Status.OK for r in records):
@@ -79,9 +84,10 @@ def reference_data(runs: Sequence[Manifest], previous: Mapping[str, Any] | None)
         state = launch_state(records[-1].results[0]) if records[-1].results else None
         results = [r for record in records for r in record.results if launch_state(r) == state][-MAX_SAMPLES:]
         if results:
-            own: dict[str, Any] = kept[name] if isinstance(kept.get(name), dict) else {}
-            targets[name] = {**_target(results), **{k: own[k] for k in ("gate", "xfail") if k in own}}
-    return {"reference": REFERENCE_VERSION, "gpu": gpu_model(runs[-1]), "header": header(runs), "targets": targets}
+            own = kept.get(name)
+            made = _target(results)
+            targets[name] = made.model_copy(update={"gate": own.gate, "xfail": own.xfail}) if own else made
+    return Reference(gpu=gpu_model(runs[-1]), header=header(runs), targets=targets)
 
 
 def left_out(runs: Sequence[Manifest]) -> list[str]:
@@ -102,88 +108,54 @@ def left_out(runs: Sequence[Manifest]) -> list[str]:
     return notes
 
 
-def finite_number(value: object) -> bool:
-    """An int or float (never a bool) that is finite: YAML reads 1e999 as inf and 10**400 as an int no float holds."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
-
-
-def metric_problem(entry: object) -> str | None:
-    """What is wrong with one metric of a reference, as `key: why`; None when it is what the format says."""
-    if not isinstance(entry, dict):
-        return "not a mapping"
-    samples = entry.get("samples")
-    if not isinstance(samples, list) or not samples:
-        return "samples: not a list of numbers"
-    bad = next((i for i, v in enumerate(samples) if not finite_number(v)), None)
-    if bad is not None:
-        return f"samples[{bad}]: {str(samples[bad])[:40]!r} is not a finite number"
-    if not isinstance(entry.get("unit", ""), str):
-        return "unit: not text"
-    for key in ("median", "tolerance"):
-        if key in entry and not finite_number(entry[key]):
-            return f"{key}: {str(entry[key])[:40]!r} is not a finite number"
-    if "tolerance" in entry and entry["tolerance"] < 0:
-        return f"tolerance: {entry['tolerance']} is negative"
-    if "exact" in entry and not isinstance(entry["exact"], bool):
-        return f"exact: {str(entry['exact'])[:40]!r} is not true or false"
-    return None
-
-
-def _target(results: Sequence[ResultRecord]) -> dict[str, Any]:
+def _target(results: Sequence[ResultRecord]) -> ReferenceTarget:
     first = results[0]
-    launch = {"kernel": first.kernel, "symbol": first.mangled, "grid": first.grid, "block": first.block,
-              "nvtx": list(first.nvtx)}  # fmt: skip
-    metrics: dict[str, Any] = {}
+    launch = ReferenceLaunch(
+        kernel=first.kernel, symbol=first.mangled, grid=first.grid, block=first.block, nvtx=list(first.nvtx)
+    )
+    metrics: dict[str, ReferenceMetric] = {}
     for metric in sorted({m for r in results for m in r.metrics}):
         found = [r.metrics[metric] for r in results if metric in r.metrics]
         values = [float(v.value) for v in found if isinstance(v.value, int | float) and math.isfinite(v.value)]
         if len(values) != len(results):  # a text value, or missing in some sample: not a series
             continue
         median = statistics.median(values)
-        entry: dict[str, Any] = {"unit": found[0].unit, "samples": [rounded(v) for v in values]}
-        entry["median"] = rounded(median)
-        if metric in EXACT_METRICS:
-            entry["exact"] = True
-        else:
-            spread = 1.4826 * statistics.median(abs(v - median) for v in values)
-            entry["tolerance"] = rounded(max(FLOOR * abs(median), SPREADS * spread))
-        metrics[metric] = entry
-    return {"launch": launch, "metrics": metrics}
+        spread = 1.4826 * statistics.median(abs(v - median) for v in values)
+        exact = metric in EXACT_METRICS
+        metrics[metric] = ReferenceMetric(
+            unit=found[0].unit,
+            samples=[rounded(v) for v in values],
+            median=rounded(median),
+            exact=True if exact else None,
+            tolerance=None if exact else rounded(max(FLOOR * abs(median), SPREADS * spread)),
+        )
+    return ReferenceTarget(launch=launch, metrics=metrics)
 
 
-def as_manifest(reference: Mapping[str, Any], run: Manifest) -> Manifest:
+def as_manifest(reference: Reference, run: Manifest) -> Manifest:
     """The reference as a run of its own, `run` its template: each target ok, its samples its results."""
     by_name = {t.name: t for t in run.targets}
     targets = []
-    for name, entry in sorted(reference["targets"].items()):
+    for name, entry in sorted(reference.targets.items()):
         template = by_name.get(name) or run.targets[0]
-        targets.append(_as_record(name, entry, template, reference["header"].get("clock_control")))
+        targets.append(_as_record(name, entry, template, reference.header.clock_control))
     return run.model_copy(update={"targets": targets, "run_id": "reference", "gpu_time": None})
 
 
-def _as_record(name: str, entry: Mapping[str, Any], template: TargetRecord, clock: str | None) -> TargetRecord:
-    launch, metrics = entry["launch"], entry["metrics"]
-    count = max((len(m["samples"]) for m in metrics.values()), default=0)
+def _as_record(name: str, entry: ReferenceTarget, template: TargetRecord, clock: str | None) -> TargetRecord:
+    launch, metrics = entry.launch, entry.metrics
+    count = max((len(m.samples) for m in metrics.values()), default=0)
     results = [
         ResultRecord(
             index=i,
-            kernel=launch["kernel"],
-            demangled=launch["kernel"],
-            mangled=launch.get("symbol") or "",
+            kernel=launch.kernel,
+            demangled=launch.kernel,
+            mangled=launch.symbol,
             workload="kernel",
-            grid=launch.get("grid"),
-            block=launch.get("block"),
-            nvtx=launch.get("nvtx") or [],
-            metrics={
-                k: MetricValue(value=m["samples"][i], unit=m["unit"])
-                for k, m in metrics.items()
-                if i < len(m["samples"])
-            },
+            grid=launch.grid,
+            block=launch.block,
+            nvtx=launch.nvtx,
+            metrics={k: MetricValue(value=m.samples[i], unit=m.unit) for k, m in metrics.items() if i < len(m.samples)},
         )
         for i in range(count)
     ]
@@ -192,15 +164,14 @@ def _as_record(name: str, entry: Mapping[str, Any], template: TargetRecord, cloc
     )
 
 
-def not_comparable(reference: Mapping[str, Any], run: Manifest) -> str | None:
+def not_comparable(reference: Reference, run: Manifest) -> str | None:
     """Why `run` cannot be judged against `reference` (another ncu, driver, clock setting or GPU)."""
-    mine = header([run])
-    theirs = reference.get("header") or {}
-    if reference.get("gpu") != gpu_model(run):
-        return f"the reference is of {reference.get('gpu')}, the run of {gpu_model(run)}"
+    mine, theirs = header([run]), reference.header
+    if reference.gpu != gpu_model(run):
+        return f"the reference is of {reference.gpu}, the run of {gpu_model(run)}"
     for key, what in (("ncu", "ncu version"), ("driver", "driver"), ("clock_control", "clock control")):
-        if theirs.get(key) != mine[key]:
-            return f"its {what} is {mine[key]}, the reference's {theirs.get(key)}"
+        if getattr(theirs, key) != getattr(mine, key):
+            return f"its {what} is {getattr(mine, key)}, the reference's {getattr(theirs, key)}"
     return None
 
 
@@ -213,31 +184,30 @@ class Moved:
     after: str
 
 
-def moved(previous: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Moved]:
+def moved(previous: Reference | None, new: Reference) -> list[Moved]:
     """What changed from `previous` to `new`: medians beyond the previous tolerance, exact values that
     differ, targets and metrics new or gone."""
-    old = (previous or {}).get("targets") or {}
+    old = previous.targets if previous is not None else {}
     found: list[Moved] = []
-    for name in sorted({*old, *new["targets"]}):
-        if name not in old or name not in new["targets"]:
+    for name in sorted({*old, *new.targets}):
+        if name not in old or name not in new.targets:
             found.append(Moved(name, "-", "new" if name not in old else "gone", "", ""))
             continue
-        before, after = old[name].get("metrics") or {}, new["targets"][name]["metrics"]
+        before, after = old[name].metrics, new.targets[name].metrics
         for metric in sorted({*before, *after}):
             found += _metric_moved(name, metric, before.get(metric), after.get(metric))
     return found
 
 
-def _metric_moved(name: str, metric: str, before: Any, after: Any) -> list[Moved]:
-    if not isinstance(before, dict) or after is None:
+def _metric_moved(name: str, metric: str, before: ReferenceMetric | None, after: ReferenceMetric | None) -> list[Moved]:
+    if before is None or after is None:
         return [Moved(name, metric, "new" if after is not None else "gone", "", "")]
-    old, now = before.get("median"), after["median"]
-    if not isinstance(old, int | float):
+    old, now = before.median, after.median
+    if old is None or now is None:
         return [Moved(name, metric, "new", "", str(now))]
-    if after.get("exact"):
+    if after.exact:
         return [] if old == now else [Moved(name, metric, "CHANGED", str(old), str(now))]
-    tolerance = before.get("tolerance") if isinstance(before.get("tolerance"), int | float) else 0
-    if abs(now - old) <= tolerance:
+    if abs(now - old) <= (before.tolerance or 0):
         return []
     return [Moved(name, metric, "HIGHER" if now > old else "LOWER", str(old), str(now))]
 
