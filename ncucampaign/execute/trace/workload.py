@@ -99,13 +99,23 @@ def _walked(cwd: Path) -> list[Path] | None:
 
 
 def _stamps(cwd: Path, paths: Iterable[Path], runs_root: Path | None) -> dict[str, list[int]] | None:
-    """Name -> [size, modification time] of each regular file, run directories left out."""
-    skip = runs_root.resolve() if runs_root is not None else None
+    """Name -> [size, modification time] of each file (a link's own), run directories left out."""
+    skip = _resolved(runs_root) if runs_root is not None else None
     stamps = {}
     for path in paths:
         with contextlib.suppress(OSError, ValueError):
-            if skip is not None and (path.resolve() == skip or skip in path.resolve().parents):
+            where = _resolved(path)
+            if skip is not None and where is not None and (where == skip or skip in where.parents):
                 continue
             info = path.lstat()
             stamps[str(path.relative_to(cwd))] = [info.st_size, info.st_mtime_ns]
     return stamps
+
+
+def _resolved(path: Path) -> Path | None:
+    """Where a path leads; None for a symlink loop (Python 3.11 raises RuntimeError, later ones OSError), which
+    leads nowhere, so into no run directory: it is stamped as the link it is."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return None
