@@ -6,6 +6,7 @@ ncu applies) leaves the run to ncu's trace, with the reason in the trace's log."
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -251,3 +252,37 @@ def test_a_ctrl_c_during_the_nsys_trace_stops_the_run_and_starts_no_other_trace(
     assert {t["status"] for t in manifest["targets"]} == {"interrupted"}
     assert "Traceback" not in err
     hang.unlink()
+
+
+@slow
+def test_a_relative_nsys_path_is_taken_from_where_the_user_stands(tmp_path: Path) -> None:
+    """NCUCAMPAIGN_NSYS=./tools/.../nsys, the campaign in another folder: the path is resolved once where it is
+    found (as --ncu ./myncu is), not searched on PATH nor taken from the application's folder (before: exit 3,
+    every target left interrupted)."""
+    for tool in (NSYS.parents[2], FAKE_NCU_DIR):  # the fake nsys runs the fake ncu's application beside it
+        shutil.copytree(tool, tmp_path / "tools" / tool.name)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "camp.yaml").write_text(campaign_text(TRACE_TARGETS))
+    relative = f"./tools/{NSYS.parents[2].name}/{NSYS.relative_to(NSYS.parents[2])}"
+    calls = tmp_path / "nsys-calls.log"
+    env = fake_env(NCUCAMPAIGN_NSYS=relative, FAKE_NSYS_CALLS=str(calls))
+    done = run_cli("run", "app/camp.yaml", "--out", "runs", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "sharing: trace by Nsight Systems" in done.stdout, done.stdout
+    assert calls.read_text()
+
+
+@slow
+def test_an_nsys_that_cannot_start_leaves_the_trace_to_ncu(tmp_path: Path, write_campaign) -> None:
+    """An executable that is no program (no interpreter line: exec says 'Exec format error'): before, exit 3 with
+    every target left interrupted; now ncu's trace stands in, as for any nsys that cannot trace."""
+    broken = tmp_path / "nsys"
+    broken.write_bytes(b"\x00not a program\n")
+    broken.chmod(0o755)
+    campaign = write_campaign(TRACE_TARGETS)
+    done = run(campaign, NCUCAMPAIGN_NSYS=str(broken))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "trace by Nsight Systems 0.0 s (profiler_error) | trace by ncu" in done.stdout, done.stdout
+    _, manifest = load_manifest(campaign.parent / "runs")
+    assert {t["status"] for t in manifest["targets"]} == {"ok"}
+    assert "nsys cannot start" in manifest["shared_runs"][0]["message"]

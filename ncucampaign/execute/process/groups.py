@@ -72,7 +72,7 @@ def run_in_group(
 
 def _started(argv: Sequence[str], log: IO[bytes], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
     """The process, in a session of its own, its output into `log`; an EnvironmentProblem when it
-    cannot start (no such program, no such folder, not allowed)."""
+    cannot start (no such program, no such folder, not allowed, not a program)."""
     try:
         return subprocess.Popen(
             list(argv),
@@ -85,8 +85,8 @@ def _started(argv: Sequence[str], log: IO[bytes], cwd: Path, env: Mapping[str, s
         )
     except NotADirectoryError as exc:
         raise EnvironmentProblem(f"cannot start in {cwd}: {exc.strerror}") from None
-    except (FileNotFoundError, PermissionError) as exc:
-        raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror}") from None
+    except OSError as exc:  # no such program, not allowed, no program at all (Exec format error), a link loop
+        raise EnvironmentProblem(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
 
 
 def _supervise(

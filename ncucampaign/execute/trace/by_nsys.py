@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
-from ncucampaign.execute.process.groups import RUN_MARKER, run_in_group
+from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
@@ -57,8 +58,9 @@ def find_nsys(ncu_path: str, environ: Mapping[str, str]) -> NsysTools | str:
     chosen = environ.get(NSYS_ENV, "").strip()
     if chosen.lower() == "off":
         return f"{NSYS_ENV}=off"
-    if chosen:
-        candidates = [Path(chosen)]
+    if chosen:  # a path from where the user stands (nsys starts in the application's folder), or a name on PATH
+        named = shutil.which(chosen) if os.sep not in chosen else None
+        candidates = [Path(named or chosen).absolute()]
     else:
         found = shutil.which(ncu_path)
         if found is None:
@@ -173,17 +175,20 @@ def _traced(
     ctx.reporter.attempt_started(trace, 1, 1, None)
     ctx.store.append_log(trace.name, f"# ncucampaign: the discovery trace by Nsight Systems, {now_iso()}\n")
     ctx.store.append_log(trace.name, f"# {shell_command(argv, trace.env, trace.cwd)}\n")
-    outcome = run_in_group(
-        argv,
-        log_path=ctx.run.log(trace.name),
-        cwd=trace.cwd,
-        env_additions={**dict(trace.env), RUN_MARKER: str(ctx.run.root)},
-        timeout=trace.timeout,
-        stop=ctx.stop,
-        grace=trace.stop_grace,
-        on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid), record),
-    )
-    why = _why_not_profiled(outcome.exit_code, outcome.timed_out, outcome.interrupted, trace.timeout)
+    try:
+        outcome = run_in_group(
+            argv,
+            log_path=ctx.run.log(trace.name),
+            cwd=trace.cwd,
+            env_additions={**dict(trace.env), RUN_MARKER: str(ctx.run.root)},
+            timeout=trace.timeout,
+            stop=ctx.stop,
+            grace=trace.stop_grace,
+            on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid), record),
+        )
+        why = _why_not_profiled(outcome.exit_code, outcome.timed_out, outcome.interrupted, trace.timeout)
+    except EnvironmentProblem as exc:  # nsys itself does not start: ncu's trace stands in, as for any refusal
+        outcome, why = ProcessOutcome(None, 0.0, False, False, (), 0), f"nsys {exc}"
     kept = ctx.run.inside("reports", trace.name + NSYS_SUFFIX)
     launches, why = _read(ctx, trace, tools, work, kept) if why is None else ([], why)
     status = Status.INTERRUPTED if outcome.interrupted else Status.OK if why is None else Status.PROFILER_ERROR
