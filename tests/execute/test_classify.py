@@ -161,3 +161,28 @@ def test_a_marker_after_unfinished_application_output_still_counts() -> None:
     assert console.profiled == 2
     assert console.app_exit_code == 3
     assert console.report_paths == ("/r/x.ncu-rep",)
+
+
+@pytest.mark.parametrize(
+    ("output", "code", "cannot_start"),
+    [
+        ((FIXTURES / "logs" / "missing_app.log").read_text(), 2, True),  # the interpreter cannot open the script
+        ("sh: 1: nosuchcmd: not found\n==ERROR== The application returned an error code (127).\n", 127, True),
+        ("bash: ./run.sh: No such file or directory\n==ERROR== The application returned an error code (127).\n", 127, True),
+        ("bash: ./run.sh: Permission denied\n==ERROR== The application returned an error code (126).\n", 126, True),
+        # it started: a missing input file ends a traceback; "started" came before the exit 127
+        ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"
+         "FileNotFoundError: [Errno 2] No such file or directory: 'weights.bin'\n"
+         "==ERROR== The application returned an error code (1).\n", 1, False),
+        ("started\n==ERROR== The application returned an error code (127).\n", 127, False),
+    ],
+)  # fmt: skip
+def test_cannot_start_is_said_only_of_an_application_that_never_started(
+    output: str, code: int, cannot_start: bool
+) -> None:
+    """Before: an application that ran and then failed (a missing input file, an exit 127 after it printed)
+    was closed "the application cannot start", its retries unused and every other target closed unstarted."""
+    console = parse_console(output)
+    verdict = classify_attempt(exit_code=code, console=console, report_exists=False, results=None, expected=1)
+    assert verdict.status == Status.APP_FAILED
+    assert ("the application cannot start" in verdict.message) == cannot_start and verdict.retryable != cannot_start

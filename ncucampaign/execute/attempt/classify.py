@@ -26,10 +26,13 @@ _USAGE_PATTERNS = (
 # Profiler failures a second attempt cannot fix.
 _PERMANENT_PROFILER_PATTERNS = (r"ERR_NVGPUCTRPERM", r"LibraryNotLoaded")
 # An application that cannot start fails alike every time (`python3 nosuch_app.py` was retried
-# after 10 s): the interpreter cannot open the script (tests/fixtures/logs/missing_app.log), a program
-# or file that is not there, a shell's 126 (cannot execute) and 127 (not found).
-_CANNOT_START = re.compile(r"can't open file|No such file or directory|command not found|cannot execute")
-_CANNOT_START_CODES = (126, 127)
+# after 10 s): the interpreter cannot open the script (tests/fixtures/logs/missing_app.log), a shell finds no
+# program or cannot execute it. Said in the one or two lines it printed: an application that printed more had
+# started (a missing input file ends a traceback, "started" before an exit 127), and keeps its retries.
+_CANNOT_START = re.compile(
+    r"can't open file|command not found|cannot execute|: No such file or directory$|: not found$|: Permission denied$"
+)
+_CANNOT_START_LINES = 2
 _APP_ERROR = re.compile(r"==ERROR== The application returned an error code \((-?\d+)\)")
 _PROFILED = re.compile(r"^==PROF== Profiling \"([^\"]*)\"")
 _REPORT = re.compile(r"^==PROF== Report: (.+)$")
@@ -58,6 +61,7 @@ class ConsoleSummary:
     connected: tuple[tuple[int, str], ...] = ()  # (pid, executable) per "Connected to process" line
     last_profiled: str | None = None  # the kernel of the last "==PROF== Profiling" line
     app_last_line: str | None = None  # the application's own last output line (its error, when it failed)
+    app_lines: int = 0  # how many lines the application printed (ncu's and ours left out)
 
     @property
     def connected_pids(self) -> tuple[int, ...]:
@@ -78,10 +82,9 @@ def _lines(text: str) -> Iterator[str]:
 _NOT_THE_APPLICATION = re.compile(r"^(==|# |\s*\d+\.\s|Available Kernels:)")  # ncu's lines and ours
 
 
-def _app_last_line(text: str) -> str | None:
-    """The application's own last line: not ncu's (==...==, its kernel list) nor ours (# ...)."""
-    lines = [line.strip() for line in _lines(text) if line.strip() and not _NOT_THE_APPLICATION.match(line)]
-    return lines[-1][:300] if lines else None
+def _app_lines(text: str) -> list[str]:
+    """The application's own lines: not ncu's (==...==, its kernel list) nor ours (# ...)."""
+    return [line.strip() for line in _lines(text) if line.strip() and not _NOT_THE_APPLICATION.match(line)]
 
 
 # Range replay says it of ranges (ncu 2025.3.1, app-range on a 2-rank job): the same miss.
@@ -108,7 +111,7 @@ def parse_console(text: str) -> ConsoleSummary:
     connected: list[tuple[int, str]] = []
     app_exit_code = None
     last_profiled = None
-    lines = list(_lines(text))
+    lines, own = list(_lines(text)), _app_lines(text)
     for line in lines:
         if match := _PROFILED.match(line):
             profiled += 1
@@ -137,7 +140,8 @@ def parse_console(text: str) -> ConsoleSummary:
         app_exit_code=app_exit_code,
         report_paths=tuple(reports),
         shutdown_requested="==PROF== Trying to shutdown target application" in text,
-        app_last_line=_app_last_line(text),
+        app_last_line=own[-1][:300] if own else None,
+        app_lines=len(own),
         connected=tuple(connected),
         last_profiled=last_profiled,
     )
@@ -209,7 +213,8 @@ def _app_failed(console: ConsoleSummary, code: int, kept: str) -> Verdict:
     hint = f" (killed by {_signal_name(code)}?)" if code in _CRASH_SIGNALS else ""
     said = f": {console.app_last_line}" if console.app_last_line else ""
     message = f"the application returned error code {code}{hint}{said}{kept}"
-    if not console.profiled and (code in _CANNOT_START_CODES or _CANNOT_START.search(console.app_last_line or "")):
+    never_started = console.app_lines <= _CANNOT_START_LINES and _CANNOT_START.search(console.app_last_line or "")
+    if not console.profiled and never_started:
         return Verdict(Status.APP_FAILED, False, f"{message}; not retried: the application cannot start", True)
     return Verdict(Status.APP_FAILED, True, message)
 
