@@ -15,6 +15,7 @@ from typing import TextIO
 
 from ncucampaign.errors import CampaignError, EnvironmentProblem, UsageError
 from ncucampaign.execute.process.installed import installed_ncu
+from ncucampaign.execute.process.machine import ThisMachine
 from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.exec_limits import exec_size_problems
@@ -123,7 +124,7 @@ def print_warnings(
     """Print the lint's findings and hand them back. Those the installed ncu is sure to refuse print as
     errors: validate fails on them; plan prints them and run runs the rest (the target ends usage_error
     at once, never retried: a campaign's one broken target never stops the others)."""
-    warnings = lint_plan(loaded, plan, installed, Path.is_file)
+    warnings = lint_plan(loaded, plan, installed, ThisMachine())
     for warning in warnings:
         print(warning.render(str(loaded.path)), file=stream)
     return warnings

@@ -80,7 +80,7 @@ def preflight(plan: Plan, settings: RunSettings) -> list[str]:
             raise UsageError(problem)
     for inv in plan.invocations:
         if not inv.cwd.is_dir():
-            raise UsageError(f"target {inv.name}: its working directory {inv.cwd} is not a directory")
+            raise UsageError(f"application.cwd: {inv.cwd} is not a folder; the application cannot start there")
     if not settings.remote_ncu and not os.access(settings.ncu_path, os.X_OK):
         raise EnvironmentProblem(f"{settings.ncu_path} is not executable")
     if os.environ.get("NCUCAMPAIGN_DOCTOR") == "off":

@@ -73,13 +73,18 @@ def _shell_syntax(command: tuple[str, ...] | str, argv: tuple[str, ...]) -> str 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 
 
+def is_python(program: str) -> bool:
+    """Whether a command's program is a Python interpreter (python, python3, python3.12, by any path)."""
+    return _PYTHON.match(Path(program).name) is not None
+
+
 @functools.lru_cache(maxsize=256)  # asked for every invocation; a campaign's commands are few
 def script_of(argv: tuple[str, ...]) -> str | None:
     """The file a command line runs: a Python script (after the interpreter's own options), or a
     program named by a path (`./run.sh`); None for a module (-m), a string (-c) or a program on PATH."""
     if not argv:
         return None
-    if not _PYTHON.match(Path(argv[0]).name):
+    if not is_python(argv[0]):
         return argv[0] if "/" in argv[0] else None
     at = 1
     while at < len(argv) and argv[at].startswith("-"):

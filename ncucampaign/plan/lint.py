@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from ncucampaign.errors import format_key_path, printable
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.lint_rules import RULES, Context, KeyPath
+from ncucampaign.plan.start_checks import Machine
 from ncucampaign.spec.keys import OPTION_KEYS, field_name
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.model import TargetOptions
@@ -39,14 +38,14 @@ def lint_plan(
     loaded: LoadedCampaign,
     plan: Plan,
     installed: InstalledNcu | None = None,
-    is_file: Callable[[Path], bool] | None = None,
+    machine: Machine | None = None,
 ) -> list[LintWarning]:
-    """`is_file`: how to ask whether a file exists (the command line hands in Path.is_file); without
-    it the rules that would ask are silent."""
+    """`machine`: what the application's machine holds (the command line hands in this one's); without it the
+    rules that would ask are silent."""
     warnings: dict[tuple[str, KeyPath, str], LintWarning] = {}
     concerned: dict[tuple[str, KeyPath, str], list[str]] = {}
-    if is_file is not None:  # invocations share their scripts: one stat each, not one per invocation
-        is_file = functools.cache(is_file)
+    if machine is not None:  # invocations share their commands: one look each, not one per invocation
+        machine = Remembered(machine)
     rules = {
         per_target: [(code, rule) for code, rule in RULES.items() if rule.per_target == per_target]
         for per_target in (False, True)
@@ -69,7 +68,7 @@ def lint_plan(
     for inv in plan.invocations:
         by_target.setdefault(inv.target_index, []).append(inv.options)
         names_of.setdefault(inv.target_index, []).append(inv.name)
-        run(_context(loaded, inv, installed, is_file), inv.target, False, (inv.name,))
+        run(_context(loaded, inv, installed, machine), inv.target, False, (inv.name,))
     for index, expansion in by_target.items():
         target = loaded.target_at(index)
         context = Context(("targets", index), expansion[0], installed, tuple(expansion), target.matrix or {})
@@ -82,7 +81,7 @@ def lint_plan(
 
 
 def _context(
-    loaded: LoadedCampaign, inv: Invocation, installed: InstalledNcu | None, is_file: Callable[[Path], bool] | None
+    loaded: LoadedCampaign, inv: Invocation, installed: InstalledNcu | None, machine: Machine | None
 ) -> Context:
     """What the rules that look at one invocation see of it."""
     own_command = loaded.target_at(inv.target_index).command is not None
@@ -94,8 +93,19 @@ def _context(
         flags=tuple(ncu_flags(inv)) if installed is not None else (),  # only checked against an installed ncu
         command_at=("targets", inv.target_index, "command") if own_command else ("application", "command"),
         cwd=inv.cwd,
-        is_file=is_file,
+        cwd_at=("application", "cwd") if loaded.campaign.application.cwd else None,
+        search=dict(inv.env).get("PATH"),
+        machine=machine,
     )
+
+
+class Remembered:
+    """A Machine whose answers are kept: thousands of invocations ask about one command."""
+
+    def __init__(self, machine: Machine) -> None:
+        self.kind = functools.cache(machine.kind)
+        self.on_path = functools.cache(machine.on_path)
+        self.has_module = functools.cache(machine.has_module)
 
 
 def inherited(loaded: LoadedCampaign, path: KeyPath) -> KeyPath:

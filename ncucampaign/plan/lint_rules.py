@@ -4,14 +4,13 @@ a `Rule`, and a campaign in tests/plan/test_lint_rules.py that triggers it and o
 from __future__ import annotations
 
 import difflib
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ncucampaign.plan.collectives import can_match_collective, excluding_collectives, launcher_of
-from ncucampaign.plan.command import script_of
+from ncucampaign.plan.start_checks import Machine, why_cannot_start
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 from ncucampaign.spec.ncu_grammar import TOO_DEEP, compile_regex, is_start_end_name, push_pop_names, split_regex
@@ -35,7 +34,9 @@ class Context:
     flags: tuple[str, ...] = ()  # the long names of the ncu options it passes (plan/argv.py ncu_flags)
     command_at: KeyPath = ("application", "command")  # where that command line is written
     cwd: Path | None = None  # the folder the application runs in
-    is_file: Callable[[Path], bool] | None = None  # handed in by the command line: the rules stay pure
+    cwd_at: KeyPath | None = None  # where that folder is written (None: the campaign file's own folder)
+    search: str | None = None  # the PATH the application's environment sets (None: the one it inherits)
+    machine: Machine | None = None  # handed in by the command line: the rules stay pure
 
 
 @dataclass(frozen=True)
@@ -228,22 +229,13 @@ def collective_under_replay(c: Context) -> Found:
     )
 
 
-def script_missing(c: Context) -> Found:
+def cannot_start(c: Context) -> Found:
     """A warning, not an error: a script may be made between validate and run (a build step)."""
-    script = script_of(c.command)
-    if script is not None and c.is_file is not None and c.cwd is not None and not c.is_file(_joined(c.cwd, script)):
-        yield (
-            c.command_at,
-            f"{script}: no such file in {c.cwd} (application.cwd, else the campaign file's folder); the "
-            "application cannot start there",
-        )
-
-
-@functools.lru_cache(
-    maxsize=256
-)  # one Path per folder and script, not one per invocation (lint.py caches is_file on it)
-def _joined(folder: Path, name: str) -> Path:
-    return folder / name
+    if c.machine is not None and c.cwd is not None:
+        found = why_cannot_start(c.command, c.cwd, c.machine, c.search, c.cwd_at is not None)
+        if found is not None:
+            where, why = found
+            yield (c.cwd_at if where == "cwd" and c.cwd_at is not None else c.command_at), why
 
 
 RULES: dict[str, Rule] = {
@@ -261,6 +253,6 @@ RULES: dict[str, Rule] = {
     "NCU010": Rule("kill without a launch count", kill_without_count),
     "NCU011": Rule("kernel filter that can match collective kernels in a multi-process job", collective_under_replay),
     "NCU012": Rule("ncu option the installed ncu does not have", option_not_in_installed, certain=True),
-    "NCU013": Rule("application script that does not exist", script_missing),
+    "NCU013": Rule("application that cannot start where it runs", cannot_start),
     "NCU014": Rule("kernel regex nested too deeply to check", kernel_regex_too_deep),
 }

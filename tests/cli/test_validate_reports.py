@@ -49,9 +49,31 @@ def test_the_script_is_looked_for_where_the_application_runs(tmp_path: Path) -> 
     assert warning.startswith("camp.yaml:5: warning NCU013 targets[0].command: other.py: no such file")
 
 
-@pytest.mark.parametrize("command", ["python3 -m bench", "python3 -c 'print(1)'", "ncu_app --steps 2"])
+@pytest.mark.parametrize("command", ["python3 -m bench", "python3 -c 'print(1)'", "ncu --version"])
 def test_commands_that_name_no_file_are_not_looked_for(tmp_path: Path, command: str) -> None:
     assert "NCU013" not in validate(tmp_path, f"application:\n  command: {command}\ntargets:\n  - name: a\n").stdout
+
+
+@pytest.mark.parametrize(
+    ("application", "said"),
+    [
+        ("  command: ./run.sh\n", "application.command: ./run.sh: not executable (chmod +x ./run.sh)"),
+        ("  command: no_such_program_xyz --steps 2\n", "application.command: no_such_program_xyz: no such program on PATH"),
+        ("  command: python3 bench.py\n  cwd: nowhere\n", "application.cwd: {tmp}/nowhere: no such folder"),
+        ("  command: python3 bench.py\n  cwd: bench.py\n", "application.cwd: {tmp}/bench.py: a file, not a folder"),
+        ("  command: ./tools\n", "application.command: ./tools: a folder in {tmp}, not a file"),
+        ("  command: python3 -m no_such_module_xyz\n",
+         "application.command: python3 -m no_such_module_xyz: python3 finds no module 'no_such_module_xyz' in {tmp}"),
+    ],
+)  # fmt: skip
+def test_validate_sees_an_application_that_cannot_start(tmp_path: Path, application: str, said: str) -> None:
+    """Before: validate said ok (or 'no such file' of a folder), and run met each at the first start."""
+    (tmp_path / "run.sh").write_text("#!/bin/sh\n")  # without its exec bit
+    (tmp_path / "tools").mkdir()
+    done = validate(tmp_path, f"application:\n{application}targets:\n  - name: a\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (warning,) = [line for line in done.stdout.splitlines() if "NCU013" in line]
+    assert said.format(tmp=tmp_path) in warning, warning
 
 
 def test_problems_and_lint_errors_print_in_order_and_are_both_counted(tmp_path: Path) -> None:
@@ -77,3 +99,12 @@ def test_every_shipped_example_validates_or_says_in_its_first_lines_that_it_does
         head = "".join(campaign.read_text().splitlines(keepends=True)[:3])
         expected = 2 if "validate exits 2 on this file" in head else 0
         assert done.returncode == expected, f"{campaign.name}: {done.stdout}{done.stderr}"
+
+
+def test_run_says_a_missing_folder_once_naming_the_application(tmp_path: Path) -> None:
+    """Before: `target a: its working directory ... is not a directory`, as if one target had it."""
+    (tmp_path / "camp.yaml").write_text(APP + "  cwd: nowhere\ntargets:\n  - name: a\n  - name: b\n")
+    done = run_cli("run", "camp.yaml", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"error: application.cwd: {tmp_path}/nowhere is not a folder" in done.stderr
+    assert "target a" not in done.stderr and not (tmp_path / "runs").exists()

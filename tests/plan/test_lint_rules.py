@@ -15,10 +15,22 @@ APP = "application:\n  command: python3 bench.py\ntargets:\n"
 INSTALLED = InstalledNcu("2025.3.1.0", frozenset({"SpeedOfLight", "LaunchStats"}), frozenset({"basic", "full"}))
 
 
+class OnlyBench:
+    """A machine holding the program bench.py alone, every program on PATH and every module."""
+
+    def kind(self, path: Path) -> str:
+        return "program" if path.name == "bench.py" else "folder" if path.suffix == "" else "missing"
+
+    def on_path(self, name: str, search: str | None) -> bool:
+        return True
+
+    def has_module(self, python: str, module: str, cwd: Path) -> bool:
+        return True
+
+
 def codes(targets: str, installed: InstalledNcu | None = None) -> list[str]:
     loaded = parse_campaign(APP + targets, Path("camp.yaml"))
-    only_bench = lambda path: path.name == "bench.py"  # noqa: E731 (a file system holding bench.py alone)
-    return [w.code for w in lint_plan(loaded, build_plan(loaded), installed, only_bench)]
+    return [w.code for w in lint_plan(loaded, build_plan(loaded), installed, OnlyBench())]  # type: ignore[arg-type]
 
 
 CASES = {

@@ -1,0 +1,36 @@
+"""This machine, as the start checks see it (plan/start_checks.py Machine): what a path is, whether a program is on
+PATH, whether an interpreter finds a module (asked of the interpreter itself, in the application's folder)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from ncucampaign.execute.process.short import run_captured
+from ncucampaign.plan.start_checks import Kind
+
+MODULE_CHECK_S = 20.0  # an interpreter's start and one import search
+# Exit 0: found; 1: not found; anything else (no interpreter, a crash, a timeout): unknown, so not said.
+_FIND = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)"
+
+
+class ThisMachine:
+    def kind(self, path: Path) -> Kind:
+        try:
+            mode = path.stat().st_mode
+        except (OSError, ValueError):  # missing, a link loop, a name no file system holds
+            return "missing"
+        if stat.S_ISDIR(mode):
+            return "folder"
+        return "program" if os.access(path, os.X_OK) else "file"
+
+    def on_path(self, name: str, search: str | None) -> bool:
+        return shutil.which(name, path=search) is not None
+
+    def has_module(self, python: str, module: str, cwd: Path) -> bool:
+        if module.startswith("-") or not cwd.is_dir():
+            return True  # not a module name, or a folder said already: nothing more to say
+        code, _ = run_captured([python, "-c", _FIND, module], MODULE_CHECK_S, cwd=cwd)
+        return code != 1
