@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import difflib
 import gc
+import hashlib
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -71,7 +72,8 @@ def _load_plan(
     file: str, ncu: str | None, only: list[str] | None, text: str | None, samples: int | None
 ) -> tuple[LoadedCampaign, Plan]:
     try:
-        loaded = load_campaign(file) if text is None else parse_campaign(text, Path(file))
+        sealed = hashlib.sha256(text.encode()).hexdigest() if text is not None else ""  # a run's copy: its seal kept
+        loaded = load_campaign(file) if text is None else parse_campaign(text, Path(file), sealed)
     except CampaignError as exc:
         if exc.partial is None:
             raise

@@ -73,14 +73,16 @@ def _run(request: RunRequest, every_row: bool) -> int:
         return dry_run(plan, root / plan.campaign / "<run-id>" / "reports", report_suffix(installed_listing(plan.ncu)))
     check_jobs_per_gpu(request)
     gpus = gpu_list(request.gpus)
-    remote_ncu = prepared.ncu_elsewhere and shutil.which(plan.ncu) is None
-    ncu_path, installed = local_ncu(plan, remote_ncu)
-    refused = refused_by(print_warnings(loaded, plan, installed, sys.stderr))
     if request.resume == "latest":
         resumed = resumed_run(str(latest_begun(root, plan.campaign)))
     if resumed is not None:
         resumed = before_resume(resumed)
-        request, loaded, plan = resumed.keep(request, loaded, plan)
+        request, loaded, plan = resumed.keep(request, loaded, plan)  # with the run's own ncu, unless one is named
+    remote_ncu = prepared.ncu_elsewhere and shutil.which(plan.ncu) is None
+    ncu_path, installed = local_ncu(plan, remote_ncu)
+    if resumed is not None:
+        resumed.same_ncu(ncu_path, installed)
+    refused = refused_by(print_warnings(loaded, plan, installed, sys.stderr))
     backend.before_opening(prepared, resumed.root if resumed else root.absolute() / plan.campaign)
     settings = RunSettings(
         runs_root=root,

@@ -21,7 +21,7 @@ from ncucampaign.execute.prepare import (
 from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest, sweep_work_folders, unfinished_note
 from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
 from ncucampaign.execute.rundir.journal import ManifestFiles
-from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, campaign_seal
 from ncucampaign.execute.rundir.store import RunStore, latest_run
 from ncucampaign.execute.trace.tracers import remove_work_folders
 from ncucampaign.plan.argv import ncu_argv, plan_json
@@ -104,11 +104,13 @@ def _begin(
     copy = store.write_text("campaign.yaml", loaded.text)
     store.write_json("plan.json", plan_json(plan, argvs))
     fresh = {inv.name: pending_record(inv, argvs[inv.name], run) for inv in plan.invocations}
+    source = str(loaded.path.absolute()) if loaded.path.is_file() else None
     info = CampaignInfo(
         name=plan.campaign,
-        source=str(loaded.path.absolute()) if loaded.path.is_file() else None,
+        source=source,
         copy_path=run.relative(copy),
         sha256=loaded.sha256,
+        seal=campaign_seal(source, loaded.sha256),
     )
     if old is not None:
         manifest, to_run = resumed_manifest(

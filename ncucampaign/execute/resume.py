@@ -42,8 +42,8 @@ def resumed_manifest(
     now: str,
     request: RunRequest | None = None,
 ) -> tuple[Manifest, list[Invocation]]:
-    """The manifest a resumed run continues (with the request it was resumed with, which holds what it
-    was started with), and the invocations it runs."""
+    """The manifest a resumed run continues (the request it began with kept, this resume's recorded beside it), and
+    the invocations it runs."""
     previous = {record.name: record for record in old.targets}
     records, to_run = [], []
     for inv in invocations:
@@ -62,7 +62,8 @@ def resumed_manifest(
             "campaign": info,
             "targets": records + list(previous.values()),  # targets no longer planned stay recorded
             "resumed": [*old.resumed, now],
-            "request": request if request is not None else old.request,
+            "request": old.request if old.request is not None else request,
+            "resumed_with": [*old.resumed_with, *([request] if request is not None else [])],
         }
     )
     return manifest, to_run

@@ -302,7 +302,7 @@ def test_a_missing_working_directory_exits_2_before_any_run_directory(tmp_path: 
     campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n", application_extra="  cwd: no_such_dir\n")
     done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "no_such_dir is not a directory" in done.stderr
+    assert "no_such_dir is not a folder" in done.stderr
     assert not (tmp_path / "runs").exists()
 
 

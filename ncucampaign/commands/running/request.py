@@ -7,10 +7,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from pydantic import ValidationError
+
 from ncucampaign.backends.systems import BACKENDS
 from ncucampaign.commands.common import add_ncu_option, chosen_ncu
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.rundir.request import HERE, BackendRequest, RunRequest
+from ncucampaign.spec.model import MAX_SAMPLES
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,15 +125,16 @@ def request_from(args: argparse.Namespace) -> RunRequest:
     given = vars(args)
     fields = {name: given[name] for name in RunRequest.model_fields if given.get(name) is not None}
     resume = "latest" if args.rerun_failed and args.resume is None else args.resume
-    return RunRequest.model_validate(
-        {
-            **fields,
-            "only": tuple(args.only or ()),
-            "ncu_flag": args.ncu,
-            "resume": resume,
-            "backend": backend_request(args),
-        }
-    )
+    only, backend = tuple(args.only or ()), backend_request(args)
+    try:
+        return RunRequest.model_validate(
+            {**fields, "only": only, "ncu_flag": args.ncu, "resume": resume, "backend": backend}
+        )
+    except ValidationError as exc:  # a count out of its range (argparse gave every flag its type): said as the flag's
+        field = str(exc.errors()[0]["loc"][0])
+        if field == "samples":
+            raise UsageError(f"--samples must be between 1 and {MAX_SAMPLES}") from None
+        raise UsageError(f"--{field.replace('_', '-')} must be at least 1") from None
 
 
 def ncu_of(request: RunRequest) -> str | None:

@@ -4,8 +4,10 @@ run recorded it: nothing parses its command line again), and the targets it reco
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ from ncucampaign.execute.rundir.store import MANIFEST, latest_run, open_regular
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.reading.runs import load_run
 from ncucampaign.spec.loader import LoadedCampaign
+from ncucampaign.spec.ncu_catalog import InstalledNcu
 from ncucampaign.spec.yaml_lines import MAX_FILE_BYTES
 
 NAME_IT = "name the campaign FILE to resume with"
@@ -51,7 +54,27 @@ class Resumed:
             names = {record.name for record in self.manifest.targets}
             selected = [name for name in plan.names() if name in names]
             plan = plan.select(selected) if selected else plan
+        made = self.manifest.ncu.path
+        if ncu_of(request) is None and made and shutil.which(made):  # the ncu its results came from
+            plan = dataclasses.replace(plan, ncu=made)
+        elif ncu_of(request) is None and made and made != plan.ncu:  # gone: one of its version may stand in
+            print(
+                f"ncucampaign: note: {printable(made)}, the ncu this run was made with, is not there; resuming with "
+                f"{printable(plan.ncu)} if it is of the same version",
+                file=sys.stderr,
+            )
         return kept, loaded, plan
+
+    def same_ncu(self, ncu_path: str, installed: InstalledNcu | None) -> None:
+        """One run's results come from one ncu: a resume by another version would re-run what it changes, name its
+        reports otherwise (.ncu-repz) and record results of two versions under one."""
+        made = self.manifest.ncu
+        if installed is None or made.version is None or installed.version == made.version:
+            return
+        raise UsageError(
+            f"--resume {self.root}: the run was made with ncu {made.version} ({made.path}); {ncu_path} is "
+            f"{installed.version}. Resume with the run's own ncu, or start a new run"
+        )
 
 
 def resumed_run(resume: str | None) -> Resumed | None:
@@ -92,6 +115,8 @@ def resumed_campaign(resumed: Resumed) -> tuple[str, str]:
         raise UsageError(f"{copy}: cannot read the run's copy of its campaign ({exc}); {NAME_IT}") from None
     if info.sha256 and hashlib.sha256(raw).hexdigest() != info.sha256:
         raise UsageError(f"{copy} is not the campaign this run recorded (its sha256 differs); {NAME_IT}")
+    if info.seal and info.seal != info.sealed:  # its relative paths would start in another folder
+        raise UsageError(f"{resumed.root}: its manifest's campaign.source is not the one the run recorded; {NAME_IT}")
     return info.source, raw.decode("utf-8", errors="replace")
 
 

@@ -61,7 +61,7 @@ class ConsoleSummary:
     connected: tuple[tuple[int, str], ...] = ()  # (pid, executable) per "Connected to process" line
     last_profiled: str | None = None  # the kernel of the last "==PROF== Profiling" line
     app_last_line: str | None = None  # the application's own last output line (its error, when it failed)
-    app_lines: int = 0  # how many lines the application printed (ncu's and ours left out)
+    app_lines: int = 0  # how many lines the application printed (ncu's and ours left out), counted up to 3
 
     @property
     def connected_pids(self) -> tuple[int, ...]:
@@ -141,7 +141,7 @@ def parse_console(text: str) -> ConsoleSummary:
         report_paths=tuple(reports),
         shutdown_requested="==PROF== Trying to shutdown target application" in text,
         app_last_line=own[-1][:300] if own else None,
-        app_lines=len(own),
+        app_lines=min(len(own), _CANNOT_START_LINES + 1),  # a log read back in part says the same
         connected=tuple(connected),
         last_profiled=last_profiled,
     )

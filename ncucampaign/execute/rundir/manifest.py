@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -26,6 +27,16 @@ class CampaignInfo(Record):
     source: str | None = Field(description="the campaign file, made absolute; None for a bare command")
     copy_path: str = Field(description="the copy inside the run directory")
     sha256: str
+    seal: str = Field("", description="sha256 of source and sha256: a resume refuses a manifest whose source moved")
+
+    @property
+    def sealed(self) -> str:
+        """What `seal` must say of this source and text ('' for runs recorded before seals)."""
+        return campaign_seal(self.source, self.sha256)
+
+
+def campaign_seal(source: str | None, sha256: str) -> str:
+    return hashlib.sha256(f"{source}\0{sha256}".encode()).hexdigest()
 
 
 class HostInfo(Record):
@@ -238,6 +249,9 @@ class Manifest(Record):
     workload_git: GitInfo | None = Field(description="the application's working directory, when it is in git")
     targets: list[TargetRecord]
     resumed: list[str] = Field(default_factory=list, description="when the run was resumed (run --resume)")
+    resumed_with: list[RunRequest] = Field(
+        default_factory=list, description="what each resume was asked (`request` stays what the run began with)"
+    )
     shared_runs: list[SharedRunRecord] = Field(
         default_factory=list, description="application runs shared by several targets (their members say which)"
     )
