@@ -35,18 +35,21 @@ def run(args: argparse.Namespace) -> int:
         try:
             loaded, plan = load_plan(file, None, None)
         except CampaignError as exc:  # its problems, then what the lint finds in its valid targets, then the count
-            failed += 1
-            print("\n".join(exc.problem_lines()), file=sys.stderr, flush=True)
-            refused = sum(warning.certain for warning in partial_warnings(exc, ncu, sys.stdout))
-            sys.stdout.flush()  # in order where both streams go to one file
+            failed += 1  # findings on stderr, as run's and plan's; each file's verdict on stdout (`> log`: verdicts)
+            print("\n".join(exc.problem_lines()), file=sys.stderr)
+            found = partial_warnings(exc, ncu, sys.stderr)
+            refused = sum(warning.certain for warning in found)
             also = f", {plural(refused, 'error')} the installed ncu refuses" if refused else ""
-            print(exc.count_line(also), file=sys.stderr)
+            also += f", {plural(len(found) - refused, 'warning')}" if len(found) > refused else ""
+            sys.stderr.flush()  # in order where both streams go to one file
+            print(exc.count_line(also))
             continue
         except NcuCampaignError as exc:
             failed += 1
             print(f"ncucampaign: error: {exc}", file=sys.stderr)
             continue
-        warnings = print_warnings(loaded, plan, ncu, sys.stdout)
+        warnings = print_warnings(loaded, plan, ncu, sys.stderr)
+        sys.stderr.flush()
         refused = sum(warning.certain for warning in warnings)
         warned = len(warnings) - refused
         targets = len({inv.target_index for inv in plan.invocations})

@@ -53,7 +53,10 @@ def why_cannot_start(
             return "command", f"{script}: not executable (chmod +x {script}); the application cannot start"
     module = _module_of(argv)
     if module is not None and not machine.has_module(program, module, cwd):
-        return "command", f"{program} -m {module}: {program} finds no module {module!r} in {cwd}; it cannot start"
+        return "command", (
+            f"{program} -m {module}: {program} here finds no module {module!r} (started in {cwd}); the application "
+            "cannot start on this machine"
+        )
     return None
 
 

@@ -81,12 +81,16 @@ def load_campaign(path: str | Path) -> LoadedCampaign:
     return parse_campaign(text, file, hashlib.sha256(raw).hexdigest())
 
 
+OWN_KEYS = "x-"  # top-level keys that are the file's own: YAML anchors live there
+
+
 def parse_campaign(text: str, file: Path, sha256: str = "") -> LoadedCampaign:
     data, lines, duplicates = parse_yaml(text, str(file))
     if data is None:
         raise CampaignError(str(file), [Problem((), "the file is empty; a campaign needs application and targets")])
     if not isinstance(data, dict):
         raise CampaignError(str(file), [Problem((), "the top level must be a mapping (key: value)", 1)])
+    data = {key: value for key, value in data.items() if not str(key).startswith(OWN_KEYS)}  # Campaign's docstring
     given = data.get("name")
     name = given if isinstance(given, str) else file.stem
     naming = [] if re.match(NAME_PATTERN, name) or "name" in data else [_bad_file_name(file)]

@@ -253,7 +253,10 @@ class Target(TargetOptions):
 
 
 class Campaign(Frozen):
-    """A campaign file."""
+    """A campaign file. Top-level keys that start with `x-` are the file's own (a home for YAML anchors, as in
+    compose files): the loader sets them aside before validation."""
+
+    model_config = ConfigDict(json_schema_extra={"patternProperties": {"^x-": {}}})
 
     version: Literal[1] = Field(1, description="format version of this file")
     name: str | None = Field(None, pattern=NAME_PATTERN, description="campaign name (default: the file name)")

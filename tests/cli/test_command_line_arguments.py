@@ -50,7 +50,7 @@ def test_counts_are_in_words(tmp_path: Path) -> None:
     done = cli_in(tmp_path, "validate", "camp.yaml", text=campaign_text("- name: t\n"))
     assert "ok (1 target, 1 ncu invocation)" in done.stdout
     bad = campaign_text("- name: t\n  launch_count: 0\n")
-    assert "1 problem\n" in cli_in(tmp_path, "validate", "camp.yaml", text=bad).stderr
+    assert "1 problem\n" in cli_in(tmp_path, "validate", "camp.yaml", text=bad).stdout  # its verdict
     assert "1 problem; nothing was run." in cli_in(tmp_path, "run", "camp.yaml", text=bad).stderr
 
 

@@ -262,7 +262,7 @@ def test_no_kernels_diagnosis_reaches_the_manifest_and_console(tmp_path: Path, w
 def test_validate_strict_fails_on_warnings(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text("application:\n  command: x\ntargets:\n  - name: a\n    nvtx_include: step\n")
     loose = run_cli("validate", "camp.yaml", cwd=tmp_path)
-    assert loose.returncode == 0 and "warning NCU001" in loose.stdout
+    assert loose.returncode == 0 and "warning NCU001" in loose.stderr
     strict = run_cli("validate", "--strict", "camp.yaml", cwd=tmp_path)
     assert strict.returncode == 2 and "not ok" in strict.stdout
 

@@ -26,7 +26,7 @@ def test_a_kernel_regex_that_does_not_compile_is_an_error_at_validate(tmp_path: 
     """Before: a warning NCU005 'ncu will refuse it', then `ok`, rc 0; run then ended the target usage_error."""
     done = validate(tmp_path, APP + "targets:\n  - name: a\n    kernel_name: regex:nvjet(sm90\n")
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "camp.yaml:5: error NCU005 targets[0].kernel_name: the regex does not compile" in done.stdout
+    assert "camp.yaml:5: error NCU005 targets[0].kernel_name: the regex does not compile" in done.stderr
     assert "camp.yaml: not ok" in done.stdout
 
 
@@ -34,7 +34,7 @@ def test_a_script_that_is_not_there_is_a_warning_at_the_commands_line(tmp_path: 
     """Before: validate said ok, and run started every target after the trace had found it cannot start."""
     done = validate(tmp_path, APP + "targets:\n  - name: a\n  - name: b\n", script=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    (warning,) = [line for line in done.stdout.splitlines() if "NCU013" in line]  # once, not once a target
+    (warning,) = [line for line in done.stderr.splitlines() if "NCU013" in line]  # once, not once a target
     assert warning.startswith("camp.yaml:2: warning NCU013 application.command: bench.py: no such file in ")
     assert str(tmp_path) in warning
 
@@ -43,15 +43,15 @@ def test_the_script_is_looked_for_where_the_application_runs(tmp_path: Path) -> 
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "bench.py").write_text("")
     moved = "application:\n  command: python3 -u bench.py\n  cwd: work\ntargets:\n  - name: a\n"
-    assert "NCU013" not in validate(tmp_path, moved, script=False).stdout
+    assert "NCU013" not in validate(tmp_path, moved, script=False).stderr
     own = APP + "targets:\n  - name: a\n    command: python3 other.py\n"
-    (warning,) = [line for line in validate(tmp_path, own).stdout.splitlines() if "NCU013" in line]
+    (warning,) = [line for line in validate(tmp_path, own).stderr.splitlines() if "NCU013" in line]
     assert warning.startswith("camp.yaml:5: warning NCU013 targets[0].command: other.py: no such file")
 
 
 @pytest.mark.parametrize("command", ["python3 -m bench", "python3 -c 'print(1)'", "ncu --version"])
 def test_commands_that_name_no_file_are_not_looked_for(tmp_path: Path, command: str) -> None:
-    assert "NCU013" not in validate(tmp_path, f"application:\n  command: {command}\ntargets:\n  - name: a\n").stdout
+    assert "NCU013" not in validate(tmp_path, f"application:\n  command: {command}\ntargets:\n  - name: a\n").stderr
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_commands_that_name_no_file_are_not_looked_for(tmp_path: Path, command: 
         ("  command: python3 bench.py\n  cwd: bench.py\n", "application.cwd: {tmp}/bench.py: a file, not a folder"),
         ("  command: ./tools\n", "application.command: ./tools: a folder in {tmp}, not a file"),
         ("  command: python3 -m no_such_module_xyz\n",
-         "application.command: python3 -m no_such_module_xyz: python3 finds no module 'no_such_module_xyz' in {tmp}"),
+         "application.command: python3 -m no_such_module_xyz: python3 here finds no module 'no_such_module_xyz' (started in {tmp})"),
     ],
 )  # fmt: skip
 def test_validate_sees_an_application_that_cannot_start(tmp_path: Path, application: str, said: str) -> None:
@@ -72,7 +72,7 @@ def test_validate_sees_an_application_that_cannot_start(tmp_path: Path, applicat
     (tmp_path / "tools").mkdir()
     done = validate(tmp_path, f"application:\n{application}targets:\n  - name: a\n")
     assert done.returncode == 0, done.stdout + done.stderr
-    (warning,) = [line for line in done.stdout.splitlines() if "NCU013" in line]
+    (warning,) = [line for line in done.stderr.splitlines() if "NCU013" in line]
     assert said.format(tmp=tmp_path) in warning, warning
 
 
@@ -108,3 +108,16 @@ def test_run_says_a_missing_folder_once_naming_the_application(tmp_path: Path) -
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"error: application.cwd: {tmp_path}/nowhere is not a folder" in done.stderr
     assert "target a" not in done.stderr and not (tmp_path / "runs").exists()
+
+
+def test_validate_keeps_its_findings_on_one_stream_and_counts_warnings_beside_problems(tmp_path: Path) -> None:
+    """Before: problems went to stderr and lint to stdout (`validate f.yaml > log` split them), and the count line
+    `1 problem` left out the NCU001 warning printed just before it. Now findings are on stderr, as run's and
+    plan's are, and each file's verdict on stdout."""
+    text = APP + "targets:\n  - name: a\n    nvtx_include: decode_step\n  - name: b\n    launch_count: -3\n"
+    done = validate(tmp_path, text)
+    assert done.returncode == 2 and done.stdout == "camp.yaml: 1 problem, 1 warning\n", done.stdout
+    lines = done.stderr.splitlines()
+    assert any("NCU001" in line for line in lines) and any("launch_count" in line for line in lines)
+    fine = validate(tmp_path, APP + "targets:\n  - name: a\n    nvtx_include: decode_step\n")
+    assert fine.stdout == "camp.yaml: ok (1 target, 1 ncu invocation, 1 warning)\n" and "NCU001" in fine.stderr

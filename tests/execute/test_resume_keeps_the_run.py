@@ -40,7 +40,7 @@ def newer_ncu(tmp_path: Path) -> Path:
     """An ncu of another version (2026.3.1: it writes .ncu-repz reports) beside the one on PATH (2025.3.1)."""
     wrapper = tmp_path / "ncu-2026" / "ncu"
     wrapper.parent.mkdir()
-    wrapper.write_text(f"#!/bin/sh\nFAKE_NCU_VERSION=2026.3.1.0 exec {FAKE_NCU_DIR / 'ncu'} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nFAKE_NCU_VERSION=2026.3.1.0 exec {FAKE_NCU_DIR / "ncu"} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 

@@ -392,7 +392,7 @@ def test_8_a_working_directory_that_is_a_file_is_refused_before_running(tmp_path
     campaign = write_campaign("- name: a\n  kernel_name: rmsnorm_kernel\n", application_extra="  cwd: afile\n")
     done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
     no_crash(done)
-    assert done.returncode == 2 and "afile is not a directory" in done.stderr
+    assert done.returncode == 2 and "afile is not a folder" in done.stderr
     assert not (tmp_path / "runs").exists()
 
 

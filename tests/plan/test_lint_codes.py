@@ -19,7 +19,7 @@ from tests.conftest import (
 def test_lint_ignore_adds_to_defaults_and_unknown_codes_are_errors(tmp_path: Path) -> None:
     targets = "- name: t\n  nvtx_include: step\n  python_include: f.py@g\n  lint_ignore: [NCU008]\n"
     done = cli_in(tmp_path, "validate", "camp.yaml", text=campaign_text(targets, defaults="lint_ignore: [NCU001]"))
-    assert done.returncode == 0 and "warning" not in done.stdout, done.stdout  # NCU001 from defaults still silenced
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr  # NCU001 from defaults still silenced
     done = cli_in(tmp_path, "validate", "camp.yaml", text=campaign_text("- name: t\n  lint_ignore: [NCU01]\n"))
     assert done.returncode == 2 and "no warning has the code 'NCU01'; did you mean" in done.stderr
 
@@ -32,8 +32,8 @@ def test_ncu009_suggests_the_section_meant_and_ncu004_speaks_of_sections(tmp_pat
         defaults="",
     ).replace("  launch_count: 1\n  timeout", "  timeout", 1)
     done = cli_in(tmp_path, "validate", "camp.yaml", text=text)  # the fake ncu lists the real sections
-    assert "NCU009" in done.stdout and "did you mean 'SpeedOfLight'?" in done.stdout, done.stdout
-    ncu004 = next(line for line in done.stdout.splitlines() if "NCU004" in line)
+    assert "NCU009" in done.stderr and "did you mean 'SpeedOfLight'?" in done.stderr, done.stderr
+    ncu004 = next(line for line in done.stderr.splitlines() if "NCU004" in line)
     assert "4 sections" in ncu004 and "--set full" not in ncu004
 
 
@@ -45,7 +45,7 @@ def test_what_the_installed_ncu_refuses_fails_validate_without_strict(tmp_path: 
     done = run_cli("validate", "camp.yaml", cwd=tmp_path, env=fake_env())
     assert done.returncode == 2, done.stdout + done.stderr
     assert (
-        "error NCU009 targets[0].set: set 'ful' is not listed" in done.stdout and "did you mean 'full'?" in done.stdout
+        "error NCU009 targets[0].set: set 'ful' is not listed" in done.stderr and "did you mean 'full'?" in done.stderr
     )
     assert "not ok (1 target, 1 ncu invocation, 1 error (the installed ncu refuses them))" in done.stdout
     planned = run_cli("plan", "camp.yaml", cwd=tmp_path, env=fake_env())

@@ -118,3 +118,24 @@ def test_error_text_has_file_line_and_summary() -> None:
     assert text.splitlines()[-1] == "camp.yaml: 1 problem"
     assert caught.value.render("; nothing was run.").splitlines()[-1] == "camp.yaml: 1 problem; nothing was run."
     assert caught.value.exit_code == 2
+
+
+def test_top_level_x_keys_are_the_files_own_home_for_anchors() -> None:
+    """Before: `x-common: &rms` was an unknown key, and YAML anchors had no documented home."""
+    import jsonschema
+    import yaml
+
+    from ncucampaign.spec.schema import campaign_schema
+
+    text = (
+        "x-common: &rms\n  kernel_name: rmsnorm_kernel\n  launch_count: 1\n"
+        "application:\n  command: python3 app.py\ntargets:\n"
+        "  - name: a\n    <<: *rms\n  - name: b\n    <<: *rms\n    launch_skip: 1\n"
+    )
+    loaded = parse_campaign(text, Path("camp.yaml"))
+    assert [t.kernel_name for t in loaded.campaign.targets] == ["rmsnorm_kernel", "rmsnorm_kernel"]
+    jsonschema.validate(yaml.safe_load(text), campaign_schema())
+    with pytest.raises(CampaignError, match="x-common"):  # only at the top: in a target it is a typo still
+        parse_campaign(
+            text.replace("    <<: *rms\n    launch_skip", "    x-common: 1\n    launch_skip"), Path("c.yaml")
+        )

@@ -29,11 +29,6 @@ class CampaignInfo(Record):
     sha256: str
     seal: str = Field("", description="sha256 of source and sha256: a resume refuses a manifest whose source moved")
 
-    @property
-    def sealed(self) -> str:
-        """What `seal` must say of this source and text ('' for runs recorded before seals)."""
-        return campaign_seal(self.source, self.sha256)
-
 
 def campaign_seal(source: str | None, sha256: str) -> str:
     return hashlib.sha256(f"{source}\0{sha256}".encode()).hexdigest()
