@@ -55,3 +55,30 @@ def test_the_readme_is_a_front_door_that_links_every_page() -> None:
     assert len(readme.splitlines()) <= 300
     pages = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
     assert len(pages) >= 6 and [p for p in pages if f"(docs/{p})" not in readme] == []
+
+
+CITED = re.compile(r"`([A-Za-z0-9_./-]+/[A-Za-z0-9_.-]+\.(?:py|yaml|md|json|sh))(?:[ :][^`]*)?`")
+USERS_FILES = ("refs/",)  # paths in a user's checkout, shown as examples
+
+
+def stale_citations(page: Path) -> list[str]:
+    """The files `page` cites in code spans (`execute/attempt/classify.py`, `tests/fake_ncu/ncu_app.py`) that are
+    in no place a reader would look: the checkout, the package, tests/, or beside the page."""
+    places = (ROOT, ROOT / "ncucampaign", ROOT / "tests", page.parent)
+    return [
+        path
+        for path in CITED.findall(page.read_text())
+        if not path.startswith(USERS_FILES) and not any((place / path).exists() for place in places)
+    ]
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_a_page_cites_is_there(page: Path) -> None:
+    """docs/ncu-behaviour.md cited execute/classify.py, execute/diagnose.py and execute/process.py after they moved."""
+    assert stale_citations(page) == []
+
+
+def test_a_stale_citation_is_found(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("`execute/attempt/classify.py` and `execute/classify.py` (moved), `refs/A100.yaml`\n")
+    assert stale_citations(page) == ["execute/classify.py"]

@@ -3,6 +3,7 @@ is not there, GPUs that cannot be checked, one output folder for plan, --dry-run
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from pathlib import Path
@@ -99,3 +100,18 @@ def test_discover_names_a_target_that_is_not_there_before_looking_for_ncu(tmp_pa
     env["PATH"] = env["PATH"].replace(str(FAKE_NCU_DIR), str(tmp_path / "no-ncu"))
     done = run_cli("discover", "camp.yaml", "--target", "nope", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "no target named 'nope'" in done.stderr, done.stderr
+
+
+DANGLING = re.compile(r"(?:\b(?:the|a|an|of|over|to|for|with|and|or)|'s)$")
+
+
+def test_no_option_help_stops_mid_sentence() -> None:
+    """run --help said of --samples: "samples per target for compare's verdicts, over the campaign's"."""
+    from ncucampaign.cli import build_parser
+
+    cut = []
+    for name in ("run", "plan", "validate", "compare", "discover", "summarize", "report", "findings"):
+        parser = build_parser([name])
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+        cut += [f"{name} {a.option_strings}: {a.help}" for a in sub._actions if a.help and DANGLING.search(a.help)]
+    assert cut == []

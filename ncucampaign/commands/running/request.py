@@ -25,7 +25,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="print what would run; create nothing")
     parser.add_argument(
-        "--samples", type=int, metavar="N", help="samples per target for compare's verdicts, over the campaign's"
+        "--samples",
+        type=int,
+        metavar="N",
+        help="samples per target for compare's verdicts (over every target's samples: in the campaign)",
     )
     add_ncu_option(parser)
     parser.add_argument(
