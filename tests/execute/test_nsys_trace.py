@@ -6,6 +6,7 @@ ncu applies) leaves the run to ncu's trace, with the reason in the trace's log."
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -286,3 +287,16 @@ def test_an_nsys_that_cannot_start_leaves_the_trace_to_ncu(tmp_path: Path, write
     _, manifest = load_manifest(campaign.parent / "runs")
     assert {t["status"] for t in manifest["targets"]} == {"ok"}
     assert "nsys cannot start" in manifest["shared_runs"][0]["message"]
+
+
+@slow
+def test_the_breakdown_times_the_whole_nsys_trace_its_export_included(tmp_path: Path, write_campaign) -> None:
+    """Before: `trace by Nsight Systems 0.1 s` after a 120 s export read: the record held nsys profile's seconds."""
+    campaign = write_campaign(TRACE_TARGETS)
+    done = run(campaign, **with_nsys(tmp_path / "calls.log", FAKE_NSYS_EXPORT_S="1.0"))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    _, manifest = load_manifest(campaign.parent / "runs")
+    trace = manifest["shared_runs"][0]
+    assert trace["kind"] == "trace" and trace["seconds"] >= 1.0 > trace["attempts"][0]["seconds"]
+    shown = re.search(r"trace by Nsight Systems (\d+\.\d) s", done.stdout)
+    assert shown is not None and float(shown.group(1)) >= 1.0, done.stdout

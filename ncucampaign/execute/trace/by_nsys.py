@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,8 +151,8 @@ class NsysTracer:
         traced = _traced(ctx, trace, tools, record, work)
         if isinstance(traced, str):
             return traced
-        launches, kept = traced
-        return Taken(Kept(kept, key.digest, tuple(launches)), record, record.seconds)
+        launches, kept, profiled_s = traced  # the application's run alone calibrates what a start costs
+        return Taken(Kept(kept, key.digest, tuple(launches)), record, profiled_s)
 
     def listings(self, ctx: RunContext, cache: TraceCache, kept: Kept, wanted: Wanted) -> Listings | str:
         launches = kept.launches if kept.launches is not None else kept_launches(kept.path)
@@ -162,7 +163,10 @@ class NsysTracer:
 
 def _traced(
     ctx: RunContext, trace: Invocation, tools: NsysTools, record: SharedRunRecord, work: Path
-) -> tuple[list[Launch], Path] | str:
+) -> tuple[list[Launch], Path, float] | str:
+    """The launches traced, where they are kept, and the seconds nsys profile ran; or why there are none. The
+    record's seconds are the whole trace's, its import and export read included (a 120 s read said 0.1 s)."""
+    began = time.monotonic()
     argv = profile_argv(tools.nsys, work / "trace", trace.app_argv)
     attempt = AttemptRecord(number=1, started_at=now_iso(), status=Status.RUNNING)
 
@@ -199,12 +203,12 @@ def _traced(
     def finished() -> None:
         attempt.ended_at, attempt.seconds = now_iso(), round(outcome.seconds, 3)
         attempt.exit_code, attempt.status, attempt.message = outcome.exit_code, status, message
-        record.status, record.message, record.seconds = status, message, round(outcome.seconds, 3)
+        record.status, record.message, record.seconds = status, message, round(time.monotonic() - began, 3)
         record.report, attempt.report = report, report.path if report is not None else None
 
     ctx.book.commit(finished, record)
     ctx.reporter.attempt_finished(trace, attempt, None)
-    return (launches, kept) if why is None else why
+    return (launches, kept, outcome.seconds) if why is None else why
 
 
 def _read(
