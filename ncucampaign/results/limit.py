@@ -92,8 +92,11 @@ def limit_line(manifest: Manifest) -> str | None:
     count, replay = wanted_launches(manifest.targets)
     if not count or manifest.ended_at is None:
         return None
-    took = (_when(manifest.ended_at) - _when(manifest.started_at)).total_seconds()
+    began = manifest.resumed[-1] if manifest.resumed else manifest.started_at  # this session's start
+    took = (_when(manifest.ended_at) - _when(began)).total_seconds()
     shown = f"{took:.0f} s" if took >= 10 else f"{took:.1f} s"
+    if manifest.resumed:  # the time between the interrupt and the resume is no one's; a limit prices whole runs
+        return f"limit: this resume took {shown}; a limit prices a whole run, so none is said of a resume"
     start = measured_start(manifest)
     replayed = f"{count} wanted launches' replay {replay:.1f} s at plan/share/cost.py's prices"
     if start is None:

@@ -103,3 +103,15 @@ def test_a_run_faster_than_the_priced_replay_says_so_instead_of_a_fraction() -> 
     line = limit_line(manifest)
     assert line is not None and line.startswith("limit: this run took 0.4 s, less than its estimated limit of 1.7 s")
     assert "at plan/share/cost.py's prices, above what this machine took" in line
+
+
+def test_a_resume_says_how_long_it_took_itself_and_prices_no_limit() -> None:
+    """Before: `this run took` counted from the run's first start, the hours between its interrupt and its resume
+    included, and measured them against the limit of the whole run."""
+    targets = [target_record("a", **SOL, attempts=[attempt(8.4)])]
+    manifest = manifest_with(targets)
+    manifest.resumed = ["2026-01-01T05:00:00+00:00"]
+    manifest.ended_at = "2026-01-01T05:00:12+00:00"
+    assert limit_line(manifest) == (
+        "limit: this resume took 12 s; a limit prices a whole run, so none is said of a resume"
+    )
