@@ -20,6 +20,7 @@ from ncucampaign.results.history.reference import (
     left_out,
     moved,
     moved_markdown,
+    of_one_setting,
     reference_data,
 )
 from ncucampaign.results.history.reference_file import Reference, parsed_reference
@@ -47,14 +48,17 @@ def run(args: argparse.Namespace) -> int:
     for model, same in sorted(by_model.items()):
         path = folder / file_name(model)
         previous = read_reference(path) if path.exists() else None
+        same, other_settings = of_one_setting(same)
         data = reference_data(same, previous)
         if not data.targets:
             raise UsageError(f"{model}: no target is ok in every run given; no reference written")
         text = yaml.safe_dump(data.file_data(), sort_keys=True, allow_unicode=True, width=100, default_flow_style=None)
         written = _replace(path, text)
-        count = plural(len(data.targets), "target")
-        print(f"{path}: {count} from {plural(len(same), 'run')}" + ("" if written else " (unchanged)"))
-        for note in left_out(same):
+        notes, taken = left_out(same)
+        counts = sorted({taken.get(name, len(same)) for name in data.targets})
+        pooled = plural(counts[0], "run") if len(counts) == 1 else f"{counts[0]}-{counts[-1]} runs"
+        print(f"{path}: {plural(len(data.targets), 'target')} from {pooled}" + ("" if written else " (unchanged)"))
+        for note in [*other_settings, *notes]:
             print(printable(f"note: {note}"))
         print(moved_markdown(moved(previous, data)))
     return EXIT_OK

@@ -217,6 +217,36 @@ def test_reference_update_says_which_runs_it_left_out(tmp_path: Path) -> None:
     assert (
         "note: rmsnorm_0: 4 of 5 runs left out (20260101-000000, 20260101-000001, 20260101-000002, ...)" in done.stdout
     )
+    assert "NVIDIA-H200.yaml: 1 target from 1 run" in done.stdout  # before: "from 5 runs"
+
+
+@pytest.mark.slow
+def test_reference_update_pools_only_runs_of_the_newest_runs_setting(tmp_path: Path) -> None:
+    """Before: runs of another ncu version or clock setting were pooled under the newest run's header without a
+    word, and mixed clock controls wrote `clock_control: base,none`, which no run matches: compare always exit 4."""
+    checkout_in(tmp_path, "campaigns/try.yaml", "tests/fake_ncu", "tests/fixtures/reports", "ncucampaign/spec/data")
+    made = shell(tmp_path, "ncucampaign run campaigns/try.yaml --only rmsnorm_0")
+    runs = tmp_path / "campaigns" / "runs" / "try"
+    newest = next(p for p in runs.iterdir() if p.name[0].isdigit())
+    for i, change in enumerate(("ncu", "clock", "same")):
+        older = runs / f"20260101-00000{i}"
+        shutil.copytree(newest, older)
+        manifest = json.loads((older / "manifest.json").read_text())
+        manifest["run_id"], manifest["started_at"] = older.name, f"2026-01-01T00:00:0{i}+00:00"
+        if change == "ncu":
+            manifest["ncu"]["version"] = "2024.1.0.0"
+        elif change == "clock":
+            manifest["targets"][0]["clock_control"] = "none"
+        (older / "manifest.json").write_text(json.dumps(manifest))
+    done = shell(tmp_path, "ncucampaign reference update campaigns/runs/try/2*")
+    assert done.returncode == 0, made.stdout + done.stdout + done.stderr
+    assert "note: run 20260101-000000 left out: made with ncu 2024.1.0.0, not as the newest run" in done.stdout
+    assert "note: run 20260101-000001 left out: made with clock control none, not as the newest run" in done.stdout
+    assert "NVIDIA-H200.yaml: 1 target from 2 runs" in done.stdout, done.stdout
+    header = yaml.safe_load((tmp_path / "campaigns" / "refs" / "NVIDIA-H200.yaml").read_text())["header"]
+    assert header["clock_control"] == "base" and len(header["runs"]) == 2
+    gate = shell(tmp_path, "ncucampaign compare campaigns/runs/try/latest --reference campaigns/refs")
+    assert gate.returncode == 0, gate.stdout[-2000:] + gate.stderr[-2000:]  # comparable: one setting
 
 
 @pytest.mark.parametrize(

@@ -90,22 +90,45 @@ def reference_data(runs: Sequence[Manifest], previous: Reference | None) -> Refe
     return Reference(gpu=gpu_model(runs[-1]), header=header(runs), targets=targets)
 
 
-def left_out(runs: Sequence[Manifest]) -> list[str]:
+def of_one_setting(runs: Sequence[Manifest]) -> tuple[list[Manifest], list[str]]:
+    """The runs made as the newest was (ncu version, driver, clock control), oldest first, and a note of each left
+    out: a reference pools one setting's samples, as compare judges one (before: pooled under the newest run's
+    header without a word, and mixed clock controls wrote `base,none`, which no run matches)."""
+    newest = header([runs[-1]])
+    same, notes = [], []
+    for run in runs:
+        made = header([run])
+        differs = [
+            f"{what} {getattr(made, key)}" for key, what in SETTING if getattr(made, key) != getattr(newest, key)
+        ]
+        if differs:
+            notes.append(f"run {run.run_id} left out: made with {', '.join(differs)}, not as the newest run")
+        else:
+            same.append(run)
+    return same, notes
+
+
+SETTING = (("ncu", "ncu"), ("driver", "driver"), ("clock_control", "clock control"))
+
+
+def left_out(runs: Sequence[Manifest]) -> tuple[list[str], dict[str, int]]:
     """Per target of the reference, the runs whose results were all left out of its samples: their launches were in
-    another state than the newest run's first result (so one run's samples stood for five, and nothing said so)."""
-    notes = []
+    another state than the newest run's first result (so one run's samples stood for five, and nothing said so); and
+    how many runs each target's samples came from."""
+    notes, taken = [], {}
     for name in [t.name for t in runs[-1].targets]:
         records = [(run.run_id, t) for run in runs for t in run.targets if t.name == name]
         if not records or any(r.status != Status.OK for _, r in records) or not records[-1][1].results:
             continue
         state = launch_state(records[-1][1].results[0])
         out = [run for run, r in records if r.results and all(launch_state(x) != state for x in r.results)]
+        taken[name] = len(records) - len(out)
         if out:
             notes.append(
                 f"{name}: {len(out)} of {len(records)} runs left out ({', '.join(out[:3])}{', ...' * (len(out) > 3)}): "
                 "none of their results is in the launch state of the newest run's first (kernel, grid, block, NVTX)"
             )
-    return notes
+    return notes, taken
 
 
 def _target(results: Sequence[ResultRecord]) -> ReferenceTarget:
