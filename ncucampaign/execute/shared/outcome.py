@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.diagnose import diagnose
+from ncucampaign.execute.attempt.trace_hints import trace_hints
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.selection import Short, TraceSelections
@@ -57,13 +58,16 @@ class SharedOutcome:
     alone: list[Alone] = field(default_factory=list)  # in the order they were handed back
 
 
-def decide_miss(ctx: RunContext, member: Invocation, found: TraceSelections, confirmed: str = "") -> TargetRecord:
+def decide_miss(ctx: RunContext, short: Short, found: TraceSelections, confirmed: str = "") -> TargetRecord:
     """Decided on the trace: its own run would profile nothing (no application start of its own).
     `confirmed`: how ncu's own runs confirmed a trace whose listing is not ncu's."""
+    member = short.member
     record = ctx.record(member.name)
     names = found.names
     kernels = tuple(dict.fromkeys(names.get(launch.symbol) or short_name(launch.symbol) for launch in found.every))
-    hints = diagnose(member.options, ConsoleSummary(no_kernels=True, available_kernels=kernels), Status.NO_KERNELS)
+    hints = trace_hints(member.options, (launch.nvtx for launch in found.every), short.selected) or diagnose(
+        member.options, ConsoleSummary(no_kernels=True, available_kernels=kernels), Status.NO_KERNELS
+    )
     trace = f"{found.info.report}, by {found.trace.tracer.label}" + (f"; {confirmed}" if confirmed else "")
 
     def missed() -> None:
@@ -87,7 +91,7 @@ def settled(
     `verified` against it, none `refused`); otherwise handed back with why, to run alone."""
     if verified and not refused:
         confirmed = f"{verified} splits verified against it confirmed it"
-        return [decide_miss(ctx, short.member, found, confirmed) for short in misses], []
+        return [decide_miss(ctx, short, found, confirmed) for short in misses], []
     label = found.trace.tracer.label
     why = f"in the discovery trace by {label}, which no verified split confirmed: its own run decides"
     return [], [(short.member, f"{short.reason} {why}") for short in misses]

@@ -110,7 +110,7 @@ class _SharedRun:
             elif found.trace.tracer.needs_confirming:
                 self.unconfirmed.append(short)  # decided once the union runs confirm the trace (_settle)
             else:
-                self.outcome.done.append(decide_miss(self.ctx, short.member, found))
+                self.outcome.done.append(decide_miss(self.ctx, short, found))
         self._alone(found.beyond, f"its launches lie beyond the discovery trace's first {found.info.launches} launches")
         functions = found.functions or None
         placed = placed_members(self.members, found)
