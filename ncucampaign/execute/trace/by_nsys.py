@@ -179,20 +179,7 @@ def _traced(
     ctx.reporter.attempt_started(trace, 1, 1, None)
     ctx.store.append_log(trace.name, f"# ncucampaign: the discovery trace by Nsight Systems, {now_iso()}\n")
     ctx.store.append_log(trace.name, f"# {shell_command(argv, trace.env, trace.cwd)}\n")
-    try:
-        outcome = run_in_group(
-            argv,
-            log_path=ctx.run.log(trace.name),
-            cwd=trace.cwd,
-            env_additions={**dict(trace.env), RUN_MARKER: str(ctx.run.root)},
-            timeout=trace.timeout,
-            stop=ctx.stop,
-            grace=trace.stop_grace,
-            on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid), record),
-        )
-        why = _why_not_profiled(outcome.exit_code, outcome.timed_out, outcome.interrupted, trace.timeout)
-    except EnvironmentProblem as exc:  # nsys itself does not start: ncu's trace stands in, as for any refusal
-        outcome, why = ProcessOutcome(None, 0.0, False, False, (), 0), f"nsys {exc}"
+    outcome, why = _profiled(ctx, trace, argv, attempt, record)
     kept = ctx.run.inside("reports", trace.name + NSYS_SUFFIX)
     launches, why = _read(ctx, trace, tools, work, kept) if why is None else ([], why)
     status = Status.INTERRUPTED if outcome.interrupted else Status.OK if why is None else Status.PROFILER_ERROR
@@ -209,6 +196,26 @@ def _traced(
     ctx.book.commit(finished, record)
     ctx.reporter.attempt_finished(trace, attempt, None)
     return (launches, kept, outcome.seconds) if why is None else why
+
+
+def _profiled(
+    ctx: RunContext, trace: Invocation, argv: list[str], attempt: AttemptRecord, record: SharedRunRecord
+) -> tuple[ProcessOutcome, str | None]:
+    """nsys profile's run of the application, and why it gives no trace (None: it does)."""
+    try:
+        outcome = run_in_group(
+            argv,
+            log_path=ctx.run.log(trace.name),
+            cwd=trace.cwd,
+            env_additions={**dict(trace.env), RUN_MARKER: str(ctx.run.root)},
+            timeout=trace.timeout,
+            stop=ctx.stop,
+            grace=trace.stop_grace,
+            on_start=lambda pid: ctx.book.commit(lambda: setattr(attempt, "process_group", pid), record),
+        )
+    except EnvironmentProblem as exc:  # nsys itself does not start: ncu's trace stands in, as for any refusal
+        return ProcessOutcome(None, 0.0, False, False, (), 0), f"nsys {exc}"
+    return outcome, _why_not_profiled(outcome.exit_code, outcome.timed_out, outcome.interrupted, trace.timeout)
 
 
 def _read(
