@@ -217,7 +217,7 @@ def test_a_target_whose_launches_never_happen_is_decided_on_the_nsys_trace_its_s
     late = target(manifest, "late")
     assert late["status"] == "no_kernels" and late["obtained"]["how"] == "trace" and late["attempts"] == []
     assert (
-        ", by Nsight Systems; 5 splits verified against it confirmed it) ran the application to its end"
+        ", by Nsight Systems; 2 splits of its own filters verified against it confirmed it) ran the application"
         in (late["obtained"]["reason"])
     )
     assert {t["obtained"]["how"] for t in manifest["targets"] if t["name"] != "late"} == {"shared"}
@@ -300,3 +300,18 @@ def test_the_breakdown_times_the_whole_nsys_trace_its_export_included(tmp_path: 
     assert trace["kind"] == "trace" and trace["seconds"] >= 1.0 > trace["attempts"][0]["seconds"]
     shown = re.search(r"trace by Nsight Systems (\d+\.\d) s", done.stdout)
     assert shown is not None and float(shown.group(1)) >= 1.0, done.stdout
+
+
+@slow
+def test_a_kernel_nsys_names_otherwise_is_not_confirmed_missing_by_other_kernels_splits(
+    tmp_path: Path, write_campaign
+) -> None:
+    """Before: nsys named one kernel otherwise (a cuDNN kernel renamed in the export), and its targets closed
+    no_kernels, 'confirmed' by the verified splits of other kernels; the application launched it every step."""
+    campaign = write_campaign(TRACE_TARGETS)
+    done = run(campaign, **with_nsys(tmp_path / "calls.log", FAKE_NSYS_EXPORT="renamed-nvjet"))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    _, manifest = load_manifest(campaign.parent / "runs")
+    gemms = [t for t in manifest["targets"] if t["name"].startswith("gemm")]
+    assert [(t["status"], t["obtained"]["how"]) for t in gemms] == [("ok", "alone"), ("ok", "alone")]
+    assert all("no verified split of its filters confirmed" in t["obtained"]["reason"] for t in gemms)

@@ -189,7 +189,7 @@ def test_a_miss_is_closed_on_a_trace_ncu_listed_or_confirmed_and_says_which_trac
     tracer = next(t for t in TRACERS if t.name == name)
     assert late["status"] == "no_kernels" and late["obtained"]["how"] == "trace" and late["attempts"] == []
     assert f"by {tracer.label}" in late["obtained"]["reason"]
-    confirmed = "splits verified against it confirmed it" in late["obtained"]["reason"]
+    confirmed = "splits of its own filters verified against it confirmed it" in late["obtained"]["reason"]
     assert confirmed == tracer.needs_confirming
     assert {t["obtained"]["how"] for t in manifest["targets"] if t["name"] != "late"} == {"shared"}
 
@@ -205,7 +205,7 @@ def test_a_miss_on_a_trace_no_verified_split_confirmed_is_decided_by_its_own_run
     assert done.returncode == 1, done.stdout + done.stderr
     late = next(t for t in manifest["targets"] if t["name"] == "late")
     assert late["status"] == "no_kernels" and late["obtained"]["how"] == "alone" and len(late["attempts"]) == 1
-    assert "which no verified split confirmed: its own run decides" in late["obtained"]["reason"]
+    assert "which no verified split of its filters confirmed: its own run decides" in late["obtained"]["reason"]
 
 
 @pytest.mark.parametrize(("name", "forge"), cases(FORGED))

@@ -3,7 +3,7 @@ why); and the one record a shared run finishes without profiling, a miss decided
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ncucampaign.execute.attempt.classify import ConsoleSummary
@@ -15,6 +15,7 @@ from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.selection import Short, TraceSelections
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import short_name
+from ncucampaign.plan.share.union import filter_words
 
 
 @dataclass(frozen=True)
@@ -85,13 +86,25 @@ def decide_miss(ctx: RunContext, short: Short, found: TraceSelections, confirmed
 
 
 def settled(
-    ctx: RunContext, found: TraceSelections, misses: Sequence[Short], verified: int, refused: int
+    ctx: RunContext,
+    found: TraceSelections,
+    misses: Sequence[Short],
+    verified: Mapping[tuple[str, ...] | None, int],
+    refused: int,
 ) -> tuple[list[TargetRecord], list[tuple[Invocation, str]]]:
-    """The misses on a trace whose listing is not ncu's own: closed on it once ncu's runs confirmed it (splits
-    `verified` against it, none `refused`); otherwise handed back with why, to run alone."""
-    if verified and not refused:
-        confirmed = f"{verified} splits verified against it confirmed it"
-        return [decide_miss(ctx, short, found, confirmed) for short in misses], []
+    """The misses on a trace whose listing is not ncu's own: closed on it only where ncu's runs confirmed the trace
+    for that miss's own filters (`verified`: splits verified against it, by their filters; none `refused`): a kernel
+    the other tracer names otherwise is missed by its filters alone, whatever other splits verified. Otherwise
+    handed back with why, to run alone."""
+    decided, undecided = [], []
     label = found.trace.tracer.label
-    why = f"in the discovery trace by {label}, which no verified split confirmed: its own run decides"
-    return [], [(short.member, f"{short.reason} {why}") for short in misses]
+    for short in misses:
+        same = verified.get(tuple(filter_words(short.member.options)), 0) if not refused else 0
+        if same:
+            confirmed = f"{same} splits of its own filters verified against it confirmed it"
+            decided.append(decide_miss(ctx, short, found, confirmed))
+        else:
+            why = f"in the discovery trace by {label}, which no verified split of its filters confirmed: its own run"
+            why += " decides"
+            undecided.append((short.member, f"{short.reason} {why}"))
+    return decided, undecided

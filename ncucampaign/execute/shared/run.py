@@ -4,6 +4,7 @@ Members whose splits were refused share one more run; those it cannot serve go b
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -34,7 +35,7 @@ from ncucampaign.plan.share.cost import UNCALIBRATED, calibrated, per_launch_s
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.partition import held_still
 from ncucampaign.plan.share.pricing import Placed
-from ncucampaign.plan.share.union import renamed, trace_launches
+from ncucampaign.plan.share.union import filter_words, renamed, trace_launches
 from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_windows
 
 
@@ -59,7 +60,7 @@ class _SharedRun:
         self.costs = UNCALIBRATED  # this machine's, once the trace is known: the partition and the veto agree
         self.unions: list[tuple[tuple[str, ...], float]] = []  # members and seconds of each union run on the trace
         self.unconfirmed: list[Short] = []  # misses on a trace whose listing ncu's own runs must confirm first
-        self.splits = {True: 0, False: 0}  # splits verified, and refused
+        self.verified: Counter[tuple[str, ...] | None] = Counter()  # splits verified by their members' filters; refused
 
     def run(self) -> SharedOutcome:
         self._mark(self.members, Status.RUNNING, "")
@@ -136,7 +137,7 @@ class _SharedRun:
 
     def _settle(self, found: TraceSelections) -> None:
         """The misses on a trace whose listing is not ncu's own (outcome.settled)."""
-        decided, undecided = settled(self.ctx, found, self.unconfirmed, self.splits[True], self.splits[False])
+        decided, undecided = settled(self.ctx, found, self.unconfirmed, self.verified, self.verified[None])
         self.outcome.done.extend(decided)
         for member, why in undecided:
             self._give_up([member], why)
@@ -244,8 +245,7 @@ class _SharedRun:
                 self._alone(members, splits, name)
                 continue
             self.outcome.done.extend(self.ctx.record(s.member.name) for s in splits if s.ok)
-            for split in splits:
-                self.splits[split.ok] += 1
+            self.verified.update(tuple(filter_words(s.member.options)) if s.ok else None for s in splits)
             refused.extend(Refused(s.member, name, s.problem, s.detail) for s in splits if not s.ok)
         return refused
 
