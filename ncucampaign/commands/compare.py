@@ -30,6 +30,7 @@ from ncucampaign.results.gate.report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate.tables import verdict_table
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
 from ncucampaign.results.history.reference import as_manifest, file_name, gpu_model, not_comparable
+from ncucampaign.results.reading.bare_report import is_bare_report, report_run
 from ncucampaign.results.reading.runs import LoadedRun, compared
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 
@@ -115,11 +116,16 @@ def run(args: argparse.Namespace) -> int:
         return against_reference(args)
     if args.run_b is None:
         raise UsageError("compare needs RUN_A and RUN_B (or RUN --reference DIR)")
-    run_a = compared(load_collected(args.run_a))  # Slurm runs: collected first
+    run_a = compared(run_or_report(args.run_a))  # Slurm runs: collected first
     # A run against itself (an A/A check) is read once: 20,000 targets held twice took 1.35 GB
     same = Path(args.run_a).resolve() == Path(args.run_b).resolve()
-    run_b = run_a if same else load_collected(args.run_b)
+    run_b = run_a if same else run_or_report(args.run_b)
     return decided(args, run_a, run_b, frozenset())
+
+
+def run_or_report(given: str) -> LoadedRun:
+    """A run directory, or a report someone sent as a run of one target (two reports: one target's two sides)."""
+    return report_run(Path(given)) if is_bare_report(Path(given)) else load_collected(given)
 
 
 def against_reference(args: argparse.Namespace) -> int:

@@ -17,7 +17,6 @@ from ncucampaign.results.findings import (
     is_report_path,
     rank,
     shares_of_shown,
-    top,
 )
 from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, shares_by_kernel
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     read = findings_of(path, args.ncu, run)
     shares = shares_by_kernel(run.manifest) if run is not None else None
     names = kernel_names(run.manifest) if run is not None else None
-    groups = top(rank(read.found, include_ok=args.all, shares=shares, names=names), args.top)
+    groups = rank(read.found, include_ok=args.all, shares=shares, names=names)[: args.top]
     for note in read.unread:
         print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
     for problem in read.unreadable:

@@ -12,17 +12,14 @@ from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import many_values
 from ncucampaign.commands.consoles import PipedConsole, out_console
-from ncucampaign.errors import EXIT_OK, ReportUnreadable, UsageError, printable
-from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.errors import EXIT_OK, UsageError, printable
 from ncucampaign.execute.rundir.manifest import TargetRecord
-from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.samples import sample_summary
-from ncucampaign.results.reading.records import result_records
+from ncucampaign.results.reading.bare_report import is_bare_report, report_record
 from ncucampaign.results.reading.runs import run_rows, tidy_rows
 from ncucampaign.results.run_summary import FOLD_AT
 from ncucampaign.results.tables.tables import tidy_csv, tidy_json
 from ncucampaign.results.tables.target_tables import rows_table, rows_text, target_table, target_text, targets_rows
-from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, object]] = []
     for given in args.runs:
         path = Path(given)
-        if path.suffix in REPORT_SUFFIXES:
+        if is_bare_report(path):
             record = report_record(path)
             if args.format == "text":
                 show(path.name, record)
@@ -101,30 +98,6 @@ def chosen(records: list[TargetRecord], names: list[str] | None, path: Path) -> 
     if unknown:
         raise UsageError(f"--target: no target {printable(unknown[0])} in {printable(str(path))}")
     return [record for record in records if record.name in names]
-
-
-def report_record(path: Path) -> TargetRecord:
-    """A bare report (.ncu-rep, or .ncu-repz from ncu 2026.3) as a target record of its own (named
-    after the file), for the same tables."""
-    if not path.is_file():
-        raise UsageError(f"{path}: no such report")
-    results = result_records(path, (), ConsoleSummary(), "ncu")
-    if not results:  # ncu writes no report when it profiled nothing
-        raise ReportUnreadable(f"{path}: holds no results (empty, truncated, or not a report)")
-    return TargetRecord(
-        name=path.stem,
-        target=path.stem,
-        argv=[],
-        shell_command="",
-        env={},
-        cwd="",
-        timeout_s=0,
-        retries=0,
-        expected_results=None,
-        status=Status.OK,
-        results=results,
-        log="",
-    )
 
 
 COMMAND = Command("summarize", "what each target measured (from the manifest or reports)", add_arguments, run)

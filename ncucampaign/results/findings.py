@@ -11,7 +11,7 @@ from pathlib import Path
 from ncucampaign.errors import ReportUnreadable, UsageError
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.results.reading.isolated import read_launches, read_rule_results
-from ncucampaign.results.reading.rules import RuleResult
+from ncucampaign.results.reading.rules import RuleResult, rule_failures
 from ncucampaign.results.reading.runs import LoadedRun, load_run
 from ncucampaign.results.weights import GainTerm, gain_terms, percent, total_gain, weighed_as
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
@@ -134,7 +134,7 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
     if is_report_path(path):
         if not path.is_file():
             raise UsageError(f"{path}: no such report")
-        return FindingsRead([Finding("", rule) for rule in rules_of(path, ncu)])
+        return without_rule_failures(FindingsRead([Finding("", rule) for rule in rules_of(path, ncu)]))
     run = run if run is not None else load_run(path)
     result = FindingsRead()
     found, unreadable, unread = result.found, result.unreadable, result.unread
@@ -159,7 +159,14 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
             rules = [replace(rule, ordinal=places[rule.ordinal]) for rule in rules if rule.ordinal in places]
         symbols = {result.index: weighed_as(result) for result in record.results}
         found.extend(Finding(record.name, rule, symbols.get(rule.ordinal, "")) for rule in rules)
-    return result
+    return without_rule_failures(result)
+
+
+def without_rule_failures(read: FindingsRead) -> FindingsRead:
+    """Rules that failed on a result (reading/rules.py rule_failures) are no findings: said once a result instead."""
+    failed, notes = rule_failures([(f.target, f.rule) for f in read.found])
+    kept = [f for position, f in enumerate(read.found) if position not in failed]
+    return FindingsRead(kept, read.unreadable, [*read.unread, *notes]) if failed else read
 
 
 def rules_of(report: Path, ncu: str | None) -> list[RuleResult]:
@@ -259,7 +266,3 @@ def shares_of_shown(groups: Sequence[FindingGroup]) -> float | None:
     """The GPU-time share of the distinct kernels the groups name (each counted once: at most 1)."""
     shares = {t.kernel: t.share for g in groups for t in g.terms if t.share is not None}
     return sum(shares.values()) if shares else None
-
-
-def top(groups: Sequence[FindingGroup], count: int | None) -> Sequence[FindingGroup]:
-    return groups if count is None else groups[:count]

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,3 +66,21 @@ def rule_fields(rule: dict[str, Any]) -> dict[str, Any]:
             for metric in rule.get("focus_metrics") or ()
         ),
     }
+
+
+RULE_FAILED = "returned an error"  # "Rule Launch Configuration returned an error: Metric launch__block_size not found"
+
+
+def rule_failures(rules: Sequence[tuple[str, RuleResult]]) -> tuple[set[int], list[str]]:
+    """Of (target, rule result) pairs, the places of rules that failed on their result, and a note a result: a
+    result whose collection failed (one pass, no metrics) makes every rule fail on it, which ranked as findings 2-4."""
+    failed: dict[tuple[str, int], list[int]] = {}
+    for position, (target, rule) in enumerate(rules):
+        if rule.kind == "ERROR" and RULE_FAILED in rule.message:
+            failed.setdefault((target, rule.ordinal), []).append(position)
+    notes = [
+        f"{target + ': ' if target else ''}result {ordinal} ({rules[places[0]][1].kernel}) holds no metrics its rules "
+        f"need (its collection failed?): {len(places)} of ncu's rules could not run on it"
+        for (target, ordinal), places in failed.items()
+    ]
+    return {position for places in failed.values() for position in places}, notes
