@@ -111,3 +111,27 @@ def test_json_and_csv_name_the_unit_of_their_numbers_and_csv_escapes_names(tmp_p
     assert "\x1b" not in as_csv and "\x07" not in as_csv and "\\x1b]0;pwned\\x07run" in as_csv
     header, first = as_csv.splitlines()[:2]
     assert header.split(",")[8:10] == ["median", "unit"] and first.split(",")[9] == "second"
+
+
+def test_the_page_folds_unchanged_series_and_keeps_the_run_ids_at_its_ends_inside_the_chart() -> None:
+    """Before: 300 unchanged series drew 300 flat charts in the open, and the run ids under the first and last
+    points were clipped at both ends of every chart."""
+    import re
+
+    from ncucampaign.results.history.changes import Change, Point
+    from ncucampaign.results.history.series import Series
+    from ncucampaign.results.page.history_page import STILL_SHOWN, WIDTH, history_page
+    from ncucampaign.spec.ncu_catalog import DURATION
+
+    points = tuple(Point(f"2026120{i}-000000", None, ("H200",), (1e-6, 1.1e-6)) for i in range(3))
+    still = [Series(f"t{i}", DURATION, points, (), ()) for i in range(300)]
+    moved = Series("moved", DURATION, points, (Change(2, "SLOWER", 0.2, 0.001, 1e-6, 1.2e-6),), ())
+    page = history_page("h", [*still[:150], moved, *still[150:]], [p.run for p in points])
+    opened, folded = page.split("<details>")
+    assert opened.count("<figure>") == 1 and "moved" in opened  # what moved, in the open
+    assert "<summary>300 targets whose duration did not change</summary>" in folded and folded.count("<figure>") == 300
+    assert len(still) > STILL_SHOWN
+    ends = re.findall(r'<text x="([\d.]+)" y="\d+" font-size="9" text-anchor="(\w+)">20261200-000000<', page)
+    assert ends and all(anchor == "start" and float(x) < 5 for x, anchor in ends)
+    last = re.findall(r'<text x="([\d.]+)" y="\d+" font-size="9" text-anchor="(\w+)">20261202-000000<', page)
+    assert last and all(anchor == "end" and float(x) > WIDTH - 5 for x, anchor in last)

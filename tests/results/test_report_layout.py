@@ -39,8 +39,10 @@ PROBE = """<script>window.addEventListener('load', () => {
     const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top))).size;
     return lines > 1 || code.parentElement.scrollWidth > code.parentElement.clientWidth;
   }).map(code => code.textContent);
+  const table = document.querySelector('#targets'), tableBox = table.parentElement;
   const out = document.createElement('pre'); out.id = 'probe';
   out.textContent = JSON.stringify({page: document.documentElement.scrollWidth, viewport: window.innerWidth,
+    table: table.scrollWidth, tableBox: tableBox.clientWidth,
     height: document.documentElement.scrollHeight, tallest: Math.max(...rows),
     tallestTarget: Math.max(...targetRows), kernels: targetRows.length, cut: kernels, broken});
   document.body.appendChild(out);
@@ -69,7 +71,8 @@ def test_the_report_reads_from_800_to_1400_px(report: Path, tmp_path: Path, widt
     assert probe["tallest"] <= 400, probe
     # before the fix: rows of 113 px, set by the findings column out of sight, and kernel names broken
     # mid-identifier (nvjet_sm90_hsh_64x8_64x16_4x / 1_v_bz_NNT)
-    assert probe["kernels"] >= 9 and probe["tallestTarget"] <= 60, probe
+    assert probe["kernels"] >= 9 and probe["tallestTarget"] <= 30, probe  # one line a row: `report · log` too
+    assert width < 1400 or probe["table"] <= probe["tableBox"], probe  # at 1,400 px it fits its box
     assert probe["cut"] == [], probe
     assert probe["broken"] == [], probe
     assert "no_kernels" in report.read_text()  # the statuses checked include a long one
@@ -89,3 +92,21 @@ def number(pattern: str, text: str) -> float:
     found = re.search(pattern, text)
     assert found is not None, pattern
     return float(found.group(1))
+
+
+def test_the_duration_chart_draws_the_longest_results_not_every_one() -> None:
+    """Before: 300 results drew 300 bars, a chart of 6,000 px."""
+    from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
+    from ncucampaign.results.page.html_charts import DURATION_BARS, duration_chart
+    from ncucampaign.spec.ncu_catalog import DURATION
+    from tests.manifests import target_record
+
+    def result(ns: float) -> ResultRecord:
+        metrics = {DURATION: MetricValue(value=ns, unit="ns")}
+        return ResultRecord(index=0, kernel="k", demangled="k", workload="kernel", metrics=metrics)
+
+    charted = [(target_record(f"t{i}"), result(1000.0 + i)) for i in range(300)]
+    svg = duration_chart(charted)
+    drawn = re.findall(r'<rect class="bar"[^>]*><title>(t\d+) ', svg)
+    assert len(drawn) == DURATION_BARS and drawn[0] == "t260" and drawn[-1] == "t299"  # the longest, in order
+    assert f"the {DURATION_BARS} longest of 300" in svg and int(number(r'height="(\d+)"', svg)) < 1000

@@ -12,6 +12,7 @@ from ncucampaign.results.history.series import Series, change_text, where
 from ncucampaign.spec.ncu_catalog import DURATION
 
 WIDTH, HEIGHT, PAD = 360, 150, 28
+STILL_SHOWN = 24  # unchanged series drawn in the open; more are folded
 LEGEND = (
     "Each chart: a target's duration (or a metric that changed), the median of each run's samples (the "
     "line; a point's tooltip says its run, commit and samples) and their range (grey bars), oldest run "
@@ -28,7 +29,20 @@ svg{width:100%;height:auto}.change{color:#b00}
 
 
 def history_page(title: str, series: Sequence[Series], runs: Sequence[str]) -> str:
-    charts = [_figure(s) for s in series if s.metric == DURATION or s.changes]
+    changed = [_figure(s) for s in series if s.changes]
+    still = [_figure(s) for s in series if s.metric == DURATION and not s.changes]
+    charts = changed + still
+    if len(still) > STILL_SHOWN:  # 300 flat charts buried the few that moved: folded, one click away
+        folded = f"<details><summary>{len(still)} targets whose duration did not change</summary>"
+        charts = [
+            *changed,
+            "</div>",
+            folded,
+            '<div class="charts">',
+            *still,
+            "</div></details>",
+            '<div class="charts">',
+        ]
     said = [f"<li>{html_text(change_text(s, change))}</li>" for s in series for change in s.changes]
     return "\n".join(
         [
@@ -90,8 +104,10 @@ def _svg(s: Series) -> str:
     for i in labelled:  # the ends and the changes: every run's label would overlap on a long history
         commit = s.points[i].commit
         label = commit[:8] if commit else s.points[i].run
+        # the ends' labels inside the chart: centred on the first and last points, run ids were clipped
+        at, anchor = (2.0, "start") if i == 0 else (WIDTH - 2.0, "end") if i == len(s.points) - 1 else (x(i), "middle")
         parts.append(
-            f'<text x="{x(i):.1f}" y="{HEIGHT - 3}" font-size="9" text-anchor="middle">{html_text(label)}</text>'
+            f'<text x="{at:.1f}" y="{HEIGHT - 3}" font-size="9" text-anchor="{anchor}">{html_text(label)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -31,7 +31,8 @@ th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;vertical-a
 #targets{min-width:94em}
 #targets th{font-size:11px;overflow-wrap:normal;padding:4px}
 #targets td.num,#targets td.status-ok,#targets td.status-bad{padding:4px;overflow-wrap:normal;white-space:nowrap}
-col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:17em} col.findings{width:16em}
+col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:17em} col.findings{width:13em}
+col.files{width:6.6em} td.files{white-space:nowrap;overflow-wrap:normal}
 td.findings{font-size:12px}
 #targets td.one-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;overflow-wrap:normal}
 .gain{color:#1d2330;font-weight:600} .result-charts h3{font-size:15px;margin:18px 0 4px}
@@ -176,7 +177,7 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
     its width (at 800 px it had 0 px, and rows grew to 3,957 px)."""
     head = ("target", "status", "attempts, s", "GPU time %", "[result] kernel", *(c.header for c in COLUMNS))
     head += ("findings", "files")
-    widths = ("name", "status", "narrow", "narrow", "kernel", *("narrow" for _ in COLUMNS), "findings", "narrow")
+    widths = ("name", "status", "narrow", "narrow", "kernel", *("narrow" for _ in COLUMNS), "findings", "files")
     cols = "".join(f'<col class="{w}">' for w in widths)
     rows = [f'<div class="table-box"><table id="targets"><colgroup>{cols}</colgroup><thead><tr>']
     rows[0] += "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
@@ -200,7 +201,7 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
                     _result_findings(result),
                 ]
             if position == 0:
-                cells.append(f'<td rowspan="{len(results)}">{_links(target, href)}</td>')
+                cells.append(f'<td class="files" rowspan="{len(results)}">{_links(target, href)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
     rows.append("</tbody></table></div>")
     return "\n".join(rows)
