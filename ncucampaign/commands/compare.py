@@ -30,7 +30,7 @@ from ncucampaign.results.gate.report import gate_line, junit_xml, markdown
 from ncucampaign.results.gate.tables import verdict_table
 from ncucampaign.results.gate.verdicts import ALPHA, SIZE_THRESHOLD, THRESHOLD, Verdict
 from ncucampaign.results.history.reference import as_manifest, file_name, gpu_model, not_comparable
-from ncucampaign.results.reading.bare_report import is_bare_report, report_run
+from ncucampaign.results.reading.records import is_bare_report, report_run
 from ncucampaign.results.reading.runs import LoadedRun, compared
 from ncucampaign.results.tables.tables import comparison_json, comparison_table
 

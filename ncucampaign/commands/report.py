@@ -9,7 +9,7 @@ from ncucampaign.backends.systems import load_collected
 from ncucampaign.commands.command import Command
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.page.html import write_report
-from ncucampaign.results.reading.bare_report import is_bare_report, report_run
+from ncucampaign.results.reading.records import is_bare_report, report_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from ncucampaign.commands.consoles import PipedConsole, out_console
 from ncucampaign.errors import EXIT_OK, UsageError, printable
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.results.gate.samples import sample_summary
-from ncucampaign.results.reading.bare_report import is_bare_report, report_record
+from ncucampaign.results.reading.records import is_bare_report, report_record
 from ncucampaign.results.reading.runs import run_rows, tidy_rows
 from ncucampaign.results.run_summary import FOLD_AT
 from ncucampaign.results.tables.tables import tidy_csv, tidy_json

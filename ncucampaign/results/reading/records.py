@@ -1,21 +1,38 @@
 """A finished target's results as manifest records: the report's metric values (ncu_report), and which process
-each came from (ncu's console, or its CSV import when several ran). `NcuReportReader` reads reports for execute/."""
+each came from (ncu's console, or its CSV import when several ran). `NcuReportReader` reads reports for execute/;
+`report_run` reads a report someone sent as a run of one target."""
 
 from __future__ import annotations
 
 import csv
 import io
+import platform
+import socket
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from ncucampaign.errors import NoReportReader
+from ncucampaign import __version__
+from ncucampaign.errors import NoReportReader, ReportUnreadable, UsageError
 from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.process.short import CAPTURE_LIMIT_BYTES, probe
+from ncucampaign.execute.rundir.manifest import (
+    CampaignInfo,
+    GpuInfo,
+    HostInfo,
+    Manifest,
+    NcuInfo,
+    TargetRecord,
+    ToolInfo,
+)
 from ncucampaign.execute.rundir.result_records import ProcessInfo, ResultRecord
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.share.union import NO_CONFIG
 from ncucampaign.results.reading.isolated import result_rows, warm_up
+from ncucampaign.results.reading.runs import LoadedRun
+from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
 RESULT_RECORDS = TypeAdapter(list[ResultRecord])
 
@@ -66,3 +83,65 @@ class NcuReportReader:
 
     def warm(self) -> None:
         warm_up(self.ncu)
+
+
+# A report someone sent (.ncu-rep, or .ncu-repz from ncu 2026.3), not made by a run: read as a run of one target,
+# so that summarize, report and compare take it as they take a run directory (Nsight Compute's own baselines compare
+# two reports of one kernel, before and after a change); the GPU is the one the report names.
+DEVICE_NAME = "device__attribute_display_name"
+TARGET = "report"  # two reports compared are one target's two sides
+
+
+def is_bare_report(path: Path) -> bool:
+    return path.suffix in REPORT_SUFFIXES
+
+
+def report_record(path: Path, name: str | None = None, wanted: tuple[str, ...] = ()) -> TargetRecord:
+    """The report as a target record of its own (named after the file, or `name`; `wanted`: metrics besides the
+    standard ones)."""
+    if not path.is_file():
+        raise UsageError(f"{path}: no such report")
+    results = result_records(path, wanted, ConsoleSummary(), "ncu")
+    if not results:  # ncu writes no report when it profiled nothing
+        raise ReportUnreadable(f"{path}: holds no results (empty, truncated, or not a report)")
+    return TargetRecord(
+        name=name or path.stem,
+        target=name or path.stem,
+        argv=[],
+        shell_command="",
+        env={},
+        cwd="",
+        timeout_s=0,
+        retries=0,
+        expected_results=None,
+        status=Status.OK,
+        results=results,
+        log="",
+    )
+
+
+def report_run(path: Path) -> LoadedRun:
+    """The report as a run of one target (TARGET), its id the file's name."""
+    record = report_record(path, TARGET, (DEVICE_NAME,))
+    return LoadedRun(
+        path,
+        Manifest(
+            tool=ToolInfo(version=__version__),
+            run_id=path.name,
+            state="finished",
+            started_at="",
+            ended_at="",
+            command_line=[],
+            campaign=CampaignInfo(name=path.stem, source=None, copy_path="", sha256=""),
+            host=HostInfo(hostname=socket.gethostname(), platform=platform.platform(), python=sys.version.split()[0]),
+            ncu=NcuInfo(path="", version=None),
+            gpus=_gpus(record.results),
+            workload_git=None,
+            targets=[record],
+        ),
+    )
+
+
+def _gpus(results: list[ResultRecord]) -> list[GpuInfo] | None:
+    names = [r.metrics[DEVICE_NAME].value for r in results if DEVICE_NAME in r.metrics]
+    return [GpuInfo(index=0, name=str(names[0]), uuid="", driver_version="")] if names else None
