@@ -12,10 +12,12 @@ from pathlib import Path
 from ncucampaign.execute.rundir.reading import read_manifest
 from tests.conftest import FIXTURES, fake_env, run_cli
 
+SAFE = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}  # Python 3.11.4 and later: no links out
+
 
 def _unpacked(tmp_path: Path) -> Path:
     with tarfile.open(FIXTURES / "older_run" / "slurm-bfa33a2.tar.gz") as archive:
-        archive.extractall(tmp_path, filter="tar")
+        archive.extractall(tmp_path, **SAFE)
     return (tmp_path / "older" / "camp" / "latest").resolve()
 
 
