@@ -179,7 +179,10 @@ def _submitted_with_a_dead_task(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
     assert run_cli("run", "camp.yaml", "--slurm", "--out", "runs", cwd=tmp_path, env=env).returncode == 0
     run_dir = (tmp_path / "runs" / "camp" / "latest").resolve()
-    claim = {"record": "slurm/tasks/4242_0.json", "array_job_id": "4242", "array_task_id": 0, "node": "n1"}
+    claim = {  # as a task writes it (backends/batch/files.py Claim)
+        "backend": "slurm", "job_id": "4243", "array_job_id": "4242", "array_task_id": 0, "node": "n1",
+        "cuda_visible_devices": "0", "record": "slurm/tasks/4242_0.json", "pid": 1, "claimed_at": "then",
+    }  # fmt: skip
     (run_dir / "slurm" / "claims" / "a.claim").write_text(json.dumps(claim))
     return run_dir, env
 

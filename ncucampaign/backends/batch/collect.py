@@ -9,11 +9,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ncucampaign.backends.batch.files import BatchFiles
+from ncucampaign.backends.batch.files import BatchFiles, Claim
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.execute.process.groups import kill_orphaned_group
 from ncucampaign.execute.rundir.book import now_iso
-from ncucampaign.execute.rundir.manifest import BACKEND_OF_OLDER, Manifest, SharedRunRecord, Submission, TargetRecord
+from ncucampaign.execute.rundir.manifest import (
+    BACKEND_OF_OLDER,
+    Manifest,
+    SharedRunRecord,
+    Submission,
+    TargetRecord,
+    TaskPlacement,
+)
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
 
@@ -48,7 +55,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
         claim = files.read_claim(record.name)
         if claim is None:
             continue
-        where = str(claim.get("record", ""))
+        where = claim.record if isinstance(claim, Claim) else ""
         if where not in records:
             records[where] = files.read_record(where) if where else "its claim cannot be read"
         task = records[where]
@@ -58,9 +65,10 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
         elif task not in result.problems:
             result.problems.append(f"{record.name}: {task}")
         merged = found if found is not None else record
-        if merged.status in UNFINISHED and str(claim.get("array_job_id")) not in result.active:
-            system = system_of(systems, claim.get("backend"))
-            merged = died(merged, claim, system, str(store.run.root) if clean_up else None)
+        placed = claim if isinstance(claim, Claim) else None  # a claim a dying task left unwritten says nothing
+        if merged.status in UNFINISHED and (placed is None or placed.array_job_id not in result.active):
+            system = system_of(systems, placed.backend if placed else None)
+            merged = died(merged, placed, system, str(store.run.root) if clean_up else None)
         manifest.targets[position] = merged
     manifest.shared_runs = list(shared.values())
     if result.queue_known:
@@ -74,7 +82,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
 
 
 def system_of(systems: Systems, backend: object) -> BatchSystem[Any]:
-    """The system a record names; a claim (free JSON) naming none, or none known, is the first's."""
+    """The system a record names; one naming none (or none known) is the first one."""
     return systems.get(str(backend)) or next(iter(systems.values()))
 
 
@@ -112,14 +120,12 @@ def _never_claimed(manifest: Manifest, files: BatchFiles, active: set[str], syst
 
 
 def died(
-    record: TargetRecord, claim: dict[str, object], system: BatchSystem[Any], run_root: str | None
+    record: TargetRecord, where: TaskPlacement | None, system: BatchSystem[Any], run_root: str | None
 ) -> TargetRecord:
-    """`record` as its task (`claim`, of `system`) left it when it died. `run_root`: where to look for
-    processes the task left (None: leave processes alone)."""
+    """`record` as its task (placed `where`, of `system`; None: its claim cannot be read) left it when it died.
+    `run_root`: where to look for processes the task left (None: leave processes alone)."""
     record = record.model_copy(deep=True)
-    task = system.words.task_words(
-        claim.get("array_job_id", "?"), claim.get("array_task_id", "?"), claim.get("node", "?")
-    )
+    task = system.words.task_words(*((where.array_job_id, where.array_task_id, where.node) if where else "???"))
     for attempt in record.attempts:
         if attempt.ended_at is None:
             # ncu runs in a session of its own and can outlive its dead runner where Slurm tracks

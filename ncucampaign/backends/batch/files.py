@@ -10,20 +10,26 @@ ones): a task claims a target by creating its claim file exclusively and writes 
 
 from __future__ import annotations
 
-import json
 import os
 import urllib.parse
 from pathlib import Path
-from typing import Any
 
 from ncucampaign.errors import EnvironmentProblem, printable
 from ncucampaign.execute.rundir.guards import writing
-from ncucampaign.execute.rundir.manifest import Manifest
-from ncucampaign.execute.rundir.reading import RunFileDamaged, read_json, read_model
+from ncucampaign.execute.rundir.manifest import Manifest, TaskPlacement
+from ncucampaign.execute.rundir.reading import RunFileDamaged, read_model
 from ncucampaign.execute.rundir.store import RunStore, open_regular
 from ncucampaign.execute.rundir.task_list import BATCH
 
 MAX_RECORD_BYTES = 256 << 20
+
+
+class Claim(TaskPlacement):
+    """slurm/claims/<target>.claim: the task that runs a target (where it runs, its record file), its runner's pid,
+    and when it claimed it."""
+
+    pid: int | None = None
+    claimed_at: str | None = None
 
 
 def _safe(name: str) -> str:
@@ -53,7 +59,7 @@ class BatchFiles:
     def claim_path(self, target: str) -> Path:
         return self.run.inside(BATCH, "claims", _safe(target) + ".claim")
 
-    def claim(self, target: str, data: dict[str, Any]) -> bool:
+    def claim(self, target: str, claim: Claim) -> bool:
         """Create the target's claim; False when another task holds it (O_EXCL is atomic on NFS too)."""
         path = self.claim_path(target)
         try:
@@ -63,21 +69,20 @@ class BatchFiles:
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
         with writing(path), os.fdopen(fd, "w") as handle:
-            json.dump(data, handle)
+            handle.write(claim.model_dump_json())
             handle.flush()
             os.fsync(handle.fileno())
         return True
 
-    def read_claim(self, target: str) -> dict[str, Any] | None:
-        """The claim's content; {} when it exists but cannot be read (a task died writing it)."""
+    def read_claim(self, target: str) -> Claim | str | None:
+        """The target's claim; why it cannot be read (a task died writing it); None when there is none."""
         path = self.claim_path(target)
         if not os.path.lexists(path):
             return None
         try:
-            data = read_json(path, MAX_RECORD_BYTES)
-        except RunFileDamaged:
-            return {}
-        return data if isinstance(data, dict) else {}
+            return read_model(path, Claim, MAX_RECORD_BYTES)
+        except RunFileDamaged as exc:
+            return exc.why
 
     def retire_claim(self, target: str, before: str) -> None:
         """Move a claim aside: the target runs again (a new array, or a local --resume), and what its

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ncucampaign.backends.batch.collect import UNFINISHED, died
-from ncucampaign.backends.batch.files import BatchFiles, task_stem
+from ncucampaign.backends.batch.files import BatchFiles, Claim, task_stem
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.execute.attempt.context import Reporter, RunContext, SerialReporter
 from ncucampaign.execute.executors import SequentialExecutor
@@ -66,7 +66,7 @@ def run_task(
     after a killed one) takes over the claims of its own index, and starts from what the killed task recorded."""
     files = BatchFiles(store)
     by_name = {inv.name: system_gpus_kept(inv) for inv in plan.invocations}
-    claim = {**where.model_dump(), "pid": os.getpid(), "claimed_at": now_iso()}
+    claim = Claim(**where.model_dump(), pid=os.getpid(), claimed_at=now_iso())
     retry = system.retries_its_index
     earlier = _earlier_task(files, where, system) if retry else None
     claimed = [
@@ -97,12 +97,12 @@ def run_task(
     return execute_units(ctx, task_plan, units, SequentialExecutor(), runner, 0)
 
 
-def _take_over(files: BatchFiles, name: str, where: TaskPlacement, claim: dict[str, Any]) -> bool:
+def _take_over(files: BatchFiles, name: str, where: TaskPlacement, claim: Claim) -> bool:
     """A task retrying its index: the claim is its own index's (the killed task's); take it again."""
-    held = files.read_claim(name) or {}
-    if held.get("backend") != where.backend:
+    held = files.read_claim(name)
+    if not isinstance(held, Claim) or held.backend != where.backend:
         return False
-    if (held.get("array_job_id"), held.get("array_task_id")) != (where.array_job_id, where.array_task_id):
+    if (held.array_job_id, held.array_task_id) != (where.array_job_id, where.array_task_id):
         return False
     files.retire_claim(name, f"retry-{where.job_id}")
     return files.claim(name, claim)
@@ -114,5 +114,5 @@ def _earlier_task(files: BatchFiles, where: TaskPlacement, system: BatchSystem[A
     found = files.read_record(where.record)
     if not isinstance(found, Manifest):
         return None
-    targets = [died(t, where.model_dump(), system, None) if t.status in UNFINISHED else t for t in found.targets]
+    targets = [died(t, where, system, None) if t.status in UNFINISHED else t for t in found.targets]
     return found.model_copy(update={"targets": targets})
