@@ -4,6 +4,7 @@ file, a read-only or full folder, a container's own filesystem), and the pure re
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import shutil
 import sys
@@ -251,8 +252,8 @@ def test_stray_files_lists_what_ncu_would_read(tmp_path: Path) -> None:
     assert found.state == "warn" and str(tmp_path / "ncu-kernel-renames.yaml") in found.detail
 
 
-# a GPU's driver, not ncu: the README's Try block puts the fake ncu on PATH, and .ci/run pasted after it ran this
-@pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="the probe application needs a GPU and its driver")
+# the driver's library, not ncu nor nvidia-smi: the README's Try block puts the fakes of both on PATH before .ci/run
+@pytest.mark.skipif(ctypes.util.find_library("cuda") is None, reason="the probe application needs a GPU and its driver")
 def test_the_probe_application_runs_alone() -> None:  # pragma: no cover - on a GPU machine
     import subprocess
 
