@@ -290,3 +290,11 @@ def test_only_the_kubernetes_backend_names_it() -> None:
         if '"kubernetes"' in path.read_text() and not str(path.relative_to(PACKAGE)).startswith(KUBERNETES_PLACES)
     ]
     assert naming == []
+
+
+def test_the_plan_command_stays_pure_and_commands_register_themselves() -> None:
+    """commands/plan.py imported execute/ (the backend table, RunRequest); a command was a line in cli.COMMANDS,
+    an add_parser and a set_defaults(handler=...) besides its module."""
+    assert [n for n in imported(PACKAGE / "commands" / "plan.py") if n.startswith("ncucampaign.execute")] == []
+    commands = sorted((PACKAGE / "commands").rglob("*.py"))
+    assert [p.name for p in commands if "set_defaults(handler=" in p.read_text()] == []
