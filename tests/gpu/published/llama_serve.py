@@ -1,0 +1,55 @@
+"""The same family served: a prompt's prefill, then a greedy decode loop with a static KV cache and the model's
+forward compiled by `torch.compile(mode="reduce-overhead")`, so the decode steps' kernels replay from CUDA graphs
+(ncu profiles a graph's kernel nodes one by one). Random weights from the config; nothing downloaded; no NVTX.
+
+    python3 llama_serve.py --new-tokens 32        # on the GPU machine, with wheels.sh's wheels on PYTHONPATH
+    python3 llama_serve.py --device cpu --new-tokens 2 --no-compile   # that it starts
+
+Written without a GPU (issue 66): its kernels, discover's suggestions and its campaign wait for the GPU machine."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--prompt", type=int, default=256, help="prompt tokens (the prefill)")
+    parser.add_argument("--new-tokens", type=int, default=32, help="decode steps")
+    parser.add_argument("--no-compile", action="store_true", help="eager decode steps, no CUDA graphs")
+    args = parser.parse_args()
+    config = LlamaConfig(
+        vocab_size=32000,
+        hidden_size=1024,
+        intermediate_size=2816,
+        num_hidden_layers=4,
+        num_attention_heads=16,
+        num_key_value_heads=4,
+        max_position_embeddings=2048,
+        attn_implementation="sdpa",
+        eos_token_id=None,  # random weights: decode the whole length, never stop early
+        pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
+    model = LlamaForCausalLM(config).to(device=args.device, dtype=dtype).eval()
+    model.generation_config.cache_implementation = "static"  # shapes fixed: what CUDA graphs need
+    if not args.no_compile:
+        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    prompt = torch.randint(0, config.vocab_size, (1, args.prompt), device=args.device)
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for _ in range(2):  # the first compiles and records the graphs; the second replays them
+            out = model.generate(prompt, max_new_tokens=args.new_tokens, do_sample=False)
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+    print(f"llama_serve: {out.shape[1] - args.prompt} new tokens twice, {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
