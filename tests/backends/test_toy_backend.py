@@ -30,18 +30,19 @@ def toy_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_a_toy_batch_system_plans_and_runs_a_campaign(tmp_path: Path) -> None:
     (tmp_path / "camp.yaml").write_text(THREE)
-    plan = toy_cli("plan", "camp.yaml", "--toy", "--no-share", cwd=tmp_path)
+    plan = toy_cli("plan", "camp.yaml", "--toy", cwd=tmp_path)
     assert plan.returncode == 0, plan.stderr
-    assert plan.stdout.count("toy-task ") == 3 and "--array 1 --index 2" in plan.stdout
-    done = toy_cli("run", "camp.yaml", "--toy", "--wait", "--no-share", "--out", "runs", cwd=tmp_path)
+    assert plan.stdout.count("toy-task ") == 1 and "--array 1 --index 0" in plan.stdout  # one shared task
+    done = toy_cli("run", "camp.yaml", "--toy", "--wait", "--out", "runs", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     manifest = json.loads((tmp_path / "runs" / "camp" / "latest" / "manifest.json").read_text())
     assert [(s["backend"], s["job_id"], s["tasks"]) for s in manifest["submissions"]] == [
-        ("toy", "toy-1", [["a"], ["b"]]),
-        ("toy", "toy-2", [["c"]]),
+        ("toy", "toy-1", [["a", "b", "c"]])
     ]
-    placed = {
-        t["name"]: (t["status"], t["placement"]["backend"], t["placement"]["job_id"]) for t in manifest["targets"]
-    }
-    assert placed == {"a": ("ok", "toy", "toy-1-0"), "b": ("ok", "toy", "toy-1-1"), "c": ("ok", "toy", "toy-2-0")}
+    placed = {t["name"]: (t["status"], t["placement"]["job_id"], t["obtained"]["how"]) for t in manifest["targets"]}
+    assert placed == {name: ("ok", "toy-1-0", "shared") for name in "abc"}
     assert "toy task" in done.stdout  # the final table's column, from its words
+    alone = toy_cli("run", "camp.yaml", "--toy", "--wait", "--no-share", "--out", "apart", cwd=tmp_path)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    submissions = json.loads((tmp_path / "apart" / "camp" / "latest" / "manifest.json").read_text())["submissions"]
+    assert [s["tasks"] for s in submissions] == [[["a"], ["b"]], [["c"]]]  # two tasks a submission, as its Sender says
