@@ -13,7 +13,8 @@ import argparse
 import time
 
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from llama_train import small_llama  # beside it
+from transformers import LlamaForCausalLM
 
 
 def main() -> None:
@@ -23,18 +24,8 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=32, help="decode steps")
     parser.add_argument("--no-compile", action="store_true", help="eager decode steps, no CUDA graphs")
     args = parser.parse_args()
-    config = LlamaConfig(
-        vocab_size=32000,
-        hidden_size=1024,
-        intermediate_size=2816,
-        num_hidden_layers=4,
-        num_attention_heads=16,
-        num_key_value_heads=4,
-        max_position_embeddings=2048,
-        attn_implementation="sdpa",
-        eos_token_id=None,  # random weights: decode the whole length, never stop early
-        pad_token_id=0,
-    )
+    # random weights: decode the whole length, never stop early
+    config = small_llama(eos_token_id=None, pad_token_id=0)
     torch.manual_seed(0)
     dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
     model = LlamaForCausalLM(config).to(device=args.device, dtype=dtype).eval()

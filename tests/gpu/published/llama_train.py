@@ -16,12 +16,9 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 
-def model_of(device: str, liger: bool) -> LlamaForCausalLM:
-    if liger:  # class-level patches (RMSNorm, SwiGLU MLP, RoPE, the loss): before the model is built
-        from liger_kernel.transformers import apply_liger_kernel_to_llama
-
-        apply_liger_kernel_to_llama(rope=True, rms_norm=True, swiglu=True, fused_linear_cross_entropy=True)
-    config = LlamaConfig(
+def small_llama(**extra: object) -> LlamaConfig:
+    """The family's shape at a size that runs in seconds (llama_serve.py serves the same)."""
+    return LlamaConfig(
         vocab_size=32000,
         hidden_size=1024,
         intermediate_size=2816,
@@ -30,7 +27,16 @@ def model_of(device: str, liger: bool) -> LlamaForCausalLM:
         num_key_value_heads=4,
         max_position_embeddings=2048,
         attn_implementation="sdpa",
+        **extra,
     )
+
+
+def model_of(device: str, liger: bool) -> LlamaForCausalLM:
+    if liger:  # class-level patches (RMSNorm, SwiGLU MLP, RoPE, the loss): before the model is built
+        from liger_kernel.transformers import apply_liger_kernel_to_llama
+
+        apply_liger_kernel_to_llama(rope=True, rms_norm=True, swiglu=True, fused_linear_cross_entropy=True)
+    config = small_llama()
     torch.manual_seed(0)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     return LlamaForCausalLM(config).to(device=device, dtype=dtype)
