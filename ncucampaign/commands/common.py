@@ -21,7 +21,7 @@ from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.exec_limits import exec_size_problems
 from ncucampaign.plan.expand import Plan, build_plan, expand, plan_problems
-from ncucampaign.plan.lint import LintWarning, lint_plan
+from ncucampaign.plan.lint import LintWarning, lint_plan, start_questions
 from ncucampaign.results.reading.report_reader import reader_too_old, wheel_version
 from ncucampaign.spec.loader import LoadedCampaign, load_campaign, parse_campaign
 from ncucampaign.spec.model import MAX_SAMPLES
@@ -126,7 +126,7 @@ def print_warnings(
     """Print the lint's findings and hand them back. Those the installed ncu is sure to refuse print as
     errors: validate fails on them; plan prints them and run runs the rest (the target ends usage_error
     at once, never retried: a campaign's one broken target never stops the others)."""
-    warnings = lint_plan(loaded, plan, installed, ThisMachine())
+    warnings = lint_plan(loaded, plan, installed, ThisMachine().answer(start_questions(loaded, plan)))
     for warning in warnings:
         print(warning.render(str(loaded.path)), file=stream)
     return warnings

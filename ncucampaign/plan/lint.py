@@ -4,14 +4,13 @@ that `lint_ignore:` silences, and `validate --strict` makes errors. Pure: the in
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 
 from ncucampaign.errors import format_key_path, printable
 from ncucampaign.plan.argv import ncu_flags
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.lint_rules import RULES, Context, KeyPath
-from ncucampaign.plan.start_checks import Machine
+from ncucampaign.plan.start_checks import Facts, Questions, Start, questions
 from ncucampaign.spec.keys import OPTION_KEYS, field_name
 from ncucampaign.spec.loader import LoadedCampaign
 from ncucampaign.spec.model import TargetOptions
@@ -38,14 +37,12 @@ def lint_plan(
     loaded: LoadedCampaign,
     plan: Plan,
     installed: InstalledNcu | None = None,
-    machine: Machine | None = None,
+    facts: Facts | None = None,
 ) -> list[LintWarning]:
-    """`machine`: what the application's machine holds (the command line hands in this one's); without it the
-    rules that would ask are silent."""
+    """`facts`: what the application's machine holds, as start_questions asked (the command line looks at this
+    one); without them the rules that would ask are silent."""
     warnings: dict[tuple[str, KeyPath, str], LintWarning] = {}
     concerned: dict[tuple[str, KeyPath, str], list[str]] = {}
-    if machine is not None:  # invocations share their commands: one look each, not one per invocation
-        machine = Remembered(machine)
     rules = {
         per_target: [(code, rule) for code, rule in RULES.items() if rule.per_target == per_target]
         for per_target in (False, True)
@@ -68,7 +65,7 @@ def lint_plan(
     for inv in plan.invocations:
         by_target.setdefault(inv.target_index, []).append(inv.options)
         names_of.setdefault(inv.target_index, []).append(inv.name)
-        run(_context(loaded, inv, installed, machine), inv.target, False, (inv.name,))
+        run(_context(loaded, inv, installed, facts), inv.target, False, (inv.name,))
     for index, expansion in by_target.items():
         target = loaded.target_at(index)
         context = Context(("targets", index), expansion[0], installed, tuple(expansion), target.matrix or {})
@@ -80,9 +77,7 @@ def lint_plan(
     return sorted(located, key=lambda w: (w.line or 0, w.code))
 
 
-def _context(
-    loaded: LoadedCampaign, inv: Invocation, installed: InstalledNcu | None, machine: Machine | None
-) -> Context:
+def _context(loaded: LoadedCampaign, inv: Invocation, installed: InstalledNcu | None, facts: Facts | None) -> Context:
     """What the rules that look at one invocation see of it."""
     own_command = loaded.target_at(inv.target_index).command is not None
     return Context(
@@ -95,17 +90,14 @@ def _context(
         cwd=inv.cwd,
         cwd_at=("application", "cwd") if loaded.campaign.application.cwd else None,
         search=dict(inv.env).get("PATH"),
-        machine=machine,
+        facts=facts,
     )
 
 
-class Remembered:
-    """A Machine whose answers are kept: thousands of invocations ask about one command."""
-
-    def __init__(self, machine: Machine) -> None:
-        self.kind = functools.cache(machine.kind)
-        self.on_path = functools.cache(machine.on_path)
-        self.has_module = functools.cache(machine.has_module)
+def start_questions(loaded: LoadedCampaign, plan: Plan) -> Questions:
+    """What the start checks (NCU013) need to know of the machine for this plan's applications."""
+    cwd_given = bool(loaded.campaign.application.cwd)
+    return questions(Start(inv.app_argv, inv.cwd, dict(inv.env).get("PATH"), cwd_given) for inv in plan.invocations)
 
 
 def inherited(loaded: LoadedCampaign, path: KeyPath) -> KeyPath:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.plan.collectives import can_match_collective, excluding_collectives, launcher_of
-from ncucampaign.plan.start_checks import Machine, why_cannot_start
+from ncucampaign.plan.start_checks import Facts, Start, why_cannot_start
 from ncucampaign.spec.model import TargetOptions
 from ncucampaign.spec.ncu_catalog import InstalledNcu, missing_options
 from ncucampaign.spec.ncu_grammar import TOO_DEEP, compile_regex, is_start_end_name, push_pop_names, split_regex
@@ -36,7 +36,7 @@ class Context:
     cwd: Path | None = None  # the folder the application runs in
     cwd_at: KeyPath | None = None  # where that folder is written (None: the campaign file's own folder)
     search: str | None = None  # the PATH the application's environment sets (None: the one it inherits)
-    machine: Machine | None = None  # handed in by the command line: the rules stay pure
+    facts: Facts | None = None  # what the command line found on the machine: the rules stay pure
 
 
 @dataclass(frozen=True)
@@ -231,8 +231,8 @@ def collective_under_replay(c: Context) -> Found:
 
 def cannot_start(c: Context) -> Found:
     """A warning, not an error: a script may be made between validate and run (a build step)."""
-    if c.machine is not None and c.cwd is not None:
-        found = why_cannot_start(c.command, c.cwd, c.machine, c.search, c.cwd_at is not None)
+    if c.facts is not None and c.cwd is not None:
+        found = why_cannot_start(Start(c.command, c.cwd, c.search, c.cwd_at is not None), c.facts)
         if found is not None:
             where, why = found
             yield (c.cwd_at if where == "cwd" and c.cwd_at is not None else c.command_at), why

@@ -1,47 +1,83 @@
 """Why an application would not start where it runs, seen before any run (NCU013): its folder missing or a file,
 its program not on PATH, a folder or a file without its exec bit, its script missing, `python -m` of a module the
-interpreter does not find. Pure: what the machine holds is asked of a Machine the command line hands in."""
+interpreter does not find. Pure: the checks name what they need to know (`questions`), the command line looks at
+the machine (execute/process/machine.py) and hands the answers back in as `Facts`; a fact not looked at says
+nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from ncucampaign.plan.command import is_python, script_of
 
 Kind = Literal["missing", "folder", "file", "program"]  # "program": a file with its exec bit
 
 
-class Machine(Protocol):
-    """What the checks ask of the machine that will run the application."""
+@dataclass(frozen=True)
+class Start:
+    """How one application is started: its argv in its folder, with the PATH it is given (None: the process's)."""
 
-    def kind(self, path: Path) -> Kind: ...
-
-    def on_path(self, name: str, search: str | None) -> bool:
-        """Whether a program of that name is on `search` (a PATH; None: the process's own)."""
-        ...
-
-    def has_module(self, python: str, module: str, cwd: Path) -> bool:
-        """Whether `python -m module` finds the module, started in `cwd`."""
-        ...
+    argv: tuple[str, ...]
+    cwd: Path
+    search: str | None
+    cwd_given: bool  # the folder is the campaign's application.cwd (else the campaign file's own, which exists)
 
 
-def why_cannot_start(
-    argv: tuple[str, ...], cwd: Path, machine: Machine, search: str | None, cwd_given: bool
-) -> tuple[Literal["cwd", "command"], str] | None:
-    """Where (its folder or its command) and why the application would not start; None when nothing says so.
-    `cwd_given`: the folder is the campaign's application.cwd (else the campaign file's own, which exists)."""
-    if cwd_given and (found := machine.kind(cwd)) != "folder":
-        what = "no such folder" if found == "missing" else "a file, not a folder"
+@dataclass(frozen=True)
+class Questions:
+    """What the checks need to know of the machine: what each path is, whether a program is on a PATH, whether
+    `python -m module` finds its module started in a folder."""
+
+    kinds: frozenset[Path] = frozenset()
+    programs: frozenset[tuple[str, str | None]] = frozenset()
+    modules: frozenset[tuple[str, str, Path]] = frozenset()
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The machine's answers to Questions."""
+
+    kinds: Mapping[Path, Kind] = field(default_factory=dict)
+    programs: Mapping[tuple[str, str | None], bool] = field(default_factory=dict)
+    modules: Mapping[tuple[str, str, Path], bool] = field(default_factory=dict)
+
+
+def questions(starts: Iterable[Start]) -> Questions:
+    """Everything why_cannot_start may ask of these starts, each once (thousands of invocations share a command)."""
+    kinds: set[Path] = set()
+    programs: set[tuple[str, str | None]] = set()
+    modules: set[tuple[str, str, Path]] = set()
+    for start in set(starts):
+        if start.cwd_given:
+            kinds.add(start.cwd)
+        if not start.argv or start.argv[0] == "/bin/sh":
+            continue
+        if "/" not in start.argv[0]:
+            programs.add((start.argv[0], start.search))
+        if (script := script_of(start.argv)) is not None:
+            kinds.add(Path(start.cwd, script))
+        if (module := _module_of(start.argv)) is not None:
+            modules.add((start.argv[0], module, start.cwd))
+    return Questions(frozenset(kinds), frozenset(programs), frozenset(modules))
+
+
+def why_cannot_start(start: Start, facts: Facts) -> tuple[Literal["cwd", "command"], str] | None:
+    """Where (its folder or its command) and why the application would not start; None when nothing says so."""
+    argv, cwd = start.argv, start.cwd
+    if start.cwd_given and (folder := facts.kinds.get(cwd, "folder")) != "folder":
+        what = "no such folder" if folder == "missing" else "a file, not a folder"
         return "cwd", f"{cwd}: {what}; the application cannot start there"
     if not argv or argv[0] == "/bin/sh":  # shell: true: the shell says what it cannot run
         return None
     program = argv[0]
-    if "/" not in program and not machine.on_path(program, search):
+    if "/" not in program and not facts.programs.get((program, start.search), True):
         return "command", f"{program}: no such program on PATH; the application cannot start"
     script = script_of(argv)
     if script is not None:
-        found = machine.kind(Path(cwd, script))
+        found = facts.kinds.get(Path(cwd, script))
         if found == "missing":
             return "command", (
                 f"{script}: no such file in {cwd} (application.cwd, else the campaign file's folder); the "
@@ -52,7 +88,7 @@ def why_cannot_start(
         if found == "file" and script == program:  # a script the interpreter reads needs no exec bit
             return "command", f"{script}: not executable (chmod +x {script}); the application cannot start"
     module = _module_of(argv)
-    if module is not None and not machine.has_module(program, module, cwd):
+    if module is not None and not facts.modules.get((program, module, cwd), True):
         return "command", (
             f"{program} -m {module}: {program} here finds no module {module!r} (started in {cwd}); the application "
             "cannot start on this machine"

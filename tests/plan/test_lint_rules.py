@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from ncucampaign.plan.expand import build_plan
-from ncucampaign.plan.lint import lint_plan
+from ncucampaign.plan.lint import lint_plan, start_questions
+from ncucampaign.plan.start_checks import Facts, Kind, Questions
 from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.ncu_catalog import InstalledNcu, known_options, parse_listing
 
@@ -15,22 +16,19 @@ APP = "application:\n  command: python3 bench.py\ntargets:\n"
 INSTALLED = InstalledNcu("2025.3.1.0", frozenset({"SpeedOfLight", "LaunchStats"}), frozenset({"basic", "full"}))
 
 
-class OnlyBench:
+def only_bench(asked: Questions) -> Facts:
     """A machine holding the program bench.py alone, every program on PATH and every module."""
-
-    def kind(self, path: Path) -> str:
-        return "program" if path.name == "bench.py" else "folder" if path.suffix == "" else "missing"
-
-    def on_path(self, name: str, search: str | None) -> bool:
-        return True
-
-    def has_module(self, python: str, module: str, cwd: Path) -> bool:
-        return True
+    kinds: dict[Path, Kind] = {
+        path: "program" if path.name == "bench.py" else "folder" if path.suffix == "" else "missing"
+        for path in asked.kinds
+    }
+    return Facts(kinds, dict.fromkeys(asked.programs, True), dict.fromkeys(asked.modules, True))
 
 
 def codes(targets: str, installed: InstalledNcu | None = None) -> list[str]:
     loaded = parse_campaign(APP + targets, Path("camp.yaml"))
-    return [w.code for w in lint_plan(loaded, build_plan(loaded), installed, OnlyBench())]  # type: ignore[arg-type]
+    plan = build_plan(loaded)
+    return [w.code for w in lint_plan(loaded, plan, installed, only_bench(start_questions(loaded, plan)))]
 
 
 CASES = {

@@ -1,5 +1,6 @@
-"""This machine, as the start checks see it (plan/start_checks.py Machine): what a path is, whether a program is on
-PATH, whether an interpreter finds a module (asked of the interpreter itself, in the application's folder)."""
+"""This machine, as the start checks ask of it (plan/start_checks.py Questions, answered as Facts): what a path is,
+whether a program is on PATH, whether an interpreter finds a module (asked of the interpreter itself, in the
+application's folder)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import stat
 from pathlib import Path
 
 from ncucampaign.execute.process.short import run_captured
-from ncucampaign.plan.start_checks import Kind
+from ncucampaign.plan.start_checks import Facts, Kind, Questions
 
 MODULE_CHECK_S = 20.0  # an interpreter's start and one import search
 # Exit 0: found; 1: not found; anything else (no interpreter, a crash, a timeout): unknown, so not said.
@@ -17,6 +18,13 @@ _FIND = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.
 
 
 class ThisMachine:
+    def answer(self, questions: Questions) -> Facts:
+        return Facts(
+            {path: self.kind(path) for path in questions.kinds},
+            {(name, search): self.on_path(name, search) for name, search in questions.programs},
+            {(python, module, cwd): self.has_module(python, module, cwd) for python, module, cwd in questions.modules},
+        )
+
     def kind(self, path: Path) -> Kind:
         try:
             mode = path.stat().st_mode
