@@ -44,5 +44,6 @@ def target_record(name: str, status: Status = Status.OK, **fields: Any) -> Targe
         retries=0,
         expected_results=1,
         log=f"logs/{name}.log",
+        collects_sections=True,
     )
     return TargetRecord(name=name, status=status, **{**defaults, **fields})

@@ -116,7 +116,9 @@ def test_a_damaged_line_before_the_last_is_a_clear_error(tmp_path: Path) -> None
 def test_two_shared_runs_of_one_name_are_told_apart_by_their_place(tmp_path: Path) -> None:
     """A resumed run enters its discovery trace again under the trace's name, beside the killed run's."""
     store, book = opened_book(tmp_path)
-    fields = dict(target="trace", argv=[], shell_command="", env={}, cwd="", timeout_s=1, retries=0)
+    fields = dict(
+        target="trace", argv=[], shell_command="", env={}, cwd="", timeout_s=1, retries=0, collects_sections=True
+    )
     old, new = (
         SharedRunRecord(
             name="shared/trace-1",

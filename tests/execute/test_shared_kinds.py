@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.rundir.manifest import Manifest
+from ncucampaign.execute.rundir.reading import manifest_of
 from tests.conftest import ROOT, campaign_text, fake_env, load_manifest, run_cli
 from tests.execute.shared_campaigns import TRACE_TARGETS
 
@@ -26,7 +26,7 @@ def test_every_shared_run_records_its_kind_and_old_manifests_get_theirs_from_the
     assert all(name.startswith("shared/timing-") == (kind == "timing") for name, kind in kinds.items())
     for record in manifest["shared_runs"]:  # as an older ncucampaign wrote it
         del record["kind"]
-    old = Manifest.model_validate(manifest)
+    old = manifest_of(run_dir / "manifest.json", manifest)
     assert {r.name: r.kind for r in old.shared_runs} == kinds
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     assert run_cli("summarize", str(run_dir), cwd=tmp_path).returncode == 0

@@ -6,12 +6,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from ncucampaign.execute.rundir.older import asked_from_argv, renamed
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.result_records import Record, ResultRecord
-from ncucampaign.execute.rundir.status import SharedRunKind, Status, kind_of
+from ncucampaign.execute.rundir.status import SharedRunKind, Status
 from ncucampaign.spec.schema import json_schema
 
 MANIFEST_VERSION: Literal[1] = 1
@@ -171,14 +170,8 @@ class TargetRecord(Record):
     launch_s: float | None = Field(None, description="seconds a launch of what it collects was priced at")
     launch_count: int | None = Field(None, description="its --launch-count (None: every matching launch)")
     metrics: list[str] = Field(default_factory=list, description="the metrics its campaign names (--metrics), in order")
-    collects_sections: bool = Field(True, description="False: metrics alone, so ncu ran none of its rules")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _older(cls, data: Any) -> Any:
-        """Records written before those three fields: their recorded command line says; before `placement`, it
-        was `slurm` (rundir/older.py)."""
-        return asked_from_argv(renamed(data))
+    # Required, so a record written before these fields is refused as it is and read through rundir/older.py
+    collects_sections: bool = Field(description="False: metrics alone, so ncu ran none of its rules")
 
 
 class TraceInfo(Record):
@@ -198,17 +191,9 @@ class SharedRunRecord(TargetRecord):
     window: Literal["targets", "trace"] = Field(description="where the union's launch window came from")
     trace: TraceInfo | None = None
     kind: SharedRunKind = Field(
-        "union", description="union: profiles its members' launches; trace: a discovery trace; timing: the timing pass"
+        description="union: profiles its members' launches; trace: a discovery trace; timing: the timing pass"
     )
     tracer: str | None = Field(None, description="the tracer that took a discovery trace: ncu, or nsys")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _kind_from_name(cls, data: Any) -> Any:
-        """Manifests written before `kind` existed: their names said it."""
-        if isinstance(data, dict) and "kind" not in data and isinstance(data.get("name"), str):
-            return {**data, "kind": kind_of(data["name"])}
-        return data
 
 
 class KernelTime(Record):
@@ -261,12 +246,6 @@ class Manifest(Record):
         description="ncucampaign's own seconds by phase (start-up, planning, trace listing, splits, verification, "
         "records, reports, other), the waits on ncu left out; of the run's latest session (a resume's)",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _older(cls, data: Any) -> Any:
-        """Manifests written before `submissions`: `slurm_arrays` (rundir/older.py)."""
-        return renamed(data)
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

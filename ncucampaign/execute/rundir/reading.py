@@ -17,6 +17,7 @@ from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, print
 from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.execute.rundir.journal import journal_entries, replayed
 from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest
+from ncucampaign.execute.rundir.older import upgraded
 from ncucampaign.execute.rundir.store import MANIFEST, open_regular
 
 # 20,000 targets (the campaign limit) of one result each make about 55 MB; retries and several results per target
@@ -97,7 +98,12 @@ def read_manifest(root: Path) -> Manifest:
     version = data.get("manifest_version") if isinstance(data, dict) else None
     if version != MANIFEST_VERSION:
         raise RunFileDamaged(path, f"manifest_version {version!r}; this ncucampaign reads {MANIFEST_VERSION}")
-    return validated(path, replayed(data, changes) if changes else data, Manifest)
+    return manifest_of(path, replayed(data, changes) if changes else data)
+
+
+def manifest_of(path: Path, data: Any) -> Manifest:
+    """A manifest's (or a batch task's record's) JSON as the model, written by this version or an older one."""
+    return validated(path, upgraded(data), Manifest)
 
 
 def read_json_bytes(path: Path, raw: bytes) -> Any:

@@ -117,6 +117,7 @@ def report_record(path: Path, name: str | None = None, wanted: tuple[str, ...] =
         status=Status.OK,
         results=results,
         log="",
+        collects_sections=True,
     )
 
 
