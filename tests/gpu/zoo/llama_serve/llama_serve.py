@@ -10,11 +10,15 @@ Written without a GPU (issue 66): its kernels, discover's suggestions and its ca
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import torch
-from llama_train import small_llama  # beside it
 from transformers import LlamaForCausalLM
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llama_train"))  # the trained model's config, beside
+from llama_train import small_llama
 
 
 def main() -> None:
