@@ -80,24 +80,29 @@ def lint_plan(
 def _context(loaded: LoadedCampaign, inv: Invocation, installed: InstalledNcu | None, facts: Facts | None) -> Context:
     """What the rules that look at one invocation see of it."""
     own_command = loaded.target_at(inv.target_index).command is not None
+    start = _start(loaded, inv)
     return Context(
         ("targets", inv.target_index),
         inv.options,
         installed,
-        command=inv.app_argv,
+        command=start.argv,
         flags=tuple(ncu_flags(inv)) if installed is not None else (),  # only checked against an installed ncu
         command_at=("targets", inv.target_index, "command") if own_command else ("application", "command"),
-        cwd=inv.cwd,
-        cwd_at=("application", "cwd") if loaded.campaign.application.cwd else None,
-        search=dict(inv.env).get("PATH"),
+        cwd=start.cwd,
+        cwd_at=("application", "cwd") if start.cwd_given else None,
+        search=start.search,
         facts=facts,
     )
 
 
+def _start(loaded: LoadedCampaign, inv: Invocation) -> Start:
+    """How the invocation's application starts, as the start checks see it."""
+    return Start(inv.app_argv, inv.cwd, dict(inv.env).get("PATH"), bool(loaded.campaign.application.cwd))
+
+
 def start_questions(loaded: LoadedCampaign, plan: Plan) -> Questions:
     """What the start checks (NCU013) need to know of the machine for this plan's applications."""
-    cwd_given = bool(loaded.campaign.application.cwd)
-    return questions(Start(inv.app_argv, inv.cwd, dict(inv.env).get("PATH"), cwd_given) for inv in plan.invocations)
+    return questions(_start(loaded, inv) for inv in plan.invocations)
 
 
 def inherited(loaded: LoadedCampaign, path: KeyPath) -> KeyPath:
