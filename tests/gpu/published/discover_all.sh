@@ -18,7 +18,7 @@ for w in "${workloads[@]}"; do
   (cd "$zoo/$w" && timeout 90 python3 "$w.py") > "$out/$w/bare.log" 2>&1; code=$?
   echo "== $w bare: exit $code, $(( ($(date +%s%N) - start) / 1000000 )) ms: $(tail -1 "$out/$w/bare.log" | cut -c1-200)"
   start=$(date +%s%N)
-  (cd "$zoo/$w" && timeout 150 python3 -m ncucampaign discover --out "$out/$w/runs" -- python3 "$w.py") \
+  (cd "$zoo/$w" && timeout 150 python3 -m ncucampaign discover --top 12 --out "$out/$w/runs" -- python3 "$w.py") \
     > "$out/$w/discover.txt" 2>&1; code=$?
   echo "== $w discover: exit $code, $(( ($(date +%s%N) - start) / 1000000 )) ms"
   run=$(ls -d "$out/$w"/runs/discover/*/ 2>/dev/null | tail -1)
