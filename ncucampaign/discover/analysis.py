@@ -17,7 +17,7 @@ from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.union import one_metric_options, one_metric_pass
 from ncucampaign.results.reading.reader import ReportedLaunch
 from ncucampaign.spec.model import TargetOptions
-from ncucampaign.spec.ncu_grammar import escape_regex, nvtx_scope
+from ncucampaign.spec.ncu_grammar import nvtx_scope
 from ncucampaign.spec.roles import KERNEL_KEYS, SCOPE_KEYS
 
 Mode = Literal["all", "scope", "target"]
@@ -109,20 +109,27 @@ def suggest_targets(
     used: set[str] = set()
     for kernel in kernels[:top]:
         options: dict[str, Any] = dict(base_options or {})
-        shared_name = functions[kernel.function] > 1  # template instances share a function name
-        matching = _filters_for(kernel, shared_name, launches, in_scope, options)
-        if not matching:
+        matching = _filters_for(kernel, launches, in_scope, options)
+        own = [launch for launch in matching if launch.demangled == kernel.demangled]
+        if not own:
             continue
-        pick = min(max((nth or (len(matching) + 1) // 2) - 1, 0), len(matching) - 1)
-        chosen = matching[pick]
-        options["launch_skip"] = pick
+        pick = min(max((nth or (len(own) + 1) // 2) - 1, 0), len(own) - 1)
+        chosen = own[pick]
+        skip = matching.index(chosen)
+        options["launch_skip"] = skip
         options["launch_count"] = 1
         name = _unique(target_name(kernel.function), used)
         duration = f", {chosen.duration_ns / 1000:.1f} us" if chosen.duration_ns is not None else ""
+        head = f"{kernel.function}: {kernel.launches} launches, {kernel.share:.1%} of GPU time in the discovery run."
+        if functions[kernel.function] > 1:  # template instances share a function name: name the one picked
+            head = (
+                f"{short(kernel.demangled, 160)}: one of {functions[kernel.function]} instances of "
+                f"{kernel.function}, {kernel.launches} launches, {kernel.share:.1%} of GPU time in the discovery run."
+            )
         comment = (
-            f"{kernel.function}: {kernel.launches} launches, {kernel.share:.1%} of GPU time in the discovery run. "
-            f"launch_skip {pick} picks launch {pick + 1} of the {len(matching)} that match these filters "
-            f"(discovery launch #{chosen.ordinal}{duration})"
+            f"{head} launch_skip {skip} picks launch {skip + 1} of the {len(matching)} that match these filters"
+            + (f", launch {pick + 1} of this instance's {len(own)}" if len(own) != len(matching) else "")
+            + f" (discovery launch #{chosen.ordinal}{duration})"
         )
         suggestions.append(Suggestion(name, options, comment, len(matching), chosen.ordinal))
     return suggestions
@@ -130,24 +137,22 @@ def suggest_targets(
 
 def _filters_for(
     kernel: KernelSummary,
-    shared_name: bool,
     launches: Sequence[ReportedLaunch],
     in_scope: Callable[[str], set[tuple[int, int]]] | None,
     options: dict[str, Any],
 ) -> list[ReportedLaunch]:
-    """Add the kernel's filters (and NVTX scope) to `options`; the launches they match, in order."""
+    """Add the kernel's filters (and NVTX scope) to `options`; the launches they match, in order. A template
+    instance is picked by its function name and the skip among every launch of that name, not by a regex over
+    its demangled text: that text runs to hundreds of characters, and ncu writes it differently from one
+    report to another and from its report reader (docs/ncu-behaviour.md, "Launch identity"), while the
+    function name is what ncu's --kernel-name matches by default."""
     path = kernel.nvtx[0][0] if kernel.nvtx else ""
     selected = None
     if path and in_scope is not None:
         options["nvtx_include"] = nvtx_scope(path)
         selected = in_scope(options["nvtx_include"])
-    if shared_name:
-        options["kernel_name_base"] = "demangled"
-        options["kernel_name"] = f"regex:^{escape_regex(kernel.demangled)}$"
-        same = [launch for launch in launches if launch.demangled == kernel.demangled]
-    else:
-        options["kernel_name"] = kernel.function
-        same = [launch for launch in launches if launch.function == kernel.function]
+    options["kernel_name"] = kernel.function
+    same = [launch for launch in launches if launch.function == kernel.function]
     return [launch for launch in same if selected is None or (launch.range_index, launch.action_index) in selected]
 
 

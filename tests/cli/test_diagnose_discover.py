@@ -162,11 +162,22 @@ def test_suggestions_count_launches_with_the_nvtx_filter() -> None:
     assert [t.name for t in pasted.campaign.targets] == ["gemm", "attn", "copy"]
 
 
-def test_template_instances_get_demangled_regexes() -> None:
-    launches = [launch(0, "k", 2.0, demangled="k<float>(int)"), launch(1, "k", 1.0, demangled="k<half>(int)")]
+def test_a_template_instance_is_picked_by_its_function_name_and_skip_not_by_a_regex() -> None:
+    long = "void at::native::elementwise_kernel<128, 2, at::native::MulFunctor<float>>(int, T3)"
+    launches = [
+        launch(0, "k", 1.0, demangled="k<half>(int)"),
+        *[launch(1 + 2 * i, "k", 2.0, demangled=long) for i in range(3)],
+        *[launch(2 + 2 * i, "k", 0.1, demangled="k<half>(int)") for i in range(3)],
+    ]
+    launches.sort(key=lambda x: x.ordinal)
     suggestion = suggest_targets(summarize_kernels(launches), launches, None, top=1)[0]
-    assert suggestion.options["kernel_name_base"] == "demangled"
-    assert suggestion.options["kernel_name"] == "regex:^k<float>\\(int\\)$"
+    # the middle of long's 3 launches is ordinal 3, the 4th launch named k: skip 3
+    assert suggestion.options == {"kernel_name": "k", "launch_skip": 3, "launch_count": 1}
+    assert suggestion.discovery_ordinal == 3 and suggestion.matching == 7
+    assert long in suggestion.comment and "one of 2 instances of k" in suggestion.comment
+    assert "launch 2 of this instance's 3" in suggestion.comment
+    first = suggest_targets(summarize_kernels(launches), launches, None, top=1, nth=1)[0]
+    assert first.options["launch_skip"] == 1 and first.discovery_ordinal == 1
 
 
 def test_scoped_suggestions_keep_the_scope() -> None:
