@@ -123,7 +123,7 @@ def suggest_targets(
         head = f"{kernel.function}: {kernel.launches} launches, {kernel.share:.1%} of GPU time in the discovery run."
         if functions[kernel.function] > 1:  # template instances share a function name: name the one picked
             head = (
-                f"{short(kernel.demangled, 160)}: one of {functions[kernel.function]} instances of "
+                f"{short(readable(kernel.demangled), 160)}: one of {functions[kernel.function]} instances of "
                 f"{kernel.function}, {kernel.launches} launches, {kernel.share:.1%} of GPU time in the discovery run."
             )
         comment = (
@@ -195,6 +195,24 @@ def profiled_ordinals(launches: Sequence[ReportedLaunch], options: TargetOptions
     skip = options.launch_skip or 0
     end = skip + options.launch_count if options.launch_count is not None else len(launches)
     return frozenset(launch.ordinal for launch in launches[skip:end])
+
+
+_QUALIFIER = re.compile(r"(?:\(anonymous namespace\)|<unnamed>|\b[A-Za-z_]\w*)::(?!\[|operator\b)")
+
+
+def readable(demangled: str) -> str:
+    """A demangled name as a person scans it: no return type, no namespace qualifiers, no parameter list.
+    PyTorch's template instances share their first 40 characters (`void at::native::elementwise_kernel<128,
+    2, at::native::...`); what tells them apart comes after."""
+    text = _QUALIFIER.sub("", demangled.removeprefix("void "))
+    if text.endswith(")"):
+        depth = 0
+        for i in range(len(text) - 1, 0, -1):
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                text = text[:i] if text[i - 1] in ">_" or text[i - 1].isalnum() else text
+                break
+    return text
 
 
 def short(name: str, width: int = 60) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich import box
 from rich.table import Table
 
-from ncucampaign.discover.analysis import KernelSummary, short
+from ncucampaign.discover.analysis import KernelSummary, readable, short
 from ncucampaign.escaping import console_text
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.results.reading.reader import ReportedLaunch
@@ -28,7 +28,7 @@ def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) ->
             paths += ", ..."
         table.add_row(
             console_text(short(kernel.function, 40)),
-            console_text(short(kernel.demangled, 40)),
+            console_text(short(readable(kernel.demangled), 48)),
             str(kernel.launches),
             f"{kernel.total_ns / 1000:.1f}",
             f"{kernel.mean_ns / 1000:.2f}",

@@ -12,6 +12,7 @@ import pytest
 from ncucampaign.discover.analysis import (
     nvtx_scope,
     profiled_ordinals,
+    readable,
     suggest_targets,
     suggestions_yaml,
     summarize_kernels,
@@ -174,10 +175,24 @@ def test_a_template_instance_is_picked_by_its_function_name_and_skip_not_by_a_re
     # the middle of long's 3 launches is ordinal 3, the 4th launch named k: skip 3
     assert suggestion.options == {"kernel_name": "k", "launch_skip": 3, "launch_count": 1}
     assert suggestion.discovery_ordinal == 3 and suggestion.matching == 7
-    assert long in suggestion.comment and "one of 2 instances of k" in suggestion.comment
+    assert "elementwise_kernel<128, 2, MulFunctor<float>>: one of 2 instances of k" in suggestion.comment
     assert "launch 2 of this instance's 3" in suggestion.comment
     first = suggest_targets(summarize_kernels(launches), launches, None, top=1, nth=1)[0]
     assert first.options["launch_skip"] == 1 and first.discovery_ordinal == 1
+
+
+def test_template_names_read_from_what_tells_them_apart() -> None:
+    copy = (
+        "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_"
+        "kernel_cuda(at::TensorIteratorBase &)::[lambda() (instance 3)]::operator ()() const>(int, T3)"
+    )
+    assert readable(copy) == (
+        "elementwise_kernel<128, 2, gpu_kernel_impl_nocast<direct_copy_kernel_cuda(TensorIteratorBase &)"
+        "::[lambda() (instance 3)]::operator ()() const>"
+    )
+    dropout = "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<c10::BFloat16, float>(int)"
+    assert readable(dropout) == "fused_dropout_kernel_vec<BFloat16, float>"
+    assert readable("_rms_norm_fwd") == "_rms_norm_fwd" and readable("kernel(float*)") == "kernel"
 
 
 def test_scoped_suggestions_keep_the_scope() -> None:
