@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 from ncucampaign.backends.systems import load_collected
@@ -77,9 +79,23 @@ def run(args: argparse.Namespace) -> int:
         held = shares_of_shown(groups)
         if held is not None:
             print(f"the kernels below hold {100 * held:.1f}% of the application's GPU time")
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     for position, group in enumerate(groups, 1):
-        print(printable("\n".join(group_text(position, group)), keep_newlines=True))
+        print(fitted(printable("\n".join(group_text(position, group)), keep_newlines=True), width))
     return status
+
+
+def fitted(text: str, width: int | None) -> str:
+    """On a terminal (`width`), each line wrapped under its own indent: ncu's messages run to 700 characters,
+    and a terminal's own wrapping starts them at column 0. Piped (None), one line each, for grep."""
+    if width is None:
+        return text
+    lines = []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        wrapped = textwrap.wrap(line, max(width - 1, 40), subsequent_indent=indent or "  ", break_on_hyphens=False)
+        lines += wrapped or [line]
+    return "\n".join(lines)
 
 
 COMMAND = Command(

@@ -186,3 +186,17 @@ def test_findings_of_a_run_name_a_report_that_holds_nothing_and_of_a_run_with_no
     none = run_cli("findings", str(tmp_path / "runs" / "broken" / "latest"), cwd=tmp_path)
     assert none.returncode == 0, none.stderr
     assert none.stdout.strip() == "no findings: no target of this run has a report to read (1 no_kernels)"
+
+
+def test_on_a_terminal_a_finding_wraps_under_its_own_indent_and_piped_it_stays_one_line() -> None:
+    from ncucampaign.commands.findings import fitted
+
+    message = "   " + " ".join(f"word{i}" for i in range(60))
+    text = "1. Small Grid  [OPT, LaunchConfiguration, section LaunchStats]  est. speedup 93.9% (global)\n" + message
+    assert fitted(text, None) == text
+    lines = fitted(text, 80).splitlines()
+    assert all(len(line) < 80 for line in lines) and len(lines) > 4
+    first = next(i for i, line in enumerate(lines) if line.startswith("   word0 "))
+    assert all(line.startswith("  ") for line in lines[1:first])  # the title's own continuation
+    assert all(line.startswith("   word") for line in lines[first:])
+    assert " ".join(line.strip() for line in lines[first:]) == message.strip()
