@@ -1,5 +1,5 @@
 """The same family served: a prompt's prefill, then a greedy decode loop with a static KV cache and the model's
-forward compiled by `torch.compile(mode="reduce-overhead")`, so the decode steps' kernels replay from CUDA graphs
+decode steps compiled by generate() itself (mode "reduce-overhead"), so their kernels replay from CUDA graphs
 (ncu profiles a graph's kernel nodes one by one). Random weights from the config; nothing downloaded; no NVTX.
 
     python3 llama_serve.py --new-tokens 32        # on the GPU machine, with wheels.sh's wheels on PYTHONPATH
@@ -33,9 +33,12 @@ def main() -> None:
     torch.manual_seed(0)
     dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
     model = LlamaForCausalLM(config).to(device=args.device, dtype=dtype).eval()
-    model.generation_config.cache_implementation = "static"  # shapes fixed: what CUDA graphs need
-    if not args.no_compile:
-        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    # A static cache fixes the shapes; with it, generate() compiles the decode steps itself on a GPU
+    # (transformers' CompileConfig: mode "reduce-overhead", CUDA graphs) and runs the prefill eagerly, which fills
+    # the cache outside any graph. Compiling model.forward by hand as well recorded the prefill's cache writes into
+    # a graph, and the H200 run failed: "accessing tensor output of CUDAGraphs that has been overwritten".
+    model.generation_config.cache_implementation = "static"
+    model.generation_config.disable_compile = args.no_compile
     prompt = torch.randint(0, config.vocab_size, (1, args.prompt), device=args.device)
     start = time.perf_counter()
     with torch.inference_mode():
