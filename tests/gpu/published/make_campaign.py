@@ -46,7 +46,7 @@ def campaign(workload: str, suggestions: str) -> str:
         "#\n"
         f"# The zoo (tests/gpu/zoo/README.md): {WHAT.get(workload, workload)}.\n"
         "# Its targets are `ncucampaign discover --top 12`'s suggestions (discover.txt and targets.yaml beside this\n"
-        "# file, from tests/gpu/published/discover_all.sh on the H200), pasted as they came, and one misspelt on\n"
+        "# file, from tests/gpu/published/discover_all.sh on the GPU machine), pasted as they came, and one misspelt on\n"
         "# purpose.\n"
         "version: 1\n"
         f"name: zoo-{workload}\n"
