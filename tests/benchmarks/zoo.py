@@ -165,17 +165,22 @@ def compare(row: Row, manifests: dict[str, dict]) -> None:
 
 
 def bench_workload(
-    name: str, work: Path, keep: Path | None, captured: Path | None = None, tracers: list[str] | None = None
+    name: str,
+    work: Path,
+    keep: Path | None,
+    captured: Path | None = None,
+    tracers: list[str] | None = None,
+    bare_limit: float = BARE_LIMIT_S,
 ) -> Row:
     campaign = zoo_folder() / name / "campaign.yaml"
     row = Row(name)
     seconds, why = bare_run(campaign)
-    if not why and seconds > BARE_LIMIT_S:  # a first run fills the workload's caches (Inductor, nvcc)
+    if not why and seconds > bare_limit:  # a first run fills the workload's caches (Inductor, nvcc)
         print(f"  bare: {seconds:.1f} s the first time, which fills the workload's caches; again:", flush=True)
         seconds, why = bare_run(campaign)
     row.bare_s = seconds
-    if why or seconds > BARE_LIMIT_S:
-        row.note = why or f"runs {seconds:.1f} s without ncu (more than {BARE_LIMIT_S:.0f} s)"
+    if why or seconds > bare_limit:
+        row.note = why or f"runs {seconds:.1f} s without ncu (more than {bare_limit:.0f} s)"
         return row
     manifests = {}
     for mode, extra, folder, env in modes_for(tracers or []):
@@ -238,20 +243,24 @@ def bench_zoo(
     keep: Path | None,
     captured: Path | None = None,
     tracers: list[str] | None = None,
+    bare_limit: float = BARE_LIMIT_S,
+    runs: Path | None = None,
 ) -> list[Row]:
+    """`runs`: run there and keep the runs (for findings and report afterwards); else in a folder removed after."""
     names = only or sorted(p.name for p in zoo_folder().iterdir() if (p / "campaign.yaml").is_file())
     compileall.compile_dir(Path(__file__).resolve().parents[2] / "ncucampaign", quiet=1)
-    work = Path(tempfile.mkdtemp(prefix="ncuc-zoo-"))
+    work = runs.resolve() if runs is not None else Path(tempfile.mkdtemp(prefix="ncuc-zoo-"))
     rows = []
     for name in names:
         print(f"== {name}", flush=True)
-        rows.append(bench_workload(name, work, keep, captured, tracers))
+        rows.append(bench_workload(name, work, keep, captured, tracers, bare_limit))
         row = rows[-1]
         print(f"   {json.dumps(asdict(row))}", flush=True)
         if json_path is not None:
             json_path.write_text(json.dumps([asdict(r) for r in rows], indent=1))
     print_table(rows, tracers)
-    shutil.rmtree(work, ignore_errors=True)
+    if runs is None:
+        shutil.rmtree(work, ignore_errors=True)
     return rows
 
 
