@@ -1,7 +1,8 @@
 """The tracer ncu: the application under ncu with one metric, the first launches the members' filters select
-(plan/share/union.py), with the usual attempts; listed with `ncu --import`, each distinct filter once, the
-listings kept beside a cached trace (listings.py). ncu applies the members' filters on import as in their own
-runs: a member whose filters select nothing in a trace that ran to the end is closed on it."""
+(plan/share/union.py), with the usual attempts (a trace cut by its timeout keeps what it traced); listed with
+`ncu --import`, each distinct filter once, the listings kept beside a cached trace (listings.py). ncu applies the
+members' filters on import as in their own runs: a member whose filters select nothing in a trace that ran to the
+end is closed on it."""
 
 from __future__ import annotations
 
@@ -42,9 +43,12 @@ class NcuTracer:
             ctx, trace, ask.members, "trace", ask.gpus, kind="trace", traced_by=self.name, launch_s=self.launch_s
         )
         run_attempts(ctx, trace, record.argv, record, ask.lane, read_results=False)
-        if record.status != Status.OK or record.report is None:
+        # Stopped by its timeout, ncu writes what it traced until then (docs/ncu-behaviour.md, "Exit codes"): a trace
+        # of those launches, which places every member whose launches came before the cut.
+        cut = record.status == Status.TIMED_OUT
+        if (record.status != Status.OK and not cut) or record.report is None:
             return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"
-        return Taken(Kept(ctx.run.root / record.report.path, key.digest), record, record.seconds)
+        return Taken(Kept(ctx.run.root / record.report.path, key.digest), record, record.seconds, cut=cut)
 
     def listings(self, ctx: RunContext, cache: TraceCache, kept: Kept, wanted: Wanted) -> Listings | str:
         """What ncu lists, less what an earlier run kept of this trace; what was kept but does not

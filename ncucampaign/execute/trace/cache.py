@@ -64,6 +64,7 @@ class TraceCache:
         self._locks: dict[str, threading.Lock] = {}
         self._this_run: dict[str, Path] = {}
         self._seconds: dict[str, float] = {}
+        self._cut_at: dict[str, int | None] = {}
 
     def key_lock(self, key: TraceKey) -> threading.Lock:
         """Held while a trace is found or made, so that two lanes never run the same trace at once."""
@@ -103,6 +104,7 @@ class TraceCache:
         self._this_run[key.digest] = report
         if seconds is not None:
             self._seconds[key.digest] = seconds
+        self._cut_at.pop(key.digest, None)
         cached = self._path(key, NSYS_SUFFIX if report.name.endswith(NSYS_SUFFIX) else report.suffix)
         if not key.reusable or cached is None:
             return report
@@ -123,8 +125,25 @@ class TraceCache:
             side = self._side(key.digest)
             side.kept = seal
             side.seconds = seconds if seconds is not None else side.seconds
+            side.cut_at = None  # until note_cut says otherwise
             self._write_side(key.digest, side)
         return report
+
+    def note_cut(self, key: TraceKey, launches: int) -> None:
+        """The trace just kept was cut by its timeout holding `launches` launches: later runs know it for that."""
+        self._cut_at[key.digest] = launches
+        if self.folder is None or not key.reusable:
+            return
+        with self._lock:
+            side = self._side(key.digest)
+            side.cut_at = launches
+            self._write_side(key.digest, side)
+
+    def cut_at(self, key: TraceKey) -> int | None:
+        """How many launches the kept trace holds when its timeout cut it short (None: it was not cut)."""
+        if key.digest in self._cut_at:
+            return self._cut_at[key.digest]
+        return self._side(key.digest).cut_at
 
     def runs(self, digest: str) -> list[tuple[float, float]]:
         """What earlier shared runs on this trace took (newest last): (seconds, the replay seconds the

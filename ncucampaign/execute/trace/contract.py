@@ -68,6 +68,7 @@ class Taken:
     kept: Kept
     record: SharedRunRecord
     seconds: float
+    cut: bool = False  # stopped by its timeout before its end: it holds what ran until then, and no more is known
 
 
 class Tracer(Protocol):

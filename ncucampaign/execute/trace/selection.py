@@ -95,7 +95,7 @@ def trace_selections(
     every = listed[()]
     selections = {m.name: _selection(m, listed[tuple(filter_words(m.options))]) for m in members}
     missed = [s for s in selections.values() if isinstance(s, Short)]
-    ended = len(every) < launches
+    ended = len(every) < found.info.launches  # not where a timeout cut it: then it holds that many
     return TraceSelections(
         trace=found,
         every=every,

@@ -1,6 +1,7 @@
 """What the trace cache keeps beside a trace (<runs root>/.cache/traces/<key>.json), as one model: how long the trace
-took, the stamp and digest it was kept with, the last union runs on it and the cheapest groups measured. A cache:
-a value that does not read as its field is no value (None, or nothing kept), never a failed run."""
+took (and where a timeout cut it), the stamp and digest it was kept with, the last union runs on it and the cheapest
+groups measured. A cache: a value that does not read as its field is no value (None, or nothing kept), never a
+failed run."""
 
 from __future__ import annotations
 
@@ -39,8 +40,11 @@ class TraceSide(BaseModel):
         default_factory=list, description="the last union runs on it: their seconds and priced replay"
     )
     partition: KeptGroups | None = Field(None, description="the cheapest groups an earlier run measured")
+    cut_at: int | None = Field(
+        None, gt=0, description="stopped by its timeout holding this many launches: what came later is unknown"
+    )
 
-    @field_validator("seconds", "kept", "partition", mode="wrap")
+    @field_validator("seconds", "kept", "partition", "cut_at", mode="wrap")
     @classmethod
     def _or_none(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         try:

@@ -86,7 +86,8 @@ def _kept(
         kept = Kept(found.path, key.digest)
         listed = _checked(tracer.listings(ctx, cache, kept, wanted))
         if not isinstance(listed, str):
-            info = _info(tracer, key, ask, str(found.path), found.reused, cache.seconds(key))
+            launches = cache.cut_at(key) or ask.launches
+            info = _info(tracer, key, ask, str(found.path), found.reused, cache.seconds(key), launches)
             return Trace(info, listed, kept, tracer)
         found = f"the cached trace {found.path} cannot be used: {listed}"
     if found is not None:
@@ -119,13 +120,21 @@ def _taken(
         cache.forget(key.digest)
         _not_used(ctx, taken.record, listed)
         return f"the discovery trace {taken.record.name} by {tracer.label} was not used: {listed}"
-    info = _info(tracer, key, ask, ctx.run.relative(taken.kept.path), False, taken.seconds)
+    launches = ask.launches
+    if taken.cut:  # a trace of the launches it holds: whatever it does not hold may still come
+        launches = len(listed[()])
+        cache.note_cut(key, launches)
+        _cut(ctx, taken.record, launches)
+    info = _info(tracer, key, ask, ctx.run.relative(taken.kept.path), False, taken.seconds, launches)
     ctx.book.commit(lambda: setattr(taken.record, "trace", info), taken.record)
     return Trace(info, listed, taken.kept, tracer)
 
 
-def _info(tracer: Tracer, key: TraceKey, ask: TraceAsk, report: str, reused: bool, seconds: float | None) -> TraceInfo:
-    return TraceInfo(report=report, key=key.digest, launches=ask.launches, reused=reused, seconds=seconds,
+def _info(
+    tracer: Tracer, key: TraceKey, ask: TraceAsk, report: str, reused: bool, seconds: float | None, launches: int
+) -> TraceInfo:
+    """`launches`: the most it holds, its launch count; or all it holds, where its timeout cut it."""
+    return TraceInfo(report=report, key=key.digest, launches=launches, reused=reused, seconds=seconds,
                      tracer=tracer.name, launch_s=tracer.launch_s)  # fmt: skip
 
 
@@ -137,6 +146,13 @@ def _checked(listed: Listings | str) -> Listings | str:
         return "it lists no launch at all"
     problem = disagreement(listed)
     return f"its listings disagree ({problem})" if problem is not None else listed
+
+
+def _cut(ctx: RunContext, record: SharedRunRecord, launches: int) -> None:
+    """Say of a trace its timeout cut that its launches are used (its status stays what happened to it)."""
+    message = f"{record.message}; the {launches} launches it traced until then are used"
+    ctx.store.append_log(record.name, f"# ncucampaign: {message}\n")
+    ctx.book.commit(lambda: setattr(record, "message", message), record)
 
 
 def _not_used(ctx: RunContext, record: SharedRunRecord, why: str) -> None:
