@@ -7,6 +7,7 @@ from collections import Counter
 
 from ncucampaign.errors import printable
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.share.text import short_names
 from ncucampaign.results.limit import by_tracers
 
@@ -33,7 +34,8 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         return []
     parts = []
     for trace in traces:
-        parts.append(f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({trace.status.value})")
+        used = f", its {trace.trace.launches} launches used" if trace.status != Status.OK and trace.trace else ""
+        parts.append(f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({trace.status.value}{used})")
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")
     for union in unions[:UNIONS_SHOWN]:

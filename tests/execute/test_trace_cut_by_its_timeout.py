@@ -27,7 +27,10 @@ def run(tmp_path: Path, *extra: str) -> dict[str, Any]:
         campaign.write_text(text.replace("  timeout: 30\n", ""))
     done = run_cli("run", str(campaign), "--out", "runs", *extra, cwd=tmp_path, env=fake_env())
     assert done.returncode == 0, done.stdout + done.stderr
-    return load_manifest(tmp_path / "runs")[1]
+    manifest = load_manifest(tmp_path / "runs")[1]
+    for trace in trace_records(manifest):  # the breakdown says what was used of it
+        assert f"(timed_out, its {trace['trace']['launches']} launches used)" in done.stdout, done.stdout
+    return manifest
 
 
 def trace_records(manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -48,5 +51,5 @@ def test_a_trace_cut_by_its_timeout_places_the_members_whose_launches_it_holds(t
     assert trace_records(again) == []
     assert {t["status"] for t in again["targets"]} == {"ok"}
     assert {target(again, n)["obtained"]["how"] for n in names} == {"shared"}
-    side = next((tmp_path / "runs" / ".cache" / "traces").glob("*.json"))
+    [side] = [p for p in (tmp_path / "runs" / ".cache" / "traces").glob("*.json") if ".listings." not in p.name]
     assert json.loads(side.read_text())["cut_at"] == held
