@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import textwrap
@@ -74,15 +75,18 @@ def run(args: argparse.Namespace) -> int:
     if not groups:
         print(nothing_found(run, read.unreadable, args.all))
         return status
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     if run is not None:
-        print(printable(gpu_time_summary(run.manifest)))
+        print(fitted(printable(gpu_time_summary(run.manifest)), width))
         held = shares_of_shown(groups)
         if held is not None:
             print(f"the kernels below hold {100 * held:.1f}% of the application's GPU time")
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     for position, group in enumerate(groups, 1):
         print(fitted(printable("\n".join(group_text(position, group)), keep_newlines=True), width))
     return status
+
+
+_LEAD = re.compile(r" *(?:\d+\. )?")
 
 
 def fitted(text: str, width: int | None) -> str:
@@ -92,7 +96,8 @@ def fitted(text: str, width: int | None) -> str:
         return text
     lines = []
     for line in text.splitlines():
-        indent = " " * (len(line) - len(line.lstrip(" ")))
+        # under its text: a numbered title's after its number, any other line at its own indent
+        indent = " " * len(_LEAD.match(line).group())  # type: ignore[union-attr]  # the pattern matches ""
         wrapped = textwrap.wrap(line, max(width - 1, 40), subsequent_indent=indent or "  ", break_on_hyphens=False)
         lines += wrapped or [line]
     return "\n".join(lines)

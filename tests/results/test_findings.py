@@ -197,6 +197,6 @@ def test_on_a_terminal_a_finding_wraps_under_its_own_indent_and_piped_it_stays_o
     lines = fitted(text, 80).splitlines()
     assert all(len(line) < 80 for line in lines) and len(lines) > 4
     first = next(i for i, line in enumerate(lines) if line.startswith("   word0 "))
-    assert all(line.startswith("  ") for line in lines[1:first])  # the title's own continuation
+    assert all(line.startswith("   ") for line in lines[1:first])  # the title's own, under its text
     assert all(line.startswith("   word") for line in lines[first:])
     assert " ".join(line.strip() for line in lines[first:]) == message.strip()
