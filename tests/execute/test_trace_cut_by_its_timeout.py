@@ -1,5 +1,5 @@
 """A discovery trace its timeout cut short keeps what it traced: ncu writes the launches it traced until then
-(docs/ncu-behaviour.md, "Exit codes"), the members whose launches came before the cut share one start, and a later
+(docs/ncu-behaviour.md, "Signals"), the members whose launches came before the cut share one start, and a later
 run knows the kept trace for what it is, a trace of that many launches (tests against the fake ncu, end to end)."""
 
 from __future__ import annotations

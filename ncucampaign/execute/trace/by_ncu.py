@@ -43,7 +43,7 @@ class NcuTracer:
             ctx, trace, ask.members, "trace", ask.gpus, kind="trace", traced_by=self.name, launch_s=self.launch_s
         )
         run_attempts(ctx, trace, record.argv, record, ask.lane, read_results=False)
-        # Stopped by its timeout, ncu writes what it traced until then (docs/ncu-behaviour.md, "Exit codes"): a trace
+        # Stopped by its timeout, ncu writes what it traced until then (docs/ncu-behaviour.md, "Signals"): a trace
         # of those launches, which places every member whose launches came before the cut.
         cut = record.status == Status.TIMED_OUT
         if (record.status != Status.OK and not cut) or record.report is None:
