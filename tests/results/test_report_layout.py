@@ -110,3 +110,50 @@ def test_the_duration_chart_draws_the_longest_results_not_every_one() -> None:
     drawn = re.findall(r'<rect class="bar"[^>]*><title>(t\d+) ', svg)
     assert len(drawn) == DURATION_BARS and drawn[0] == "t260" and drawn[-1] == "t299"  # the longest, in order
     assert f"the {DURATION_BARS} longest of 300" in svg and int(number(r'height="(\d+)"', svg)) < 1000
+
+
+# Names as discover gives them on a published model (tests/gpu/zoo/llama_train): two instances apart only at their
+# ends, and cuBLAS and cuDNN kernels of 40-60 characters. Each target cell and each bar label, as laid out.
+NAMES = (
+    "unrolled_elementwise_kernel",
+    "unrolled_elementwise_kernel-2",
+    "nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN",
+    "nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN",
+    "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16",
+)
+NAMES_PROBE = """<script>window.addEventListener('load', () => {
+  const names = [...document.querySelectorAll('#targets tbody tr > td:first-child')].map(td =>
+    ({text: td.textContent, cut: td.scrollWidth > td.clientWidth}));
+  const svg = document.querySelector('#durations-chart');
+  const labels = [...svg.querySelectorAll('text[text-anchor="end"]')].map(t => ({text: t.textContent, x: t.getBBox().x}));
+  const out = document.createElement('pre'); out.id = 'probe';
+  out.textContent = JSON.stringify({names, labels});
+  document.body.appendChild(out);
+});</script>"""
+
+
+def test_long_target_names_stay_apart_and_whole_in_the_table_and_the_chart_at_800_px(tmp_path: Path) -> None:
+    """Before: at 800 px both `unrolled_elementwise_kernel` targets read `unrolled_ele…` (the browser cut their
+    ends), and a 59-character label began 100 px left of the duration chart."""
+    from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
+    from ncucampaign.results.page.html import STYLE, _target_table
+    from ncucampaign.results.page.html_charts import duration_chart
+    from ncucampaign.spec.ncu_catalog import DURATION
+    from tests.manifests import manifest_with, target_record
+
+    def result(ns: float) -> ResultRecord:
+        metrics = {DURATION: MetricValue(value=ns, unit="ns")}
+        return ResultRecord(index=0, kernel="k", demangled="k", workload="kernel", metrics=metrics)
+
+    targets = [target_record(name, results=[result(1000.0 * (i + 1))]) for i, name in enumerate(NAMES)]
+    table = _target_table(manifest_with(targets), lambda _: None)
+    chart = duration_chart([(t, t.results[0]) for t in targets])
+    page = f"<html><head><style>{STYLE}</style></head><body>{table}{chart}</body></html>"
+    probe = chromium_probe(page, NAMES_PROBE, 800, tmp_path)
+    names = [cell["text"] for cell in probe["names"]]
+    assert len(set(names)) == len(NAMES) and not any(cell["cut"] for cell in probe["names"]), probe
+    assert names[1].endswith("-2"), names  # its end is what tells it apart
+    labels = [label["text"] for label in probe["labels"]]
+    assert len(set(labels)) == len(NAMES) and all(label["x"] >= 0 for label in probe["labels"]), probe
+    for name in NAMES:  # whole on hover
+        assert f'title="{name}"' in table

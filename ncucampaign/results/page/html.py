@@ -31,7 +31,7 @@ th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;vertical-a
 #targets{min-width:94em}
 #targets th{font-size:11px;overflow-wrap:normal;padding:4px}
 #targets td.num,#targets td.status-ok,#targets td.status-bad{padding:4px;overflow-wrap:normal;white-space:nowrap}
-col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:9em} col.kernel{width:17em} col.findings{width:13em}
+col.narrow{width:5.2em} col.status{width:7.4em} col.name{width:12em} col.kernel{width:16em} col.findings{width:11em}
 col.files{width:6.6em} td.files{white-space:nowrap;overflow-wrap:normal}
 td.findings{font-size:12px}
 #targets td.one-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;overflow-wrap:normal}
@@ -208,7 +208,8 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
 
 
 SHOWN_FINDINGS = 8  # titles in a row's cell; the rest counted (and all on hover)
-KERNEL_CELL = 26  # characters of a kernel name in its 17em column (12 px monospace), "[0] " beside it
+KERNEL_CELL = 24  # characters of a kernel name in its 16em column (12 px monospace), "[0] " beside it
+NAME_CELL = 16  # characters of a target's name in its 12em column (14 px proportional type)
 
 
 def _result_findings(result: ResultRecord) -> str:
@@ -236,7 +237,9 @@ def _share(share: float | None) -> str:
 def _target_cells(target: TargetRecord, span: int) -> list[str]:
     status_class = "status-ok" if target.status.value == "ok" else "status-bad"
     return [
-        f'<td rowspan="{span}" class="one-line" title="{escape(target.name)}">{escape(target.name)}</td>',
+        # shortened in the middle, as kernel names are: two targets named alike but for their ends stay apart
+        f'<td rowspan="{span}" class="one-line" title="{escape(target.name)}">{escape(middle(target.name, NAME_CELL))}'
+        "</td>",
         f'<td rowspan="{span}" class="{status_class}" title="{escape(target.message)}">{target.status.value}</td>',
         f'<td rowspan="{span}" class="num">{len(target.attempts)}, {target.seconds:.1f}</td>',
         f'<td rowspan="{span}" class="num">{_share(target.gpu_time_share)}</td>',

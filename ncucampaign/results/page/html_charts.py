@@ -94,6 +94,7 @@ def _label(target: TargetRecord, result: ResultRecord) -> str:
 
 
 DURATION_BARS = 40  # bars of the duration chart: the longest results
+DURATION_LABEL = 32  # characters of a bar's label in its 230 px (11 px type, ~6.5 px a character)
 
 
 def duration_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
@@ -117,7 +118,10 @@ def duration_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
         y = 10 + position * row
         width = max(plot_width * (duration or 0) / top, 1)
         label = escape(_label(target, result))
-        out.append(f'<text x="{label_width - 6}" y="{y + 13}" text-anchor="end">{label}</text>')
+        # shortened in the middle to its 230 px (a 59-character cuDNN name ran 100 px off the chart's left edge at
+        # 800 px), both ends kept: "unrolled_elementwise_kernel" and "...kernel-2" stay apart; whole in the title
+        shown = escape(middle(_label(target, result), DURATION_LABEL))
+        out.append(f'<text x="{label_width - 6}" y="{y + 13}" text-anchor="end">{shown}</text>')
         out.append(
             f'<rect class="bar" x="{label_width}" y="{y + 2}" width="{width:.1f}" height="{row - 6}">'
             f"<title>{label} {escape(result.kernel)}: {(duration or 0) / 1000:.2f} us</title></rect>"
