@@ -45,6 +45,23 @@ def test_misspelled_kernel_name_is_diagnosed_from_nomatch_log() -> None:
     assert len(hints) == 2  # the cause is found: no generic advice after it
 
 
+def test_a_cublas_kernel_another_gpu_launched_is_said_to_be_picked_per_gpu_not_misspelt() -> None:
+    """On an H100, a campaign made on an H200 named `nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN`; the hint was
+    `kernel_name:` the nearest other GEMM, a different kernel."""
+    from ncucampaign.execute.attempt.classify import ConsoleSummary
+
+    available = [
+        "nvjet_sm90_tst_128x128_64x6_2x1_v_bz_TNT",
+        "nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN",
+        "splitKreduce_kernel",
+    ]
+    console = ConsoleSummary(available_kernels=tuple(available))
+    for wanted in ("nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN", "regex:^nvjet_sm90_tst_128x256"):
+        hints = diagnose(TargetOptions(kernel_name=wanted), console, Status.NO_KERNELS)
+        assert hints[0].startswith(f"no kernel matches {wanted!r}; closest available: nvjet_sm90_tst_"), hints
+        assert "by GPU model and problem shape" in hints[1] and len(hints) == 2, hints  # no `kernel_name:` to paste
+
+
 def test_misspelled_regex_is_diagnosed_too() -> None:
     hints = diagnose(TargetOptions(kernel_name="regex:.*splitK_reduce.*"), console_of("nomatch"), Status.NO_KERNELS)
     assert "splitKreduce_kernel" in hints[0]

@@ -112,6 +112,15 @@ def _selection_hints(options: TargetOptions) -> list[str]:
     return hints
 
 
+# Kernels cuBLAS and cuDNN pick at run time, by GPU model and problem shape (docs/ncu-behaviour.md, "Workloads from
+# published libraries": a campaign made on an H200 named an nvjet GEMM an H100 never launched, and the other way round).
+LIBRARY_PICKED = re.compile(r"\^?(nvjet_|cutlass|sm\d+_xmma|cudnn_generated_)")
+LIBRARY_PICKED_HINT = (
+    "cuBLAS and cuDNN pick such kernels by GPU model and problem shape: a campaign made on another GPU, or at "
+    "other shapes, names kernels this one never launches; `ncucampaign discover` on this GPU names the ones it does"
+)
+
+
 def _kernel_name_hints(options: TargetOptions, available: Sequence[str]) -> tuple[list[str], bool]:
     """Hints about the kernel filter, and whether the filter itself is the cause."""
     requested = options.kernel_name or ""
@@ -133,6 +142,8 @@ def _kernel_name_hints(options: TargetOptions, available: Sequence[str]) -> tupl
             + (" ..." if len(available) > 8 else "")
         ], True
     hints = [f"no kernel matches {requested!r}; closest available: {', '.join(close)}"]
+    if LIBRARY_PICKED.match(pattern):  # not a typo: the nearest name is another GEMM or attention kernel
+        return [*hints, LIBRARY_PICKED_HINT], True
     if options.kernel_name_base not in (None, "function"):
         hints.append(
             "ncu's Available Kernels are function names; kernel_name_base is "
