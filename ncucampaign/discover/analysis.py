@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import yaml
 
+from ncucampaign.execute.attempt.diagnose import LIBRARY_PICKED
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.union import one_metric_options, one_metric_pass
 from ncucampaign.results.reading.reader import ReportedLaunch
@@ -120,6 +121,7 @@ def suggest_targets(
         options["launch_count"] = 1
         name = _unique(target_name(kernel.function), used)
         duration = f", {chosen.duration_ns / 1000:.1f} us" if chosen.duration_ns is not None else ""
+        picked = LIBRARY_PICKED.match(kernel.function) is not None
         head = f"{kernel.function}: {kernel.launches} launches, {kernel.share:.1%} of GPU time in the discovery run."
         if functions[kernel.function] > 1:  # template instances share a function name: name the one picked
             head = (
@@ -130,6 +132,7 @@ def suggest_targets(
             f"{head} launch_skip {skip} picks launch {skip + 1} of the {len(matching)} that match these filters"
             + (f", launch {pick + 1} of this instance's {len(own)}" if len(own) != len(matching) else "")
             + f" (discovery launch #{chosen.ordinal}{duration})"
+            + (". cuBLAS or cuDNN picked it for this GPU model and shape: discover again on another" if picked else "")
         )
         suggestions.append(Suggestion(name, options, comment, len(matching), chosen.ordinal))
     return suggestions

@@ -354,3 +354,11 @@ def test_a_regex_of_short_words_is_not_matched_to_an_unrelated_kernel() -> None:
         "vectorized_elementwise_kernel"
     ]
     assert closest_kernels("rmsnrm", ["rmsnorm_kernel", "reduce_kernel"]) == ["rmsnorm_kernel"]  # a typo still is
+
+
+def test_a_suggested_cublas_kernel_says_it_holds_for_this_gpu_model() -> None:
+    launches = [launch(i, "nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN" if i % 2 else "copy", 9.0) for i in range(6)]
+    suggestions = {s.name: s for s in suggest_targets(summarize_kernels(launches), launches, None, top=2)}
+    [gemm] = [s for name, s in suggestions.items() if name.startswith("nvjet")]
+    assert "cuBLAS or cuDNN picked it for this GPU model and shape" in gemm.comment
+    assert "picked it" not in suggestions["copy"].comment
