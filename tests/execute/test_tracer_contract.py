@@ -25,7 +25,7 @@ import pytest
 
 from ncucampaign.execute.trace.listings import decode, encode
 from ncucampaign.execute.trace.tracers import TRACERS, label_of
-from tests.conftest import FIXTURES, REPORT, campaign_text, fake_env, load_manifest, run_cli
+from tests.conftest import FAKE_APP, FIXTURES, REPORT, campaign_text, fake_env, load_manifest, run_cli
 from tests.execute.shared_campaigns import NSYS, TRACE_TARGETS, obtained, profiled_launch
 
 pytestmark = pytest.mark.slow  # each case runs the CLI end to end
@@ -288,3 +288,23 @@ def test_nvtx_names_holding_colons_compare_the_same_way_under_every_tracer(tmp_p
     assert {t: h for t, h in obtained(manifest).items() if t != "mlp_rms"} == dict.fromkeys(TARGETS[:4], "shared")
     stacks = {entry for target in TARGETS[:4] for launch in profiled_launch(run_dir, target) for entry in launch[1:]}
     assert any("aten::linear" in entry for entry in stacks), stacks
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_application_that_outlasts_the_trace_closes_nothing_on_what_was_not_traced(
+    tmp_path: Path, name: str, expected: dict[str, list[tuple[str, ...]]]
+) -> None:
+    """The application hangs after every launch the targets want; the trace (which would run to its end) is stopped
+    by its timeout. A tracer keeps what it traced as a trace cut there, or refuses it; either way the targets end as
+    their own runs do, and `late`, whose launch would come after the cut, is never closed on it."""
+    campaign = write(tmp_path, LATE, defaults="timeout: 8")
+    hangs = f"{json.dumps(str(FAKE_APP))}, --hang-at-step, '3']"
+    text = campaign.read_text().replace(f"{json.dumps(str(FAKE_APP))}]", hangs).replace("  timeout: 30\n", "")
+    campaign.write_text(text)
+    done, run_dir, manifest = run(tmp_path, name)
+    assert done.returncode == 1, done.stdout + done.stderr  # `late` timed out, as its own run does; never 70
+    late = next(t for t in manifest["targets"] if t["name"] == "late")
+    assert late["status"] == "timed_out" and late["obtained"]["how"] == "alone", late
+    manifest["targets"] = [t for t in manifest["targets"] if t["name"] != "late"]
+    held_as_alone(run_dir, manifest, expected)
+    assert set(obtained(manifest).values()) == {"shared"}  # what the cut trace holds is used
