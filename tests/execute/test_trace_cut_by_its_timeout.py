@@ -23,7 +23,7 @@ HANGS = f"{json.dumps(str(FAKE_APP))}, --hang-at-step, '3']"
 def run(tmp_path: Path, *extra: str) -> dict[str, Any]:
     campaign = tmp_path / "camp.yaml"  # written once: the folder's files are part of the workload's identity
     if not campaign.exists():
-        text = campaign_text(TRACE_TARGETS, defaults="timeout: 8").replace(f"{json.dumps(str(FAKE_APP))}]", HANGS)
+        text = campaign_text(TRACE_TARGETS, defaults="timeout: 4").replace(f"{json.dumps(str(FAKE_APP))}]", HANGS)
         campaign.write_text(text.replace("  timeout: 30\n", ""))
     done = run_cli("run", str(campaign), "--out", "runs", *extra, cwd=tmp_path, env=fake_env())
     assert done.returncode == 0, done.stdout + done.stderr

@@ -297,7 +297,7 @@ def test_an_application_that_outlasts_the_trace_closes_nothing_on_what_was_not_t
     """The application hangs after every launch the targets want; the trace (which would run to its end) is stopped
     by its timeout. A tracer keeps what it traced as a trace cut there, or refuses it; either way the targets end as
     their own runs do, and `late`, whose launch would come after the cut, is never closed on it."""
-    campaign = write(tmp_path, LATE, defaults="timeout: 8")
+    campaign = write(tmp_path, LATE, defaults="timeout: 4")
     hangs = f"{json.dumps(str(FAKE_APP))}, --hang-at-step, '3']"
     text = campaign.read_text().replace(f"{json.dumps(str(FAKE_APP))}]", hangs).replace("  timeout: 30\n", "")
     campaign.write_text(text)
