@@ -97,7 +97,8 @@ def fitted(text: str, width: int | None) -> str:
     lines = []
     for line in text.splitlines():
         # under its text: a numbered title's after its number, any other line at its own indent
-        indent = " " * len(_LEAD.match(line).group())  # type: ignore[union-attr]  # the pattern matches ""
+        lead = _LEAD.match(line)
+        indent = " " * (lead.end() if lead else 0)
         wrapped = textwrap.wrap(line, max(width - 1, 40), subsequent_indent=indent or "  ", break_on_hyphens=False)
         lines += wrapped or [line]
     return "\n".join(lines)

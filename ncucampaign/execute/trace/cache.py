@@ -64,7 +64,7 @@ class TraceCache:
         self._locks: dict[str, threading.Lock] = {}
         self._this_run: dict[str, Path] = {}
         self._seconds: dict[str, float] = {}
-        self._cut_at: dict[str, int | None] = {}
+        self._cut_at: dict[str, int] = {}
 
     def key_lock(self, key: TraceKey) -> threading.Lock:
         """Held while a trace is found or made, so that two lanes never run the same trace at once."""
