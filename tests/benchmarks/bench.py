@@ -404,6 +404,13 @@ def main() -> int:
     parser.add_argument(
         "--bare-limit", type=float, default=20.0, help="zoo: skip a workload slower than this without ncu (s)"
     )
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=None,
+        choices=("no-share", "first", "cached"),
+        help="zoo: make only these runs; read the others back from --runs",
+    )
     parser.add_argument("--runs", type=Path, default=None, help="zoo: run there and keep the run folders")
     parser.add_argument("--no-warm", action="store_true", help="shared: skip the run with the cached trace")
     parser.add_argument("--keep", type=Path, default=None, help="shared, zoo: copy the manifests into this folder")
@@ -442,7 +449,7 @@ def main() -> int:
     if args.what == "zoo":
         from tests.benchmarks.zoo import bench_zoo
 
-        bench_zoo(args.only, args.json, args.keep, args.capture, args.tracers, args.bare_limit, args.runs)
+        bench_zoo(args.only, args.json, args.keep, args.capture, args.tracers, args.bare_limit, args.runs, args.modes)
         return 0
     if args.what in ("gpus", "all"):
         bench_gpus(args.campaign, args.gpu_only if args.gpu_only is not None else args.only, args.gpus or ["0,1"])

@@ -14,6 +14,13 @@ identity, and each run's "x of the limit" (results/limit.py).
     python tests/benchmarks/bench.py zoo --only randn_decode streams --json out.json --keep kept/
     python tests/benchmarks/bench.py zoo --only decode --tracers nsys off   # both tracers after one --no-share
 
+With --modes, only those runs are made; the others are read back from an earlier call's --runs folder
+(each run leaves its seconds there, bench-seconds.json), so that a workload whose three runs outlast one
+device call is measured in calls back to back on the same warm machine:
+
+    bench.py zoo --only llama_serve --runs runs/bench --modes no-share
+    bench.py zoo --only llama_serve --runs runs/bench --modes first cached
+
 With --tracers, the trace-first and cached runs are made once per tracer (`off`: NCUCAMPAIGN_NSYS=off,
 ncu's trace; `nsys`: the environment as it is, where Nsight Systems takes the trace when it can),
 after the one --no-share run they are all compared with.
@@ -54,6 +61,11 @@ def modes_for(tracers: list[str]) -> list[tuple[str, list[str], str, dict[str, s
         env = {"NCUCAMPAIGN_NSYS": "off"} if tracer == "off" else {}
         runs += [(f"{mode} ({tracer})", [], f"shared-{tracer}", env) for mode in SHARED_MODES]
     return runs
+
+
+def mode_word(mode: str) -> str:
+    """What --modes calls a mode: no-share, first, cached."""
+    return "no-share" if mode == "--no-share" else mode.split()[1]
 
 
 @dataclass
@@ -112,9 +124,12 @@ def bare_run(campaign: Path) -> tuple[float, str]:
     return seconds, ""
 
 
+def manifest_path(out: Path) -> Path:
+    return next(out.glob("*/latest")).resolve() / "manifest.json"
+
+
 def manifest_of(out: Path) -> dict:
-    latest = next(out.glob("*/latest"))
-    return json.loads((latest.resolve() / "manifest.json").read_text())
+    return json.loads(manifest_path(out).read_text())
 
 
 def launches(manifest: dict) -> dict[str, list[tuple]]:
@@ -171,20 +186,40 @@ def bench_workload(
     captured: Path | None = None,
     tracers: list[str] | None = None,
     bare_limit: float = BARE_LIMIT_S,
+    only_modes: list[str] | None = None,
 ) -> Row:
     campaign = zoo_folder() / name / "campaign.yaml"
     row = Row(name)
-    seconds, why = bare_run(campaign)
+    bare_file = work / name / "bench-bare.json"
+    if only_modes and "no-share" not in only_modes:  # the bare run went with the --no-share call
+        seconds, why = json.loads(bare_file.read_text()) if bare_file.is_file() else (0.0, "")
+    else:
+        seconds, why = bare_run(campaign)
     if not why and seconds > bare_limit:  # a first run fills the workload's caches (Inductor, nvcc)
         print(f"  bare: {seconds:.1f} s the first time, which fills the workload's caches; again:", flush=True)
         seconds, why = bare_run(campaign)
     row.bare_s = seconds
+    bare_file.parent.mkdir(parents=True, exist_ok=True)
+    bare_file.write_text(json.dumps([seconds, why]))
     if why or seconds > bare_limit:
         row.note = why or f"runs {seconds:.1f} s without ncu (more than {bare_limit:.0f} s)"
         return row
     manifests = {}
     for mode, extra, folder, env in modes_for(tracers or []):
         out = work / name / folder  # the cached run finds the trace-first run's trace in <out>/.cache
+        seconds_file = out / "bench-seconds.json"
+        if (
+            only_modes and mode_word(mode) not in only_modes
+        ):  # made by an earlier call: its manifest and seconds are there
+            try:
+                made = json.loads(seconds_file.read_text())[mode]
+                manifests[mode] = json.loads(Path(made["run"]).read_text())  # the cached run's is latest now
+            except (OSError, ValueError, KeyError):
+                print(f"  [{mode}] not run by this call (--modes), nor by an earlier one into {out}", flush=True)
+                continue
+            row.seconds[mode], row.limits[mode] = made["seconds"], made["limit"]
+            print(f"  [{mode}] read back from an earlier call: {made['seconds']:.1f} s", flush=True)
+            continue
         took, printed = cli("run", str(campaign), *extra, "--out", str(out), cwd=ROOT, extra_env=env)
         row.seconds[mode] = took
         try:
@@ -194,6 +229,9 @@ def bench_workload(
             return row
         limit = re.search(r"limit: .*?, ([0-9.]+x|less than) its (?:estimated )?limit of ([0-9.]+) s", printed)
         row.limits[mode] = f"{limit.group(1).replace('less than', 'under')} of {limit.group(2)} s" if limit else "-"
+        made = json.loads(seconds_file.read_text()) if seconds_file.is_file() else {}
+        made[mode] = {"seconds": took, "limit": row.limits[mode], "run": str(manifest_path(out))}
+        seconds_file.write_text(json.dumps(made, indent=1))
         for line in printed.splitlines():
             if line.startswith(("sharing:", "  alone:", "limit:")):
                 print(f"  [{mode}] {line}")
@@ -204,6 +242,9 @@ def bench_workload(
         if keep is not None:
             (keep / name).mkdir(parents=True, exist_ok=True)
             (keep / name / f"{folder}-{mode.replace(' ', '-')}.json").write_text(json.dumps(manifests[mode]))
+    if "--no-share" not in manifests:
+        row.note = "no --no-share run to compare with"
+        return row
     row.targets = len(manifests["--no-share"]["targets"])
     compare(row, manifests)
     return row
@@ -245,6 +286,7 @@ def bench_zoo(
     tracers: list[str] | None = None,
     bare_limit: float = BARE_LIMIT_S,
     runs: Path | None = None,
+    only_modes: list[str] | None = None,
 ) -> list[Row]:
     """`runs`: run there and keep the runs (for findings and report afterwards); else in a folder removed after."""
     names = only or sorted(p.name for p in zoo_folder().iterdir() if (p / "campaign.yaml").is_file())
@@ -253,7 +295,7 @@ def bench_zoo(
     rows = []
     for name in names:
         print(f"== {name}", flush=True)
-        rows.append(bench_workload(name, work, keep, captured, tracers, bare_limit))
+        rows.append(bench_workload(name, work, keep, captured, tracers, bare_limit, only_modes))
         row = rows[-1]
         print(f"   {json.dumps(asdict(row))}", flush=True)
         if json_path is not None:
