@@ -1,7 +1,9 @@
 """How far a run is from its limit: one application start plus the replay of exactly the wanted launches
 (docs/ncu-behaviour.md, "Toward the limit"). Pure. The start comes from the runs that profiled least: the
-targets' own (their median, never below the least), else the trace, else the shared runs, each less the replay
-of what it profiled at its record's price. An estimate of 0 or less prices the replay alone and says so."""
+targets' own (their median, never below the least; a run that profiled nothing ran the whole application and
+replayed nothing), else the trace (unless it stopped at its launch bound: ncu killed the application there), else
+the shared runs, each less the replay of what it profiled at its record's price. An estimate of 0 or less prices
+the replay alone and says so."""
 
 from __future__ import annotations
 
@@ -30,12 +32,14 @@ class Start:
 
 
 def own_run_starts(manifest: Manifest) -> list[float]:
-    """What each target's own run leaves of its seconds after its launches' priced replay."""
+    """What each target's own run leaves of its seconds after its launches' priced replay. A run that profiled
+    nothing is a whole start (moe_train on an H100: its misspelt target's 20.0 s, where the trace killed at its
+    bound gave 11.9 s)."""
     return [
-        attempt.seconds - (target.expected_results or 1) * launch_price(target)
+        attempt.seconds - (target.expected_results or 1) * launch_price(target) * (attempt.status == Status.OK)
         for target in manifest.targets
         for attempt in target.attempts
-        if attempt.status == Status.OK and not attempt.message.startswith("split out of")
+        if attempt.status in (Status.OK, Status.NO_KERNELS) and not attempt.message.startswith("split out of")
     ]
 
 
@@ -43,8 +47,15 @@ def _shared_starts(manifest: Manifest, kind: str) -> Iterator[float]:
     """What each shared run of `kind` leaves of its seconds after what its launches were priced at
     (a trace's: what its traced launches add, none for a tracer that replays nothing)."""
     for run in manifest.shared_runs:
-        if run.status == Status.OK and run.report is not None and run.kind == kind:
+        if run.status == Status.OK and run.report is not None and run.kind == kind and not _at_bound(run):
             yield run.seconds - (run.report.results or 0) * launch_price(run)
+
+
+def _at_bound(run: SharedRunRecord) -> bool:
+    """A trace that holds its --launch-count: ncu killed the application there (kill: yes), so it timed no start."""
+    if run.kind != "trace" or run.trace is None or run.report is None:
+        return False
+    return (run.report.results or 0) >= run.trace.launches > 0
 
 
 def measured_start(manifest: Manifest) -> Start | None:
@@ -56,7 +67,7 @@ def measured_start(manifest: Manifest) -> Start | None:
     traces = [s for s in _shared_starts(manifest, "trace") if s >= MEASURED_FLOOR_S]
     if traces:
         what = "the discovery trace" if len(traces) == 1 else f"the median of {len(traces)} discovery traces"
-        traced = [r for r in manifest.shared_runs if r.kind == "trace" and r.status == Status.OK]
+        traced = [r for r in manifest.shared_runs if r.kind == "trace" and r.status == Status.OK and not _at_bound(r)]
         return Start(statistics.median(traces), f"{what} {by_tracers(traced)}, {_trace_pricing(traced)}")
     unions = [s for s in _shared_starts(manifest, "union") if s >= MEASURED_FLOOR_S]
     if unions:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
+from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.share.cost import PER_LAUNCH_S, SECTION_S, TRACED_LAUNCH_S
 from ncucampaign.results.limit import Start, launch_price, limit_line, measured_start
@@ -78,6 +78,28 @@ def test_a_start_is_never_below_the_least_own_run_nor_zero_and_a_trace_gives_one
     assert "0.0 s" not in line
     own = [target_record(n, **SOL, attempts=[attempt(s)]) for n, s in (("a", 2.0), ("b", 9.0), ("c", 9.4))]
     assert measured_start(manifest_with(own)).seconds == pytest.approx(8.6)  # the median, not the least (1.6)
+
+
+def test_a_miss_run_alone_is_a_whole_start_and_a_trace_stopped_at_its_bound_is_none() -> None:
+    """moe_train on an H100: the trace held its 2,000-launch bound (ncu killed the application there) after 33.9 s,
+    and the line took 33.9 s less 2,000 x 11 ms = 11.9 s for a start, beside a misspelt target's own run that ran
+    the whole application under ncu and profiled nothing in 20.0 s."""
+    members = [target_record(n, **SOL, attempts=[attempt(1.0, "split out of shared/1")]) for n in "ab"]
+    miss = AttemptRecord(number=1, started_at="", seconds=20.0, status=Status.NO_KERNELS, message="no kernels ...")
+    manifest = manifest_with([*members, target_record("misspelt", Status.NO_KERNELS, **SOL, attempts=[miss])])
+    trace = shared_run("shared/trace-1", "trace", 33.9, 2000, TRACED_LAUNCH_S, tracer="ncu")
+    trace.trace = TraceInfo(report="trace.ncu-rep", key="k", launches=2000, reused=False, seconds=33.9)
+    union = shared_run("shared/1", "union", 35.0, 36, SECTION_S)
+    manifest.shared_runs = [trace, union]
+    assert measured_start(manifest) == Start(20.0, "a target's own run, less its priced replay")
+    manifest.targets = members  # without the miss: not the trace at its bound, the shared run
+    assert measured_start(manifest) == Start(
+        pytest.approx(35.0 - 36 * SECTION_S), "a shared run, less its priced replay"
+    )
+    trace.trace = trace.trace.model_copy(update={"launches": 4000})  # it ended before its bound: the application's end
+    start = measured_start(manifest)
+    assert start is not None and start.seconds == pytest.approx(33.9 - 2000 * TRACED_LAUNCH_S)
+    assert start.source.startswith("the discovery trace by ncu")
 
 
 def test_a_run_that_profiled_nothing_or_did_not_end_has_no_limit_line() -> None:
