@@ -3,6 +3,7 @@ long kernel names, shortened in the middle)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ncucampaign.spec.ncu_catalog import DURATION
@@ -64,3 +65,19 @@ def middle(text: str, width: int = KERNEL_WIDTH) -> str:
         return text
     head = (width - 1) * 3 // 5
     return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+def apart(texts: Iterable[str], width: int) -> dict[str, str]:
+    """Each text shortened in the middle to `width`, except that texts which would read alike drop the head they
+    share instead: llama_train's three `nvjet_sm9…bz_TNT` targets read `…128x128_…bz_TNT`, `…256x64_6…bz_TNT`."""
+    shown = {text: middle(text, width) for text in dict.fromkeys(texts)}
+    alike: dict[str, list[str]] = {}
+    for text, short in shown.items():
+        alike.setdefault(short, []).append(text)
+    for group in (group for group in alike.values() if len(group) > 1):
+        common = next(
+            (i for i, chars in enumerate(zip(*group, strict=False)) if len(set(chars)) > 1), min(map(len, group))
+        )
+        for text in group:  # as much of its tail as the width holds, however much of it is shared
+            shown[text] = "…" + middle(text[min(common, max(len(text) - width + 1, 0)) :], width - 1)
+    return shown

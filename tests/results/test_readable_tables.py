@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from ncucampaign.commands.summarize import report_record
-from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, middle
+from ncucampaign.results.metrics import COLUMNS, STANDARD_METRICS, apart, middle
 from ncucampaign.results.tables.target_tables import target_table
 from tests.conftest import FIXTURES, load_manifest, run_cli
 
@@ -48,6 +48,24 @@ def test_long_kernel_names_are_shortened_in_the_middle_and_shown_whole_with_wide
     assert short in piped and name not in piped
     assert name in run_cli("summarize", str(CUDNN), "--wide", cwd=tmp_path).stdout
     assert name in run_cli("summarize", str(CUDNN), "--format", "csv", cwd=tmp_path).stdout
+
+
+def test_names_that_would_shorten_alike_drop_the_head_they_share_and_stay_apart() -> None:
+    """llama_train's report at 800 px: three cuBLAS targets read `nvjet_sm9…bz_TNT` alike in the name column."""
+    gemms = ["nvjet_sm90_tst_128x128_64x6_2x1_v_bz_TNT", "nvjet_sm90_tst_256x64_64x5_2x1_v_bz_TNT",
+             "nvjet_sm90_tst_64x64_64x13_2x1_v_bz_TNT"]  # fmt: skip
+    others = ["nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN", "elementwise_kernel", "rms", "a" * 20, "a" * 21]
+    shown = apart([*gemms, *others, gemms[0]], 16)
+    assert list(shown) == [*gemms, *others]  # each once, in order
+    assert all(len(short) <= 16 for short in shown.values()), shown
+    assert len({shown[g] for g in gemms}) == 3 and shown[gemms[0]] == "…128x128_…bz_TNT", shown
+    # what shortens apart anyway is shortened as everywhere else; what fits stays whole
+    assert (
+        [shown[o] for o in others[:3]]
+        == [middle(o, 16) for o in others[:3]]
+        == [middle(others[0], 16), "elementwi…kernel", "rms"]
+    )
+    assert shown["a" * 21] == "…" + "a" * 15  # as much of the tail as the width holds, never an empty "…"
 
 
 @pytest.mark.slow

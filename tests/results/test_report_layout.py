@@ -120,6 +120,9 @@ NAMES = (
     "nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN",
     "nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN",
     "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16",
+    "nvjet_sm90_tst_128x128_64x6_2x1_v_bz_TNT",  # these three differ in their middles only
+    "nvjet_sm90_tst_256x64_64x5_2x1_v_bz_TNT",
+    "nvjet_sm90_tst_64x64_64x13_2x1_v_bz_TNT",
 )
 NAMES_PROBE = """<script>window.addEventListener('load', () => {
   const names = [...document.querySelectorAll('#targets tbody tr > td:first-child')].map(td =>

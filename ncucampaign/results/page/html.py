@@ -15,7 +15,7 @@ from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
 from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
-from ncucampaign.results.metrics import COLUMNS, middle
+from ncucampaign.results.metrics import COLUMNS, apart, middle
 from ncucampaign.results.page.html_charts import campaign_roofline, duration_chart, target_charts, throughput_chart
 from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
@@ -181,10 +181,11 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
     cols = "".join(f'<col class="{w}">' for w in widths)
     rows = [f'<div class="table-box"><table id="targets"><colgroup>{cols}</colgroup><thead><tr>']
     rows[0] += "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
+    names = apart((target.name for target in manifest.targets), NAME_CELL)
     for target in manifest.targets:
         results: list[ResultRecord | None] = list(target.results) or [None]
         for position, result in enumerate(results):
-            cells = _target_cells(target, len(results)) if position == 0 else []
+            cells = _target_cells(target, names[target.name], len(results)) if position == 0 else []
             if result is None:
                 message = target.message if len(target.message) <= 240 else target.message[:239] + "…"
                 cells += [
@@ -234,12 +235,11 @@ def _share(share: float | None) -> str:
     return "" if share is None else f"{100 * share:.1f}"
 
 
-def _target_cells(target: TargetRecord, span: int) -> list[str]:
+def _target_cells(target: TargetRecord, shown: str, span: int) -> list[str]:
     status_class = "status-ok" if target.status.value == "ok" else "status-bad"
     return [
-        # shortened in the middle, as kernel names are: two targets named alike but for their ends stay apart
-        f'<td rowspan="{span}" class="one-line" title="{escape(target.name)}">{escape(middle(target.name, NAME_CELL))}'
-        "</td>",
+        # shortened in the middle, as kernel names are, and apart from the others (metrics.apart)
+        f'<td rowspan="{span}" class="one-line" title="{escape(target.name)}">{escape(shown)}</td>',
         f'<td rowspan="{span}" class="{status_class}" title="{escape(target.message)}">{target.status.value}</td>',
         f'<td rowspan="{span}" class="num">{len(target.attempts)}, {target.seconds:.1f}</td>',
         f'<td rowspan="{span}" class="num">{_share(target.gpu_time_share)}</td>',

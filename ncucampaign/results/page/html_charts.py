@@ -9,7 +9,7 @@ from html import escape
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
-from ncucampaign.results.metrics import MEMORY_THROUGHPUT, SM_THROUGHPUT, middle
+from ncucampaign.results.metrics import MEMORY_THROUGHPUT, SM_THROUGHPUT, apart, middle
 from ncucampaign.results.page.svg_charts import bars_svg, timeline_svg
 from ncucampaign.results.page.svg_roofline import Plotted, roofline_svg
 from ncucampaign.results.reading.roofline import memory_flows, roofline_of, warp_states
@@ -114,13 +114,14 @@ def duration_chart(charted: list[tuple[TargetRecord, ResultRecord]]) -> str:
         f'<svg id="durations-chart" xmlns="http://www.w3.org/2000/svg" width="{label_width + plot_width + 70}" '
         f'height="{height}" role="img" aria-label="duration per result">'
     ]
+    labels = apart((_label(target, result) for target, result, _ in bars), DURATION_LABEL)
     for position, (target, result, duration) in enumerate(bars):
         y = 10 + position * row
         width = max(plot_width * (duration or 0) / top, 1)
         label = escape(_label(target, result))
         # shortened in the middle to its 230 px (a 59-character cuDNN name ran 100 px off the chart's left edge at
         # 800 px), both ends kept: "unrolled_elementwise_kernel" and "...kernel-2" stay apart; whole in the title
-        shown = escape(middle(_label(target, result), DURATION_LABEL))
+        shown = escape(labels[_label(target, result)])
         out.append(f'<text x="{label_width - 6}" y="{y + 13}" text-anchor="end">{shown}</text>')
         out.append(
             f'<rect class="bar" x="{label_width}" y="{y + 2}" width="{width:.1f}" height="{row - 6}">'
