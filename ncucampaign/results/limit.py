@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.trace.tracers import label_of
+from ncucampaign.execute.trace.tracers import label_of, stops_at_count
 
 _PROFILED = (Status.OK, Status.INCOMPLETE)
 MEASURED_FLOOR_S = 0.05  # an estimate below this is noise, not a start
@@ -52,8 +52,9 @@ def _shared_starts(manifest: Manifest, kind: str) -> Iterator[float]:
 
 
 def _at_bound(run: SharedRunRecord) -> bool:
-    """A trace that holds its --launch-count: ncu killed the application there (kill: yes), so it timed no start."""
-    if run.kind != "trace" or run.trace is None or run.report is None:
+    """A trace that holds its launch count, by a tracer that stops the application there (ncu: kill yes): it timed
+    no whole start. Nsight Systems records the whole run and keeps its first launches: its seconds are a start."""
+    if run.kind != "trace" or run.trace is None or run.report is None or not stops_at_count(run.tracer):
         return False
     return (run.report.results or 0) >= run.trace.launches > 0
 

@@ -96,6 +96,11 @@ def test_a_miss_run_alone_is_a_whole_start_and_a_trace_stopped_at_its_bound_is_n
     assert measured_start(manifest) == Start(
         pytest.approx(35.0 - 36 * SECTION_S), "a shared run, less its priced replay"
     )
+    by_nsys = shared_run("shared/trace-2", "trace", 30.1, 2000, 0.0, tracer="nsys")  # ran on, kept its first 2,000
+    by_nsys.trace = trace.trace.model_copy(update={"tracer": "nsys", "launch_s": 0.0})
+    assert measured_start(manifest.model_copy(update={"shared_runs": [by_nsys, union]})) == Start(
+        30.1, "the discovery trace by Nsight Systems, which replays nothing"
+    )
     trace.trace = trace.trace.model_copy(update={"launches": 4000})  # it ended before its bound: the application's end
     start = measured_start(manifest)
     assert start is not None and start.seconds == pytest.approx(33.9 - 2000 * TRACED_LAUNCH_S)

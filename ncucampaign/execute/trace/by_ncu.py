@@ -29,6 +29,7 @@ class NcuTracer:
     name = "ncu"
     label = "ncu"
     launch_s = TRACED_LAUNCH_S
+    stops_at_count = True  # the trace is a union: kill yes (plan/share/union.py)
     needs_confirming = False  # its listing is ncu's own
 
     def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:

@@ -115,6 +115,7 @@ class NsysTracer:
     name = "nsys"
     label = "Nsight Systems"
     launch_s = 0.0  # it replays nothing: its seconds are a start under a tracer
+    stops_at_count = False  # nsys records the whole run; the first launch_count of it are kept
     needs_confirming = True  # ncu's filters as applied here: ncu's runs confirm a miss
 
     def readiness(self, ncu_path: str, environ: Mapping[str, str]) -> Readiness:

@@ -75,6 +75,8 @@ class Tracer(Protocol):
     name: str  # as the manifest's trace info names it ("ncu", "nsys"): for people and records only
     label: str  # for people: "ncu", "Nsight Systems"
     launch_s: float  # seconds a traced launch adds to the application's start (what the limit prices)
+    stops_at_count: bool  # the application stops where its trace holds its launch count (ncu: --kill yes), so such
+    # a trace's seconds are no whole start of the application (results/limit.py)
     needs_confirming: bool  # its listing is not ncu's own: a member it selects nothing of is closed
     # no_kernels on it only once splits verified against it (ncu's own runs) confirm it
 

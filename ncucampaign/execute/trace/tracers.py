@@ -32,6 +32,11 @@ def label_of(name: str | None) -> str:
     return next((t.label for t in TRACERS if t.name == (name or "ncu")), name or "ncu")
 
 
+def stops_at_count(name: str | None) -> bool:
+    """Whether the tracer a record names stopped the application where its trace held its launch count."""
+    return next((t.stops_at_count for t in TRACERS if t.name == (name or "ncu")), True)
+
+
 @dataclass(frozen=True)
 class Trace:
     """A discovery trace, taken or kept, and listed."""
