@@ -305,6 +305,8 @@ def test_an_application_that_outlasts_the_trace_closes_nothing_on_what_was_not_t
     assert done.returncode == 1, done.stdout + done.stderr  # `late` timed out, as its own run does; never 70
     late = next(t for t in manifest["targets"] if t["name"] == "late")
     assert late["status"] == "timed_out" and late["obtained"]["how"] == "alone", late
+    # why it ran alone says the trace was cut, and what would let it reach the target
+    assert "the discovery trace held when its timeout stopped it (a longer timeout" in late["obtained"]["reason"], late
     manifest["targets"] = [t for t in manifest["targets"] if t["name"] != "late"]
     held_as_alone(run_dir, manifest, expected)
     assert set(obtained(manifest).values()) == {"shared"}  # what the cut trace holds is used

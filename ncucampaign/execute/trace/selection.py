@@ -60,6 +60,7 @@ class TraceSelections:
     functions: dict[int, str] = field(default_factory=dict)  # trace ID -> function name ({}: unknown)
     parts: dict[str, FilterParts] = field(default_factory=dict)  # per member, its filters apart
     frozen: dict[int, tuple[Launch, ...]] = field(default_factory=dict)  # a listing as one tuple (member_trace)
+    asked: int = 0  # the launches it was asked to hold at most: it holds fewer where its timeout cut it
 
     @property
     def info(self) -> TraceInfo:
@@ -104,6 +105,7 @@ def trace_selections(
         never=missed if ended else [],
         functions={launch.id: launch.symbol for launch in listed.get(BY_FUNCTION, [])},  # listed by function
         parts=_filter_parts(members, listed, frozenset(launch.id for launch in every)),
+        asked=launches,
     )
 
 
