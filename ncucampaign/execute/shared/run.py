@@ -112,10 +112,7 @@ class _SharedRun:
                 self.unconfirmed.append(short)  # decided once the union runs confirm the trace (_settle)
             else:
                 self.outcome.done.append(decide_miss(self.ctx, short, found))
-        held, beyond = found.info.launches, "its launches lie beyond"
-        cut = f"{beyond} the {held} launches the discovery trace held when its timeout stopped it (a longer timeout"
-        self._alone(found.beyond, f"{cut} lets the trace reach them)" if held < found.asked
-                    else f"{beyond} the discovery trace's first {held} launches")  # fmt: skip
+        self._alone(found.beyond, found.beyond_reason)
         functions = found.functions or None
         placed = placed_members(self.members, found)
         self.placed = {p.member.name: p for p in placed}

@@ -14,7 +14,6 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.errors import EnvironmentProblem
@@ -42,7 +41,7 @@ STEP_TIMEOUT_S = 300.0  # the import and the export: CPU work on what one applic
 CHECK_TIMEOUT_S = 15.0
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class NsysTools:
     nsys: Path
     importer: Path | None  # Nsight Compute's bundled nsys leaves a .qdstrm for it; None: nsys imports itself

@@ -72,6 +72,15 @@ class TraceSelections:
         return {launch.symbol: self.functions[launch.id] for launch in self.every if launch.id in self.functions}
 
     @property
+    def beyond_reason(self) -> str:
+        """Why the members `beyond` run alone: the trace held its launch count, or its timeout cut it."""
+        held = self.info.launches
+        if held >= self.asked:
+            return f"its launches lie beyond the discovery trace's first {held} launches"
+        return (f"its launches lie beyond the {held} launches the discovery trace held when its timeout stopped it "
+                "(a longer timeout lets the trace reach them)")  # fmt: skip
+
+    @property
     def complete(self) -> bool:
         """The application ran to its end under the trace: what it does not hold never happened."""
         return len(self.every) < self.info.launches
