@@ -356,6 +356,28 @@ def test_a_regex_of_short_words_is_not_matched_to_an_unrelated_kernel() -> None:
     assert closest_kernels("rmsnrm", ["rmsnorm_kernel", "reduce_kernel"]) == ["rmsnorm_kernel"]  # a typo still is
 
 
+def test_a_misspelt_name_is_told_the_name_it_misspells_not_a_regex_over_every_name_holding_it() -> None:
+    """moe_train on the H100: `elementwies_kernel` was told `kernel_name: regex:elementwise_kernel`, which selects six
+    kernels (every name holding `elementwise_kernel` matched as well as the name itself), and its closest list began
+    with `_scatter_gather_elementwise_kernel`, first by the alphabet."""
+    available = ("_scatter_gather_elementwise_kernel", "elementwise_kernel", "elementwise_kernel_with_index",
+                 "index_elementwise_kernel", "unrolled_elementwise_kernel", "vectorized_elementwise_kernel")  # fmt: skip
+    hints = diagnose(
+        TargetOptions(kernel_name="elementwies_kernel"),
+        ConsoleSummary(no_kernels=True, available_kernels=available),
+        Status.NO_KERNELS,
+    )
+    assert hints[0].startswith("no kernel matches 'elementwies_kernel'; closest available: elementwise_kernel, "), hints
+    assert hints[-1] == "kernel_name: elementwise_kernel", hints
+    # where several names are as close, whole and in part, the regex that selects exactly them stays the suggestion
+    tied = diagnose(
+        TargetOptions(kernel_name="rmsnorm_kernl"),
+        ConsoleSummary(no_kernels=True, available_kernels=("rmsnorm_kernel_a", "rmsnorm_kernel_b", "copy")),
+        Status.NO_KERNELS,
+    )
+    assert tied[-1] == f"kernel_name: regex:{escape_regex('rmsnorm_kernel_')}", tied
+
+
 def test_a_suggested_cublas_kernel_says_it_holds_for_this_gpu_model() -> None:
     launches = [launch(i, "nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN" if i % 2 else "copy", 9.0) for i in range(6)]
     suggestions = {s.name: s for s in suggest_targets(summarize_kernels(launches), launches, None, top=2)}

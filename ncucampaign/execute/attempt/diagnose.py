@@ -155,7 +155,7 @@ def _kernel_name_hints(options: TargetOptions, available: Sequence[str]) -> tupl
 
 def closest_kernels(pattern: str, available: Sequence[str], is_regex: bool = False, count: int = 3) -> list[str]:
     """Available names closest to a requested name (or to the literal words of a regex)."""
-    return [name for _, name in _scored(pattern, available, is_regex)[:count]]
+    return [name for _, _, name in _scored(pattern, available, is_regex)[:count]]
 
 
 def evident_filter(pattern: str, available: Sequence[str], is_regex: bool = False) -> str | None:
@@ -164,7 +164,7 @@ def evident_filter(pattern: str, available: Sequence[str], is_regex: bool = Fals
     scored = _scored(pattern, available, is_regex)
     if not scored:
         return None
-    best = [name for score, name in scored if score == scored[0][0]]
+    best = [name for score, whole, name in scored if (score, whole) == scored[0][:2]]  # as close in part and whole
     if len(best) > 1:
         candidate = suggest_filter(best)
         compiled = compile_regex(split_regex(candidate)[1])[0]
@@ -179,22 +179,19 @@ def evident_filter(pattern: str, available: Sequence[str], is_regex: bool = Fals
 MIN_SIMILARITY = 0.7
 
 
-def _scored(pattern: str, available: Sequence[str], is_regex: bool) -> list[tuple[float, str]]:
-    """(similarity, name) of the available names that resemble the request, most similar first."""
+def _scored(pattern: str, available: Sequence[str], is_regex: bool) -> list[tuple[float, float, str]]:
+    """(similarity, of the whole name, name) of the available names that resemble the request, most similar first:
+    among names that hold the same close window, the one spelt most alike whole (`elementwies_kernel`:
+    `elementwise_kernel` before `_scatter_gather_elementwise_kernel`)."""
     words = [w.lower() for w in re.findall(r"[A-Za-z0-9_]{3,}", pattern)] if is_regex else [pattern.lower()]
     scored = []
     for name in available:
         lowered = name.lower()
-        score = (
-            max(
-                max(difflib.SequenceMatcher(None, word, lowered).ratio(), _best_window(word, lowered)) for word in words
-            )
-            if words
-            else 0.0
-        )
-        scored.append((score, name))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return [(round(score, 6), name) for score, name in scored if score >= MIN_SIMILARITY]
+        whole = max((difflib.SequenceMatcher(None, word, lowered).ratio() for word in words), default=0.0)
+        score = max((max(whole, _best_window(word, lowered)) for word in words), default=0.0)
+        scored.append((round(score, 6), round(whole, 6), name))
+    scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
+    return [item for item in scored if item[0] >= MIN_SIMILARITY]
 
 
 def _best_window(word: str, name: str) -> float:
