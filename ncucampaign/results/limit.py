@@ -36,7 +36,7 @@ def own_run_starts(manifest: Manifest) -> list[float]:
     nothing is a whole start (moe_train on an H100: its misspelt target's 20.0 s, where the trace killed at its
     bound gave 11.9 s)."""
     return [
-        attempt.seconds - (target.expected_results or 1) * launch_price(target) * (attempt.status == Status.OK)
+        attempt.seconds - ((target.expected_results or 1) * launch_price(target) if attempt.status == Status.OK else 0)
         for target in manifest.targets
         for attempt in target.attempts
         if attempt.status in (Status.OK, Status.NO_KERNELS) and not attempt.message.startswith("split out of")
