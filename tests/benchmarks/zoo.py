@@ -208,9 +208,8 @@ def bench_workload(
     for mode, extra, folder, env in modes_for(tracers or []):
         out = work / name / folder  # the cached run finds the trace-first run's trace in <out>/.cache
         seconds_file = out / "bench-seconds.json"
-        if (
-            only_modes and mode_word(mode) not in only_modes
-        ):  # made by an earlier call: its manifest and seconds are there
+        # a mode --modes leaves out was made by an earlier call: its manifest and seconds are there
+        if only_modes and mode_word(mode) not in only_modes:
             try:
                 made = json.loads(seconds_file.read_text())[mode]
                 manifests[mode] = json.loads(Path(made["run"]).read_text())  # the cached run's is latest now
