@@ -19,6 +19,7 @@ from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.execute.shared.outcome import Alone
 from ncucampaign.execute.shared.run import run_shared
 from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.kept_misses import kept_miss, miss_key
 from ncucampaign.own_time import CLOCK, OTHER
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation, Plan
@@ -163,7 +164,11 @@ class UnitRunner:
             return record
         obtained = Obtained(how="alone", reason=alone.reason, shared_run=alone.shared_run, detail=alone.detail)
         self._obtained(alone.member.name, obtained)
-        return self.run_target(alone.member, gpus, lane)
+        record = self.run_target(alone.member, gpus, lane)
+        if alone.past_trace is not None and record.status == Status.NO_KERNELS:  # the application ran to its end
+            miss = kept_miss(self.ctx.book.manifest.run_id, record.diagnosis)
+            self.traces.note_miss(alone.past_trace, miss_key(alone.member), miss)
+        return record
 
     def _obtained(self, name: str, obtained: Obtained) -> None:
         record = self.ctx.record(name)

@@ -26,6 +26,7 @@ class Alone:
     reason: str
     shared_run: str | None = None  # the shared run it was to be split from, when there was one
     detail: str = ""  # the reason with every kernel's symbol, where it names kernels
+    past_trace: str | None = None  # the key of the trace it lies beyond: a miss of its own run is kept beside it
 
 
 @dataclass(frozen=True)

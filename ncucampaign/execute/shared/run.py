@@ -17,6 +17,7 @@ from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.inferred import ENDED_SHORT, decided_short
 from ncucampaign.execute.shared.outcome import Alone, Failed, Refused, SharedOutcome, decide_miss, settled
+from ncucampaign.execute.shared.past_trace import past_the_trace
 from ncucampaign.execute.shared.planning import measured, planned
 from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
@@ -112,7 +113,9 @@ class _SharedRun:
                 self.unconfirmed.append(short)  # decided once the union runs confirm the trace (_settle)
             else:
                 self.outcome.done.append(decide_miss(self.ctx, short, found))
-        self._alone(found.beyond, found.beyond_reason)
+        closed, alone = past_the_trace(self.ctx, self.cache, found, self.group.members)
+        self.outcome.done.extend(closed)
+        self.outcome.alone.extend(alone)
         functions = found.functions or None
         placed = placed_members(self.members, found)
         self.placed = {p.member.name: p for p in placed}
@@ -127,9 +130,7 @@ class _SharedRun:
         for part in groups:
             members = [p.member for p in part]
             if len(members) < 2:
-                self._alone(
-                    members, "sharing would cost more than its own run (its launches lie apart from the others')"
-                )
+                self._alone(members, "sharing would cost more than its own run (its launches lie apart from others')")
             else:
                 self._run_trace_group(members, found)
         self.cache.keep_partition(found.info.key, measured(groups, self.unions[earlier:], self.costs))
@@ -143,8 +144,8 @@ class _SharedRun:
             self._give_up([member], why)
 
     def _regroup(self, refused: list[Refused], found: TraceSelections) -> None:
-        """The members whose splits were refused share one more run (its window from the trace, as any
-        group's); a member runs alone only when that split is refused too, or when it is the only one."""
+        """The members whose splits were refused share one more run (its window from the trace, as any group's); a
+        member runs alone only when that split is refused too, or when it is the only one."""
         if len(refused) < 2 or self.ctx.stop.level:
             for r in refused:
                 self._alone([r.member], r.why, r.shared_run, r.detail)
@@ -159,8 +160,7 @@ class _SharedRun:
             self._halve(failed, lambda part: self._trace_group(part, found))
 
     def _trace_group(self, members: list[Invocation], found: TraceSelections) -> Failed | None:
-        """One group on the trace, composed whole (execute/trace/selection.py), then the union run and its splits;
-        what failed, or None."""
+        """One group on the trace, composed whole (trace/selection.py), then its union run and splits: what failed."""
         placed = [self.placed[m.name] for m in members]
         composed = composed_on(self.ctx, self.cache, found, placed, union_for(self.members, "trace"), self.costs)
         if composed.union is None or composed.window is None:
@@ -259,8 +259,7 @@ class _SharedRun:
         self.outcome.done.extend(self.ctx.record(m.name) for m in members)
 
     def _alone(self, members: Sequence[Invocation], reason: str, shared: str | None = None, detail: str = "") -> None:
-        """Hand `members` back; a member regrouped after a refusal says both why its first split was
-        not used and what came of the retry."""
+        """Hand `members` back; one regrouped after a refusal says why its first split was unused, then the retry's."""
         planned = {m.name: m for m in self.group.members}
         for m in members:
             first = self.refusals.get(m.name)

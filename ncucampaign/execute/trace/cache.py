@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.rundir.cache_files import read_cache_text, sha256_of, stamp_of, write_cache_text
+from ncucampaign.execute.trace.kept_misses import KEPT_MISSES, MAX_MISSES_FILE, KeptMiss, KeptMisses
 from ncucampaign.execute.trace.listings import MAX_LISTINGS_FILE, Listings, decode, encode
 from ncucampaign.execute.trace.side_file import KeptGroups, Seal, TraceSide
 from ncucampaign.plan.share.partition import KeptPartition
@@ -102,6 +103,7 @@ class TraceCache:
         """Keep a trace just made (and how long it took), sealed with its stamp and digest; the cached
         copy when the cache can hold it, else the report itself."""
         self._this_run[key.digest] = report
+        self._forget_misses(key.digest)  # kept of the trace this one replaces
         if seconds is not None:
             self._seconds[key.digest] = seconds
         self._cut_at.pop(key.digest, None)
@@ -158,6 +160,30 @@ class TraceCache:
             side = self._side(digest)
             side.runs = [*side.runs, (round(seconds, 3), round(priced, 3))][-KEPT_RUNS:]
             self._write_side(digest, side)
+
+    def misses(self, digest: str) -> dict[str, KeptMiss]:
+        """Members' own runs that profiled nothing past this trace (execute/trace/kept_misses.py), by member key."""
+        text = read_cache_text(self._misses_path(digest), MAX_MISSES_FILE) if self.folder is not None else None
+        try:
+            return KeptMisses.model_validate_json(text).misses if text is not None else {}
+        except (ValueError, RecursionError):  # not JSON, or not an object: nothing kept
+            return {}
+
+    def note_miss(self, digest: str, member: str, miss: KeptMiss) -> None:
+        if self.folder is not None:
+            with self._lock:
+                kept = {k: v for k, v in self.misses(digest).items() if k != member} | {member: miss}
+                kept = dict(list(kept.items())[-KEPT_MISSES:])
+                write_cache_text(self._misses_path(digest), KeptMisses(misses=kept).model_dump_json())
+
+    def _forget_misses(self, digest: str) -> None:
+        if self.folder is not None:
+            with contextlib.suppress(OSError):
+                self._misses_path(digest).unlink()
+
+    def _misses_path(self, digest: str) -> Path:
+        assert self.folder is not None
+        return self.folder / f"{digest}.misses.json"
 
     def kept_partition(self, digest: str) -> KeptPartition | None:
         """The cheapest groups an earlier run on this trace measured (None: none kept, or unreadable)."""
@@ -229,6 +255,7 @@ class TraceCache:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""
         self._this_run.pop(digest, None)
         self.forget_listings(digest)
+        self._forget_misses(digest)
         for suffix in _SUFFIXES:
             if self.folder is not None:
                 with contextlib.suppress(OSError):

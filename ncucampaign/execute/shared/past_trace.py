@@ -1,0 +1,51 @@
+"""The members beyond a discovery trace (execute/trace/selection.py `beyond`): closed on the misses their own runs
+left beside the kept trace (execute/trace/kept_misses.py), or handed back to run alone, their misses to be kept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ncucampaign.execute.attempt.context import RunContext
+from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.shared.outcome import Alone
+from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.kept_misses import KeptMiss, miss_key
+from ncucampaign.execute.trace.selection import TraceSelections
+from ncucampaign.plan.expand import Invocation
+
+
+def past_the_trace(
+    ctx: RunContext, cache: TraceCache, found: TraceSelections, planned: Sequence[Invocation]
+) -> tuple[list[TargetRecord], list[Alone]]:
+    """The members beyond the trace closed on the misses their own runs left beside it (when it is the kept one), and
+    those that run alone (`planned`: the group's members as planned; the key is not of the GPUs a lane pins)."""
+    kept = cache.misses(found.info.key) if found.beyond and found.info.reused else {}
+    by_name = {m.name: m for m in planned}
+    closed, alone = [], []
+    for member in (by_name[m.name] for m in found.beyond):
+        miss = kept.get(miss_key(member))
+        if miss is None:
+            alone.append(Alone(member, found.beyond_reason, past_trace=found.info.key))
+        else:
+            closed.append(decide_kept_miss(ctx, member, found, miss))
+    return closed, alone
+
+
+def decide_kept_miss(ctx: RunContext, member: Invocation, found: TraceSelections, miss: KeptMiss) -> TargetRecord:
+    """Closed on the miss its own run left beside the trace (execute/trace/kept_misses.py): no start of its own."""
+    record = ctx.record(member.name)
+
+    def missed() -> None:
+        record.status = Status.NO_KERNELS
+        record.message = f"no kernels were profiled: the filters matched nothing in its own run in run {miss.run}"
+        record.diagnosis = list(miss.diagnosis)
+        record.obtained = Obtained(
+            how="trace",
+            reason=f"{found.beyond_reason}, and its own run in run {miss.run} ran the application to its end and "
+            f"profiled nothing, on this trace ({found.info.report}, the same command, environment, workload, ncu and "
+            "GPU) with these options (--no-share runs it on its own)",
+        )
+
+    ctx.book.commit(missed, record)
+    return record
