@@ -95,3 +95,17 @@ def test_a_damaged_misses_file_is_no_miss_kept(tmp_path: Path, damage: bytes) ->
     assert typo["obtained"]["how"] == "alone" and typo["attempts"], typo
     _, third, _ = run(tmp_path)  # and its miss is kept again
     assert target(third, "typo")["obtained"]["how"] == "trace"
+
+
+def test_a_link_planted_for_the_misses_file_is_neither_read_nor_written_through(tmp_path: Path) -> None:
+    run(tmp_path)
+    kept = misses_file(tmp_path)
+    victim = tmp_path / "victim.json"
+    victim.write_text(kept.read_text())  # a miss that would read, behind a link
+    kept.unlink()
+    kept.symlink_to(victim)
+    before = victim.read_text()
+    _, again, _ = run(tmp_path)
+    typo = target(again, "typo")
+    assert typo["obtained"]["how"] == "alone" and typo["attempts"], typo  # the link is not read
+    assert victim.read_text() == before  # nor written through
