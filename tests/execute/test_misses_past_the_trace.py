@@ -82,19 +82,20 @@ def test_a_trace_made_again_forgets_the_misses_kept_beside_the_one_it_replaces(t
     assert misses_file(tmp_path).is_file()  # kept anew, by this run's own run
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [b"", b"\xff\xfe not json", b"[]", b'{"misses": []}', b'{"misses": {"x": {"run": ""}}}', b"{" * 100_000],
-)
-def test_a_damaged_misses_file_is_no_miss_kept(tmp_path: Path, damage: bytes) -> None:
+DAMAGED = [b"", b"\xff\xfe not json", b"[]", b'{"misses": []}', b'{"misses": {"x": {"run": ""}}}', b"{" * 100_000]
+
+
+def test_a_damaged_misses_file_is_no_miss_kept(tmp_path: Path) -> None:
     run(tmp_path)
-    misses_file(tmp_path).write_bytes(damage)
-    _, again, _ = run(tmp_path)  # a clean run: the target pays its own start again
-    assert traces(again) == []
-    typo = target(again, "typo")
-    assert typo["obtained"]["how"] == "alone" and typo["attempts"], typo
-    _, third, _ = run(tmp_path)  # and its miss is kept again
-    assert target(third, "typo")["obtained"]["how"] == "trace"
+    for damage in DAMAGED:  # each: a clean run where the target pays its own start again, and its miss kept again
+        misses_file(tmp_path).write_bytes(damage)
+        _, again, _ = run(tmp_path)
+        assert traces(again) == []
+        typo = target(again, "typo")
+        assert typo["obtained"]["how"] == "alone" and typo["attempts"], (damage[:40], typo)
+        assert misses_file(tmp_path).read_bytes() != damage
+    _, last, _ = run(tmp_path)
+    assert target(last, "typo")["obtained"]["how"] == "trace"
 
 
 def test_a_link_planted_for_the_misses_file_is_neither_read_nor_written_through(tmp_path: Path) -> None:
