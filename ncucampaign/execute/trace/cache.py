@@ -26,6 +26,7 @@ CACHE_FOLDER = Path(".cache") / "traces"
 KEPT_RUNS = 6  # union runs kept per trace, to calibrate the partition's costs
 NSYS_SUFFIX = ".nsys-launches.json"  # an Nsight Systems trace's launches (execute/trace/nsys_export.py)
 _SUFFIXES = (*REPORT_SUFFIXES, NSYS_SUFFIX)
+_LISTINGS, _MISSES = "listings", "misses"  # files kept beside a trace (_beside)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class TraceCache:
         """Keep a trace just made (and how long it took), sealed with its stamp and digest; the cached
         copy when the cache can hold it, else the report itself."""
         self._this_run[key.digest] = report
-        self._forget_misses(key.digest)  # kept of the trace this one replaces
+        self._forget_beside(key.digest, _MISSES)  # kept of the trace this one replaces
         if seconds is not None:
             self._seconds[key.digest] = seconds
         self._cut_at.pop(key.digest, None)
@@ -163,7 +164,7 @@ class TraceCache:
 
     def misses(self, digest: str) -> dict[str, KeptMiss]:
         """Members' own runs that profiled nothing past this trace (execute/trace/kept_misses.py), by member key."""
-        text = read_cache_text(self._misses_path(digest), MAX_MISSES_FILE) if self.folder is not None else None
+        text = read_cache_text(self._beside(digest, _MISSES), MAX_MISSES_FILE) if self.folder is not None else None
         try:
             return KeptMisses.model_validate_json(text).misses if text is not None else {}
         except (ValueError, RecursionError):  # not JSON, or not an object: nothing kept
@@ -174,16 +175,7 @@ class TraceCache:
             with self._lock:
                 kept = {k: v for k, v in self.misses(digest).items() if k != member} | {member: miss}
                 kept = dict(list(kept.items())[-KEPT_MISSES:])
-                write_cache_text(self._misses_path(digest), KeptMisses(misses=kept).model_dump_json())
-
-    def _forget_misses(self, digest: str) -> None:
-        if self.folder is not None:
-            with contextlib.suppress(OSError):
-                self._misses_path(digest).unlink()
-
-    def _misses_path(self, digest: str) -> Path:
-        assert self.folder is not None
-        return self.folder / f"{digest}.misses.json"
+                write_cache_text(self._beside(digest, _MISSES), KeptMisses(misses=kept).model_dump_json())
 
     def kept_partition(self, digest: str) -> KeptPartition | None:
         """The cheapest groups an earlier run on this trace measured (None: none kept, or unreadable)."""
@@ -223,7 +215,7 @@ class TraceCache:
         """What ncu listed of the cached trace `report` in earlier runs ({}: nothing usable kept)."""
         if self.folder is None:
             return {}
-        text = read_cache_text(self._listings_path(digest), MAX_LISTINGS_FILE)
+        text = read_cache_text(self._beside(digest, _LISTINGS), MAX_LISTINGS_FILE)
         try:
             return decode(json.loads(text), stamp_of(report)) if text else {}
         except (OSError, ValueError, RecursionError):
@@ -240,22 +232,26 @@ class TraceCache:
                 return  # not the file the cache holds
         except OSError:
             return
-        write_cache_text(self._listings_path(digest), encode(listed, stamp).model_dump_json())
+        write_cache_text(self._beside(digest, _LISTINGS), encode(listed, stamp).model_dump_json())
 
     def forget_listings(self, digest: str) -> None:
+        self._forget_beside(digest, _LISTINGS)
+
+    def _forget_beside(self, digest: str, kind: str) -> None:
         if self.folder is not None:
             with contextlib.suppress(OSError):
-                self._listings_path(digest).unlink()
+                self._beside(digest, kind).unlink()
 
-    def _listings_path(self, digest: str) -> Path:
+    def _beside(self, digest: str, kind: str) -> Path:
+        """What is kept beside a trace: <digest>.<kind>.json (its listings, the misses past it)."""
         assert self.folder is not None
-        return self.folder / f"{digest}.listings.json"
+        return self.folder / f"{digest}.{kind}.json"
 
     def forget(self, digest: str) -> None:
         """Drop a cached trace that cannot be used (damaged); the next run traces again."""
         self._this_run.pop(digest, None)
         self.forget_listings(digest)
-        self._forget_misses(digest)
+        self._forget_beside(digest, _MISSES)
         for suffix in _SUFFIXES:
             if self.folder is not None:
                 with contextlib.suppress(OSError):
