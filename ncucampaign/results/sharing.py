@@ -51,8 +51,12 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
         members, seconds = sum(len(u.members) for u in rest), sum(u.seconds for u in rest)
         parts.append(f"{len(rest)} more shared runs: {statuses}, {members} targets, {seconds:.1f} s")
     decided = [name for name, how in hows.items() if how == "trace"]
-    if decided:
-        parts.append(f"decided on the trace: {short_names(decided)}")
+    kept = {name: obtained.miss_run for name in decided if (obtained := targets[name].obtained) and obtained.miss_run}
+    if len(kept) < len(decided):
+        parts.append(f"decided on the trace: {short_names([name for name in decided if name not in kept])}")
+    for run in dict.fromkeys(kept.values()):
+        closed = [name for name, where in kept.items() if where == run]
+        parts.append(f"closed on misses their own runs found in run {run}: {short_names(closed)}")
     alone = [(name, targets[name].obtained) for name, how in hows.items() if how == "alone"]
     if alone:
         parts.append(f"{len(alone)} alone")

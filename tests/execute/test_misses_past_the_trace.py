@@ -67,6 +67,9 @@ def test_a_miss_past_the_trace_costs_its_start_once(tmp_path: Path) -> None:
     assert not (again_dir / "logs" / "typo.log").exists()
     assert (first_dir / "logs" / "typo.log").exists()
     assert "1 alone" not in out, out
+    assert typo["obtained"]["miss_run"] == first["run_id"], typo
+    assert f"closed on misses their own runs found in run {first['run_id']}: typo" in out, out
+    assert "decided on the trace" not in out, out  # it was not: the trace does not hold its launches
     assert {target(again, n)["obtained"]["how"] for n in ("rms", "gemm")} == {"shared"}
 
 

@@ -85,8 +85,8 @@ class ReportInfo(Record):
 
 
 class Obtained(Record):
-    """How a target's results were obtained: its own run, split out of a shared run, or (for a target
-    that would profile nothing) decided on the discovery trace without a run of its own."""
+    """How a target's results were obtained: its own run, split out of a shared run, or (for a target that would
+    profile nothing) decided on the discovery trace, or on a miss kept beside it, without a run of its own."""
 
     how: Literal["alone", "shared", "trace"]
     reason: str = Field("", description="why it ran alone, or why its split was not used (kernels by function name)")
@@ -103,6 +103,9 @@ class Obtained(Record):
     sections_asked: list[str] = Field(default_factory=list)
     sections_collected: list[str] = Field(default_factory=list, description="what the shared run collected")
     verification: str | None = Field(None, description="how the split was checked against the trace or the targets")
+    miss_run: str | None = Field(
+        None, description="closed on a miss kept beside the trace: the run whose own run of it profiled nothing"
+    )
 
 
 BACKEND_OF_OLDER = ""  # records written before a second batch system existed name none: the first (backends/)

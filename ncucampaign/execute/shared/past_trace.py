@@ -45,6 +45,7 @@ def decide_kept_miss(ctx: RunContext, member: Invocation, found: TraceSelections
             reason=f"{found.beyond_reason}, and its own run in run {miss.run} ran the application to its end and "
             f"profiled nothing, on this trace ({found.info.report}, the same command, environment, workload, ncu and "
             "GPU) with these options (--no-share runs it on its own)",
+            miss_run=miss.run,
         )
 
     ctx.book.commit(missed, record)

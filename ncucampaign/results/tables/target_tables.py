@@ -178,6 +178,8 @@ def _obtained_text(record: TargetRecord) -> str:
     if obtained.how == "shared":
         read_out = record.report is not None and record.report.ids is not None
         return f", {'read' if read_out else 'split'} out of {obtained.shared_run}"
+    if obtained.how == "trace" and obtained.miss_run:
+        return f", closed on a miss its own run found in run {obtained.miss_run} (kept beside the trace)"
     if obtained.how == "trace":
         return ", decided on the discovery trace"
     return f", alone: {obtained.reason}" if obtained.reason else ", alone"
