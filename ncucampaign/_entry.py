@@ -35,6 +35,15 @@ def main() -> int:
         cli.load_commands()
     except KeyboardInterrupt:  # one already on its way when the guard went up
         interrupted.append(1)
+    except ModuleNotFoundError as exc:  # a Python without ncucampaign's dependencies (pyproject.toml)
+        if not exc.name or exc.name.split(".")[0] == "ncucampaign":
+            raise  # our own module missing: a broken install, an internal error
+        from ncucampaign.errors import EXIT_ENVIRONMENT  # the standard library's alone
+
+        print(f"ncucampaign: cannot start: the package {exc.name.split('.')[0]!r} it needs is not installed for "
+              f"{sys.executable}; install ncucampaign into this Python with its dependencies "
+              "(in a checkout: pip install -e '.[reports]', README.md)", file=sys.stderr)  # fmt: skip
+        return EXIT_ENVIRONMENT
     finally:
         gc.freeze()
         gc.enable()

@@ -260,6 +260,20 @@ def test_5_sigint_during_start_up_is_no_traceback(tmp_path: Path) -> None:
         assert runner.returncode == 130, (delay, runner.returncode, err)
 
 
+def test_a_python_without_the_dependencies_says_so_in_one_line(tmp_path: Path) -> None:
+    """The package started from a Python that lacks what pyproject.toml installs (`-S`: no site-packages, as a
+    GPU box's system Python next to the venv it was installed into): one line naming what is missing and for
+    which Python, exit 3, no traceback."""
+    env = fake_env(PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "ncucampaign", "validate", "camp.yaml"], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "it needs is not installed for" in done.stderr and sys.executable in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("inherited", ["ignored", "default"])
 def test_40_sigint_during_a_probe_stops_the_command(tmp_path: Path, write_campaign, inherited: str) -> None:
     """A Ctrl-C while ncu --version is asked (before the run directory exists) stops the command with
