@@ -36,14 +36,7 @@ def main() -> int:
     except KeyboardInterrupt:  # one already on its way when the guard went up
         interrupted.append(1)
     except ModuleNotFoundError as exc:  # a Python without ncucampaign's dependencies (pyproject.toml)
-        if not exc.name or exc.name.split(".")[0] == "ncucampaign":
-            raise  # our own module missing: a broken install, an internal error
-        from ncucampaign.errors import EXIT_ENVIRONMENT  # the standard library's alone
-
-        print(f"ncucampaign: cannot start: the package {exc.name.split('.')[0]!r} it needs is not installed for "
-              f"{sys.executable}; install ncucampaign into this Python with its dependencies "
-              "(in a checkout: pip install -e '.[reports]', README.md)", file=sys.stderr)  # fmt: skip
-        return EXIT_ENVIRONMENT
+        return _missing(exc)
     finally:
         gc.freeze()
         gc.enable()
@@ -64,6 +57,19 @@ def main() -> int:
     finally:
         _ignore_late_interrupts()
     return code
+
+
+def _missing(exc: ModuleNotFoundError) -> int:
+    """One line for a dependency this Python lacks (a GPU box's system Python beside the venv); exit 3."""
+    package = (exc.name or "").split(".")[0]
+    if not package or package == "ncucampaign":
+        raise exc  # our own module missing: a broken install, an internal error
+    from ncucampaign.errors import EXIT_ENVIRONMENT  # the standard library's alone
+
+    print(f"ncucampaign: cannot start: the package {package!r} it needs is not installed for {sys.executable}; "
+          "install ncucampaign into this Python with its dependencies (in a checkout: pip install -e '.[reports]', "
+          "README.md)", file=sys.stderr)  # fmt: skip
+    return EXIT_ENVIRONMENT
 
 
 def _ignore_late_interrupts() -> None:
