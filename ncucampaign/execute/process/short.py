@@ -82,12 +82,17 @@ _LIVE = _LiveProbes()
 
 
 def probed(
-    argv: Sequence[str], timeout: float | None = None, cwd: Path | None = None, limit: int = PROBE_LIMIT_BYTES
+    argv: Sequence[str],
+    timeout: float | None = None,
+    cwd: Path | None = None,
+    limit: int = PROBE_LIMIT_BYTES,
+    env: Mapping[str, str] | None = None,
 ) -> Probed:
     """Run a short informational command (ncu --version, nvidia-smi, git) in a session of its own: at most `limit` bytes
     of its stdout are kept, and whatever it leaves behind (a child holding its output, a hang) is killed with its
-    process group when it exits, answers nothing in `timeout` seconds, prints past the limit, or a Ctrl-C comes."""
-    return _bounded(argv, PROBE_TIMEOUT_S if timeout is None else timeout, limit, cwd=cwd, live=_LIVE)
+    process group when it exits, answers nothing in `timeout` seconds, prints past the limit, or a Ctrl-C comes.
+    `env`: its whole environment (None: this process's)."""
+    return _bounded(argv, PROBE_TIMEOUT_S if timeout is None else timeout, limit, cwd=cwd, env=env, live=_LIVE)
 
 
 def _bounded(

@@ -1,7 +1,7 @@
 """What identifies a workload for the trace cache, and so a trace's key: tracked files by content (git's commit
 and diff) and the files the command names; other files of its folder that could change what it runs, by name,
-size and mtime (over MAX_FILES, nothing is reused); the exported environment but for what only says where and
-how a shell runs (VOLATILE) and the run directories."""
+size and mtime (over MAX_FILES, nothing is reused); the packages a Python command runs with (packages.py); the
+exported environment but for what only says where and how a shell runs (VOLATILE) and the run directories."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from ncucampaign.execute.process.short import probe, probed
 from ncucampaign.execute.rundir.manifest import GitInfo, Manifest
 from ncucampaign.execute.trace.cache import TraceKey, trace_key
+from ncucampaign.execute.trace.packages import packages_digest
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
@@ -43,6 +44,9 @@ def key_of(
     gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
     argv = [*ncu_options(trace), *trace.app_argv]
     workload = workload_digest(trace.cwd, trace.app_argv, manifest.workload_git, runs_root)
+    packages = packages_digest(trace.app_argv, {**os.environ, **dict(trace.env)}, trace.cwd, manifest.run_id)
+    if workload is not None and packages is not None:  # the environment the application runs with, as a run's
+        workload = hashlib.sha256(f"{workload} {packages}".encode()).hexdigest()
     return trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
 
 
