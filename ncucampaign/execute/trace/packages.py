@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ncucampaign.execute.process.short import probed
 
-PROBE_S = 30.0  # a Python start that lists its paths: well under a second, on a slow shared filesystem more
+PROBE_S = 10.0  # a Python start that lists its paths: well under a second, on a slow shared filesystem more
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?$")
 _FLAGS = frozenset({"-S", "-s", "-E", "-I"})  # what changes the interpreter's sys.path
 _LIST = (
