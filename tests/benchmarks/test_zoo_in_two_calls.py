@@ -31,6 +31,7 @@ def test_a_row_made_in_two_calls_is_the_row_of_one(tmp_path: Path, monkeypatch: 
     assert row.seconds["--no-share"] == alone.seconds["--no-share"] and row.bare_s == alone.bare_s  # read back
     assert row.note == "" and row.same_status and row.identity == "10/10", row
     assert row.obtained["shared"] == row.targets == 5, row  # of the trace-first run, not the cached one after it
+    assert row.obtained_cached == row.obtained, row  # the cached run's own tally: nothing closed on a kept miss here
 
     [lone] = zoo.bench_zoo(["w"], None, None, runs=tmp_path / "elsewhere", only_modes=["first"])
     assert lone.note == "no --no-share run to compare with" and "--no-share" not in lone.seconds

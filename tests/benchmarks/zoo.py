@@ -44,12 +44,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 ZOO = ROOT / "tests" / "gpu" / "zoo"
 BARE_LIMIT_S = 20.0
 MODES = (("--no-share", ["--no-share"], "alone"), ("trace first", [], "shared"), ("trace cached", [], "shared"))
 SHARED_MODES = ("trace first", "trace cached")
+KINDS = ("shared", "regrouped", "alone", "trace")  # how targets were obtained, in the row's order
 
 
 def modes_for(tracers: list[str]) -> list[tuple[str, list[str], str, dict[str, str]]]:
@@ -75,6 +77,7 @@ class Row:
     bare_s: float | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     obtained: dict[str, int] = field(default_factory=dict)  # of the trace-first run
+    obtained_cached: dict[str, int] = field(default_factory=dict)  # of the cached run (kept misses close targets)
     identity: str = ""
     same_status: bool | None = None
     limits: dict[str, str] = field(default_factory=dict)  # mode -> "2.4x"
@@ -174,9 +177,16 @@ def compare(row: Row, manifests: dict[str, dict]) -> None:
                     print(f"  launch differs: {name} ({mode}): {got} / --no-share {expected[name]}")
     row.identity = f"{same}/{checked}" if checked else "-"
     first = next((m for mode, m in manifests.items() if mode.startswith("trace first")), None)
+    cached = next((m for mode, m in manifests.items() if mode.startswith("trace cached")), None)
     if first is not None:
-        counts = [how(t) for t in first["targets"]]
-        row.obtained = {kind: counts.count(kind) for kind in ("shared", "regrouped", "alone", "trace")}
+        row.obtained = _tally(first)
+    if cached is not None:
+        row.obtained_cached = _tally(cached)
+
+
+def _tally(manifest: dict[str, Any]) -> dict[str, int]:
+    counts = [how(t) for t in manifest["targets"]]
+    return {kind: counts.count(kind) for kind in KINDS}
 
 
 def bench_workload(
@@ -269,7 +279,9 @@ def print_rows(rows: list[Row], suffix: str) -> None:
             ratio = r.ratio(mode)
             return f"{r.seconds[mode]:6.1f} s {ratio:5.2f}x" if ratio else "-"
 
-        counts = "/".join(str(r.obtained.get(k, 0)) for k in ("shared", "regrouped", "alone", "trace"))
+        counts = "/".join(str(r.obtained.get(k, 0)) for k in KINDS)
+        if r.obtained_cached and r.obtained_cached != r.obtained:  # a target closed on a kept miss, say
+            counts += f" ({'/'.join(str(r.obtained_cached.get(k, 0)) for k in KINDS)} cached)"
         print(
             f"{r.workload:15} {r.targets:7}  {r.bare_s or 0:6.1f}  {r.seconds['--no-share']:8.1f} s  "
             f"{cell(first):15}  {cell(cached):15}  {counts:28}  {r.identity:8}  "
