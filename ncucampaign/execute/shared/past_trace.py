@@ -1,5 +1,6 @@
-"""The members beyond a discovery trace (execute/trace/selection.py `beyond`): closed on the misses their own runs
-left beside the kept trace (execute/trace/kept_misses.py), or handed back to run alone, their misses to be kept."""
+"""The members a discovery trace cannot decide: beyond it (execute/trace/selection.py `beyond`), or missed on a trace
+whose listing no verified split confirmed (outcome.settled). Each is closed on the miss its own run left beside the
+kept trace (execute/trace/kept_misses.py), or handed back to run alone, its miss to be kept."""
 
 from __future__ import annotations
 
@@ -18,21 +19,35 @@ from ncucampaign.plan.expand import Invocation
 def past_the_trace(
     ctx: RunContext, cache: TraceCache, found: TraceSelections, planned: Sequence[Invocation]
 ) -> tuple[list[TargetRecord], list[Alone]]:
-    """The members beyond the trace closed on the misses their own runs left beside it (when it is the kept one), and
-    those that run alone (`planned`: the group's members as planned; the key is not of the GPUs a lane pins)."""
-    kept = cache.misses(found.info.key) if found.beyond and found.info.reused else {}
+    """The members beyond the trace, closed on kept misses or run alone (kept_or_alone)."""
+    return kept_or_alone(ctx, cache, found, [(member, found.beyond_reason) for member in found.beyond], planned)
+
+
+def kept_or_alone(
+    ctx: RunContext,
+    cache: TraceCache,
+    found: TraceSelections,
+    handed: Sequence[tuple[Invocation, str]],
+    planned: Sequence[Invocation],
+) -> tuple[list[TargetRecord], list[Alone]]:
+    """Members the trace cannot decide (with why): closed on the misses their own runs left beside it (when it is the
+    kept one), or handed back to run alone, their misses to be kept (`planned`: the group's members as planned; the
+    key is not of the GPUs a lane pins)."""
+    kept = cache.misses(found.info.key) if handed and found.info.reused else {}
     by_name = {m.name: m for m in planned}
     closed, alone = [], []
-    for member in (by_name[m.name] for m in found.beyond):
+    for member, why in ((by_name[m.name], why) for m, why in handed):
         miss = kept.get(miss_key(member))
         if miss is None:
-            alone.append(Alone(member, found.beyond_reason, past_trace=found.info.key))
+            alone.append(Alone(member, why, past_trace=found.info.key))
         else:
-            closed.append(decide_kept_miss(ctx, member, found, miss))
+            closed.append(decide_kept_miss(ctx, member, found, miss, why))
     return closed, alone
 
 
-def decide_kept_miss(ctx: RunContext, member: Invocation, found: TraceSelections, miss: KeptMiss) -> TargetRecord:
+def decide_kept_miss(
+    ctx: RunContext, member: Invocation, found: TraceSelections, miss: KeptMiss, why: str
+) -> TargetRecord:
     """Closed on the miss its own run left beside the trace (execute/trace/kept_misses.py): no start of its own."""
     record = ctx.record(member.name)
 
@@ -42,7 +57,7 @@ def decide_kept_miss(ctx: RunContext, member: Invocation, found: TraceSelections
         record.diagnosis = list(miss.diagnosis)
         record.obtained = Obtained(
             how="trace",
-            reason=f"{found.beyond_reason}, and its own run in run {miss.run} ran the application to its end and "
+            reason=f"{why}; its own run in run {miss.run} ran the application to its end and "
             f"profiled nothing, on this trace ({found.info.report}, the same command, environment, workload, ncu and "
             "GPU) with these options (--no-share runs it on its own)",
             miss_run=miss.run,

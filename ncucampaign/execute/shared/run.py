@@ -17,7 +17,7 @@ from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.inferred import ENDED_SHORT, decided_short
 from ncucampaign.execute.shared.outcome import Alone, Failed, Refused, SharedOutcome, decide_miss, settled
-from ncucampaign.execute.shared.past_trace import past_the_trace
+from ncucampaign.execute.shared.past_trace import kept_or_alone, past_the_trace
 from ncucampaign.execute.shared.planning import measured, planned
 from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
@@ -139,9 +139,9 @@ class _SharedRun:
     def _settle(self, found: TraceSelections) -> None:
         """The misses on a trace whose listing is not ncu's own (outcome.settled)."""
         decided, undecided = settled(self.ctx, found, self.unconfirmed, self.verified, self.verified[None])
-        self.outcome.done.extend(decided)
-        for member, why in undecided:
-            self._give_up([member], why)
+        closed, alone = kept_or_alone(self.ctx, self.cache, found, undecided, self.group.members)
+        self.outcome.done.extend([*decided, *closed])
+        self.outcome.alone.extend(alone)  # interrupted before their own runs when stopping (execute/units.py)
 
     def _regroup(self, refused: list[Refused], found: TraceSelections) -> None:
         """The members whose splits were refused share one more run (its window from the trace, as any group's); a
