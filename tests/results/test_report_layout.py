@@ -123,10 +123,19 @@ NAMES = (
     "nvjet_sm90_tst_128x128_64x6_2x1_v_bz_TNT",  # these three differ in their middles only
     "nvjet_sm90_tst_256x64_64x5_2x1_v_bz_TNT",
     "nvjet_sm90_tst_64x64_64x13_2x1_v_bz_TNT",
+    # moe_train's (tests/gpu/zoo/moe_train): at 16 characters a line, 12 of its 13 read cut, two as `…elementw…kernel`
+    # and `…d_gather_kernel`
+    "vectorized_elementwise_kernel",
+    "vectorized_elementwise_kernel-2",
+    "vectorized_gather_kernel",
+    "DeviceReduceSingleTileKernel",
+    "elementwise_kernel",
 )
 NAMES_PROBE = """<script>window.addEventListener('load', () => {
   const names = [...document.querySelectorAll('#targets tbody tr > td:first-child')].map(td =>
-    ({text: td.textContent, cut: td.scrollWidth > td.clientWidth}));
+    ({text: td.textContent, cut: td.scrollWidth > td.clientWidth, lines: (() => {
+      const r = document.createRange(); r.selectNodeContents(td);
+      return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; })()}));
   const svg = document.querySelector('#durations-chart');
   const labels = [...svg.querySelectorAll('text[text-anchor="end"]')].map(t => ({text: t.textContent, x: t.getBBox().x}));
   const out = document.createElement('pre'); out.id = 'probe';
@@ -137,9 +146,10 @@ NAMES_PROBE = """<script>window.addEventListener('load', () => {
 
 def test_long_target_names_stay_apart_and_whole_in_the_table_and_the_chart_at_800_px(tmp_path: Path) -> None:
     """Before: at 800 px both `unrolled_elementwise_kernel` targets read `unrolled_ele…` (the browser cut their
-    ends), and a 59-character label began 100 px left of the duration chart."""
+    ends), and a 59-character label began 100 px left of the duration chart. Then names were cut to 16 characters
+    on one line (`elementwi…kernel`); a name of up to 48 now reads whole, wrapped at its joints."""
     from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
-    from ncucampaign.results.page.html import STYLE, _target_table
+    from ncucampaign.results.page.html import NAME_CELL, STYLE, _target_table
     from ncucampaign.results.page.html_charts import duration_chart
     from ncucampaign.spec.ncu_catalog import DURATION
     from tests.manifests import manifest_with, target_record
@@ -156,6 +166,12 @@ def test_long_target_names_stay_apart_and_whole_in_the_table_and_the_chart_at_80
     names = [cell["text"] for cell in probe["names"]]
     assert len(set(names)) == len(NAMES) and not any(cell["cut"] for cell in probe["names"]), probe
     assert names[1].endswith("-2"), names  # its end is what tells it apart
+    assert [n for n in names if "…" not in n] == [n for n in NAMES if not n.startswith("cudnn_")], names  # whole
+    assert all(cell["lines"] <= 3 for cell in probe["names"]), probe  # three lines at most
+    apart_only = [n for n in names if "…" in n]  # the one longer name shortened in the middle, as before
+    assert len(apart_only) == 1 and len(apart_only[0]) == NAME_CELL, names
+    # a joint breaks a line, never a word of a camelCase name (`DeviceReduce|SingleTile|Kernel`)
+    assert "Device<wbr>Reduce<wbr>Single<wbr>Tile<wbr>Kernel" in table and "nvjet_<wbr>sm90_<wbr>" in table
     labels = [label["text"] for label in probe["labels"]]
     assert len(set(labels)) == len(NAMES) and all(label["x"] >= 0 for label in probe["labels"]), probe
     for name in NAMES:  # whole on hover

@@ -6,6 +6,7 @@ and links to every report and log (relative, so the folder can move)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from html import escape
 from pathlib import Path, PurePosixPath
@@ -210,7 +211,16 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
 
 SHOWN_FINDINGS = 8  # titles in a row's cell; the rest counted (and all on hover)
 KERNEL_CELL = 24  # characters of a kernel name in its 16em column (12 px monospace), "[0] " beside it
-NAME_CELL = 16  # characters of a target's name in its 12em column (14 px proportional type)
+# A target's name in its 12em column (14 px proportional type: 16-20 characters a line, 7.5-8 px each in
+# Chromium) wraps at its own joints, up to 48 characters whole (three lines of discover's cuBLAS names); at 16 on
+# one line, 12 of moe_train's 13 names read alike-cut (`elementwi…kernel`, `…elementw…kernel`).
+NAME_CELL = 48
+_JOINTS = re.compile(r"(?<=[_\-./:,=\]])|(?<=[a-z0-9])(?=[A-Z])")  # after a separator; before a capital in camelCase
+
+
+def _breakable(text: str) -> str:
+    """`text` escaped, with a line-break opportunity at each joint of an identifier."""
+    return "<wbr>".join(escape(part) for part in _JOINTS.split(text) if part)
 
 
 def _result_findings(result: ResultRecord) -> str:
@@ -238,8 +248,8 @@ def _share(share: float | None) -> str:
 def _target_cells(target: TargetRecord, shown: str, span: int) -> list[str]:
     status_class = "status-ok" if target.status.value == "ok" else "status-bad"
     return [
-        # shortened in the middle, as kernel names are, and apart from the others (metrics.apart)
-        f'<td rowspan="{span}" class="one-line" title="{escape(target.name)}">{escape(shown)}</td>',
+        # whole, or shortened in the middle as kernel names are and apart from the others (metrics.apart)
+        f'<td rowspan="{span}" class="name" title="{escape(target.name)}">{_breakable(shown)}</td>',
         f'<td rowspan="{span}" class="{status_class}" title="{escape(target.message)}">{target.status.value}</td>',
         f'<td rowspan="{span}" class="num">{len(target.attempts)}, {target.seconds:.1f}</td>',
         f'<td rowspan="{span}" class="num">{_share(target.gpu_time_share)}</td>',
