@@ -132,6 +132,19 @@ def test_a_run_faster_than_the_priced_replay_says_so_instead_of_a_fraction() -> 
     assert "at plan/share/cost.py's prices, above what this machine took" in line
 
 
+def test_a_run_stamped_in_whole_seconds_claims_no_tenths() -> None:
+    """A run's stamps are whole seconds: a fake run of 0.3 s read "this run took 0.0 s", one of 3.4 s "3.0 s"."""
+    targets = [target_record(n, **SOL, attempts=[attempt(0.1, "split out of shared/1")]) for n in "abcd"]
+    manifest = manifest_with(targets)
+    manifest.shared_runs = []
+    manifest.started_at = manifest.ended_at = "2026-01-01T00:00:00+00:00"
+    line = limit_line(manifest)
+    assert line is not None and line.startswith("limit: this run took under a second; no run here measured"), line
+    manifest.ended_at = "2026-01-01T00:00:03+00:00"
+    line = limit_line(manifest)
+    assert line is not None and line.startswith("limit: this run took 3 s;"), line
+
+
 def test_a_resume_says_how_long_it_took_itself_and_prices_no_limit() -> None:
     """Before: `this run took` counted from the run's first start, the hours between its interrupt and its resume
     included, and measured them against the limit of the whole run."""
