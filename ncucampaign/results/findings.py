@@ -199,17 +199,28 @@ def group_text(position: int, group: FindingGroup) -> list[str]:
     speedup = (
         f"est. speedup {percent(rule.speedup)} ({rule.speedup_type})" if rule.speedup is not None else "no estimate"
     )
-    where = f"{len(group.occurrences)} result(s), {len(group.kernels)} kernel(s)"
-    if group.targets:
-        shown = ", ".join(group.targets[:5]) + (f" and {len(group.targets) - 5} more" if len(group.targets) > 5 else "")
-        where += f" in {shown}"
     return [
         f"{position}. {rule.title or rule.name}  [{rule.kind}, {rule.rule}, section {rule.section}]  {speedup}",
         *gain_lines(group),
-        f"   {where}",
-        f"   kernel: {group.kernels[0]}" + (f" (and {len(group.kernels) - 1} more)" if len(group.kernels) > 1 else ""),
+        f"   {where_found(group)}",
+        # the kernels to act on, the gain's first; "kernel: K (and 8 more)" named one of moe_train's nine
+        ("   kernel: " if len(group.kernels) == 1 else "   kernels: ") + first_few(group.kernels),
         f"   {rule.message}",
     ]
+
+
+def where_found(group: FindingGroup) -> str:
+    """'11 result(s) of 9 kernel(s) in targets a, b, ... and 6 more' (discover names targets after kernels: the
+    word says which is which)."""
+    where = f"{len(group.occurrences)} result(s) of {len(group.kernels)} kernel(s)"
+    if group.targets:
+        where += (" in target " if len(group.targets) == 1 else " in targets ") + first_few(group.targets)
+    return where
+
+
+def first_few(names: Sequence[str], shown: int = 5) -> str:
+    """'a, b, c, d, e and 6 more'."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def gain_lines(group: FindingGroup) -> list[str]:

@@ -97,7 +97,7 @@ def test_findings_of_a_run_name_their_targets_and_survive_a_damaged_report(tmp_p
     (run_dir / "reports" / f"gemm{REPORT}").write_bytes(damaged_bytes)
     damaged = run_cli("findings", str(run_dir), cwd=tmp_path)
     # the other target's findings still show; the exit status says a report could not be read
-    assert damaged.returncode == 2 and "in rms" in damaged.stdout
+    assert damaged.returncode == 2 and "in target rms" in damaged.stdout
     assert "error: gemm:" in damaged.stderr
     missing = run_cli("findings", str(tmp_path / "no.ncu-rep"), cwd=tmp_path)
     assert missing.returncode == 2 and "no such report" in missing.stderr

@@ -116,7 +116,7 @@ def test_a_findings_heading_quotes_the_kernel_its_gain_names() -> None:
     (group,) = rank(findings, shares=shares)
     heading, gain, _, kernel, _ = group_text(1, group)
     assert "est. speedup 0.266% (local)" in heading and gain.endswith("for rmsnorm_kernel")
-    assert kernel == "   kernel: rmsnorm_kernel (and 1 more)"
+    assert kernel == "   kernels: rmsnorm_kernel, nvjet_gemm"
     assert group.best_speedup == 27.0  # what ranks it without a gain
 
 
@@ -194,3 +194,18 @@ def test_templated_kernels_of_one_function_name_keep_their_own_shares_by_symbol(
     group = rank(found, shares=shares_by_kernel(manifest), names=kernel_names(manifest))[0]
     assert group.gain == pytest.approx(5.0)
     assert group.terms[0].arithmetic() == f"50.0% x 10.0% of GPU time = 5.00% for {readable}"
+
+
+def test_a_finding_on_many_kernels_names_them_and_says_which_names_are_targets() -> None:
+    """moe_train's Small Grid (11 results, 9 kernels) read "9 kernel(s) in elementwise_kernel, ..." (target names
+    that discover had made of kernel names) and "kernel: elementwise_kernel (and 8 more)": one kernel named."""
+    kernels = [f"kernel_{n}" for n in range(9)]
+    findings = [Finding(f"target_{n}", rule(kernels[min(n, 8)], "Small Grid", None)) for n in range(11)]
+    (group,) = rank(findings)
+    _, where, named, _ = group_text(1, group)
+    assert (
+        where == "   11 result(s) of 9 kernel(s) in targets target_0, target_1, target_2, target_3, target_4 and 6 more"
+    )
+    assert named == "   kernels: kernel_0, kernel_1, kernel_2, kernel_3, kernel_4 and 4 more"
+    (alone,) = rank(findings[:1])
+    assert group_text(1, alone)[1:3] == ["   1 result(s) of 1 kernel(s) in target target_0", "   kernel: kernel_0"]

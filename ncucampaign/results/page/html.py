@@ -15,6 +15,7 @@ from urllib.parse import quote
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
+from ncucampaign.results import findings as found
 from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
 from ncucampaign.results.metrics import COLUMNS, apart, middle
 from ncucampaign.results.page.html_charts import campaign_roofline, duration_chart, target_charts, throughput_chart
@@ -127,15 +128,14 @@ def _fix_first(manifest: Manifest, count: int = 10) -> str:
     for group in groups:
         rule = group.first
         speedup = f"estimated speedup {percent(rule.speedup)}" if rule.speedup is not None else "no estimate"
-        where = ", ".join(group.targets[:6]) + (" ..." if len(group.targets) > 6 else "")
         gain = ""
         if group.gain is not None:
             terms = escape(gain_arithmetic(group, shown=None))
             gain = f'<br><span class="gain">application gain {percent(group.gain)} of GPU time = {terms}</span>'
         items.append(
             f'<li><b>{escape(rule.title or rule.name)}</b> <span class="sub">{escape(rule.kind)} &middot; '
-            f"{escape(rule.rule)} &middot; {speedup} &middot; {len(group.occurrences)} result(s) in "
-            f"{escape(where)}</span>{gain}<br>{escape(rule.message)}</li>"
+            f"{escape(rule.rule)} &middot; {speedup} &middot; {escape(found.where_found(group))} &middot; "
+            f"kernel(s) {escape(found.first_few(group.kernels))}</span>{gain}<br>{escape(rule.message)}</li>"
         )
     return summary + '<ol class="fix-first">' + "".join(items) + "</ol>"
 
