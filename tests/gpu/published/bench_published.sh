@@ -5,6 +5,8 @@
 #   PYTHONPATH=$PWD:/tmp/site bash tests/gpu/published/bench_published.sh OUT llama_train [moe_train ...]
 # A workload whose three runs outlast one device call runs in calls back to back on the same warm machine
 # (bench.py zoo --modes): RUNS=runs/bench MODES=no-share ..., then RUNS=runs/bench MODES="first cached" ...
+# TRACERS="nsys off" makes trace first and cached once per tracer (bench.py zoo --tracers; nsys wants
+# NCUCAMPAIGN_NSYS_LIBRARY_PATH=$PWD/.libdw on the H200 machine); each tracer's last run is read.
 set -u
 out=${1:?OUT folder}; shift
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -13,14 +15,17 @@ mkdir -p "$runs"
 mkdir -p "$out/read"
 nvidia-smi -L > "$out/read/gpu.txt" 2>&1
 ncu --version >> "$out/read/gpu.txt" 2>&1
-python3 "$root/tests/benchmarks/bench.py" zoo --only "$@" --bare-limit 60 --runs "$runs" ${MODES:+--modes $MODES} \
+python3 "$root/tests/benchmarks/bench.py" zoo --only "$@" --bare-limit 60 --runs "$runs" ${MODES:+--modes $MODES} ${TRACERS:+--tracers $TRACERS} \
   --json "$out/read/rows.json" --keep "$out/read/kept" 2>&1 | tee "$out/read/bench.txt"
 for w in "$@"; do
-  run=$(ls -d "$runs/$w"/shared/*/*/ 2>/dev/null | grep -v latest | tail -1)
-  [ -n "$run" ] || { echo "== $w: no trace-first run"; continue; }
-  python3 -m ncucampaign findings "$run" > "$out/read/$w-findings.txt" 2>&1
-  COLUMNS=80 script -qc "python3 -m ncucampaign findings $run --top 6" /dev/null > "$out/read/$w-findings-80.txt" 2>&1
-  python3 -m ncucampaign report "$run" -o "$out/read/$w-report.html" > /dev/null 2>&1
-  echo "== $w findings"; head -c 4000 "$out/read/$w-findings.txt"; echo
+  for folder in "$runs/$w"/shared*/; do
+    run=$(ls -d "$folder"*/*/ 2>/dev/null | grep -v latest | tail -1)
+    [ -n "$run" ] || { echo "== $w: no trace-first run in $folder"; continue; }
+    name=$w$(basename "$folder" | sed 's/^shared//')  # moe_train, moe_train-nsys
+    python3 -m ncucampaign findings "$run" > "$out/read/$name-findings.txt" 2>&1
+    COLUMNS=80 script -qc "python3 -m ncucampaign findings $run --top 6" /dev/null > "$out/read/$name-findings-80.txt" 2>&1
+    python3 -m ncucampaign report "$run" -o "$out/read/$name-report.html" > /dev/null 2>&1
+    echo "== $name findings"; head -c 4000 "$out/read/$name-findings.txt"; echo
+  done
 done
 tar -czf "$out/published.tgz" -C "$out" read && rm -rf "$out/read"
