@@ -77,13 +77,18 @@ def union_options(members: Sequence[Invocation], with_nvtx: bool) -> TargetOptio
     first = members[0].options
     values: dict[str, Any] = {name: getattr(first, name) for name in TargetOptions.model_fields}
     values["kernel_name"] = union_kernel_name(members)
+    # Each stops at the first member that settles it: 10,000 members without filters read 6 fields of each
+    # for each of 171 unions (4 of the scale benchmark's 41 own seconds).
     for key in _INCLUDES:  # repeated includes are OR-ed: keep them only if every member has one
-        lists = [option_value(m.options, key) for m in members]
-        values[key] = tuple(dict.fromkeys(x for xs in lists for x in xs)) if all(lists) else None
+        every = all(getattr(m.options, key) for m in members)
+        values[key] = tuple(dict.fromkeys(x for m in members for x in getattr(m.options, key))) if every else None
     for key in _EXCLUDES:  # an exclude is safe only when every member excludes it
-        lists = [set(option_value(m.options, key) or ()) for m in members]
-        common = [x for x in (option_value(first, key) or ()) if all(x in other for other in lists)]
-        values[key] = tuple(common) or None
+        common = set(getattr(first, key) or ())
+        for member in members:
+            if not common:
+                break
+            common &= set(getattr(member.options, key) or ())
+        values[key] = tuple(x for x in (getattr(first, key) or ()) if x in common) or None
     stacks = [s for m in members for s in (m.options.call_stack_type or ())]
     values["call_stack_type"] = tuple(dict.fromkeys(stacks)) or None
     values["nvtx"] = True if with_nvtx or any(m.options.nvtx for m in members) else None
