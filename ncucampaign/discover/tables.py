@@ -10,6 +10,7 @@ from rich.table import Table
 from ncucampaign.discover.analysis import KernelSummary, readable, short
 from ncucampaign.escaping import console_text
 from ncucampaign.plan.expand import Invocation
+from ncucampaign.results.metrics import middle
 from ncucampaign.results.reading.reader import ReportedLaunch
 
 
@@ -27,7 +28,9 @@ def kernel_table(kernels: Sequence[KernelSummary], launches: int, limit: int) ->
         if len(kernel.nvtx) > 3:
             paths += ", ..."
         table.add_row(
-            console_text(short(kernel.function, 40)),
+            # both ends, as kernel names are shortened everywhere: cut at its end, moe_train's
+            # `nvjet_sm90_tst_64x48_64x15_2x4_h_bz_bias_TNT` read as `..._bz_bia…`, its TNT/TNN lost
+            console_text(middle(kernel.function, 40)),
             console_text(short(readable(kernel.demangled), 48)),
             str(kernel.launches),
             f"{kernel.total_ns / 1000:.1f}",

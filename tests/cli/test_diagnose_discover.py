@@ -198,6 +198,23 @@ def test_a_template_instance_is_picked_by_its_function_name_and_skip_not_by_a_re
     assert first.options["launch_skip"] == 1 and first.discovery_ordinal == 1
 
 
+def test_the_kernel_table_keeps_both_ends_of_a_long_function_name() -> None:
+    """moe_train's discover table cut two cuBLAS kernels at their ends: `..._h_bz_bia…` for `..._bias_TNT`."""
+    import io
+
+    from rich.console import Console
+
+    from ncucampaign.discover.tables import kernel_table
+
+    names = ["nvjet_sm90_tst_64x48_64x15_2x4_h_bz_bias_TNT", "nvjet_sm90_tst_96x64_64x10_1x2_h_bz_bias_TNN"]
+    launches = [launch(i, name, 5.0) for i, name in enumerate(names)]
+    out = io.StringIO()
+    Console(file=out, width=200, color_system=None).print(kernel_table(summarize_kernels(launches), 2, 300))
+    rows = [line.split()[0] for line in out.getvalue().splitlines() if line.strip().startswith("nvjet")]
+    assert len(rows) == 2 and rows[0].endswith("bias_TNT") and rows[1].endswith("bias_TNN"), rows
+    assert all(len(row) <= 40 and "…" in row for row in rows), rows
+
+
 def test_template_names_read_from_what_tells_them_apart() -> None:
     copy = (
         "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_"
