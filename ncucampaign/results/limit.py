@@ -107,9 +107,8 @@ def limit_line(manifest: Manifest) -> str | None:
     began = manifest.resumed[-1] if manifest.resumed else manifest.started_at  # this session's start
     ended, start_at = _when(manifest.ended_at), _when(began)
     took = (ended - start_at).total_seconds()
-    shown = f"{took:.0f} s" if took >= 10 else f"{took:.1f} s"
-    if ended.microsecond == start_at.microsecond == 0 and took < 10:  # a run's stamps are whole seconds (now_iso)
-        shown = f"{took:.0f} s" if took >= 1 else "under a second"  # "0.0 s" claimed a tenth it never measured
+    whole = ended.microsecond == start_at.microsecond == 0  # a run's stamps are whole seconds (now_iso): no tenths
+    shown = f"{took:.1f} s" if took < 10 and not whole else f"{took:.0f} s" if took >= 1 else "under a second"
     if manifest.resumed:  # the time between the interrupt and the resume is no one's; a limit prices whole runs
         return f"limit: this resume took {shown}; a limit prices a whole run, so none is said of a resume"
     start = measured_start(manifest)
