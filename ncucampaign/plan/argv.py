@@ -67,20 +67,16 @@ def render_option(spec: OptionSpec, value: Any) -> list[str]:
     return [spec.flag] if value else []  # switch
 
 
-def report_path(report_dir: Path, invocation: Invocation, suffix: str) -> Path:
-    """The report's whole name, suffix included: ncu writes `-o NAME.ncu-rep` as exactly that (measured
-    on 2025.3.1; docs/ncu-behaviour.md, "Versions"), and each version gets its own default suffix
-    (`.ncu-repz` from 2026.3), so that the name never depends on what a version appends."""
-    return report_dir / f"{invocation.name}{suffix}"
-
-
 def escape_macros(path: str) -> str:
     """ncu expands %h %p %q{} %i in -o; a literal '%' is written '%%' (valid in the path part too)."""
     return path.replace("%", "%%")
 
 
 def _report_text(report_dir: Path, file: str) -> str:
-    """str(report_path(...)), joined as text: a Path for each of 10,000 invocations was a sixth of `plan`'s argvs."""
+    """The report's whole name, suffix included, as text: ncu writes `-o NAME.ncu-rep` as exactly that (measured on
+    2025.3.1; docs/ncu-behaviour.md, "Versions"), and each version gets its own default suffix (`.ncu-repz` from
+    2026.3), so that the name never depends on what a version appends. A Path for each of 10,000 invocations was a
+    sixth of `plan`'s argvs."""
     folder = str(report_dir)
     return file if folder == "." else os.path.join(folder, file)
 
