@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from ncucampaign.errors import EXIT_NOT_COMPARABLE
 from ncucampaign.results.history.reference import file_name, moved, moved_markdown, not_comparable, rounded
-from ncucampaign.results.history.reference_file import Reference, metric_problem
+from ncucampaign.results.history.reference_file import Reference, ReferenceMetric, problem
 from tests.conftest import ROOT, checkout_in
 
 
@@ -30,6 +31,15 @@ def test_values_are_rounded_to_five_figures_and_whole_numbers_stay_whole() -> No
 def test_a_gpu_model_without_a_letter_or_digit_is_no_hidden_file() -> None:
     """Before the fix: a model of "" or "..." wrote refs/.yaml."""
     assert file_name("") == file_name("...") == file_name(" - ") == "unknown-GPU.yaml"
+
+
+def metric_problem(entry: object) -> str | None:
+    """What is wrong with one metric of a reference, as `key: why`; None when it is what the format says."""
+    try:
+        ReferenceMetric.model_validate(entry)
+    except ValidationError as exc:
+        return problem(exc.errors()[0])
+    return None
 
 
 @pytest.mark.parametrize(

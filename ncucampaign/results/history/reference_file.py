@@ -135,15 +135,6 @@ def problem(error: ErrorDetails) -> str:
     return f"{where}: {error['msg']}" if where else "not a mapping"
 
 
-def metric_problem(entry: object) -> str | None:
-    """What is wrong with one metric of a reference, as `key: why`; None when it is what the format says."""
-    try:
-        ReferenceMetric.model_validate(entry)
-    except ValidationError as exc:
-        return problem(exc.errors()[0])
-    return None
-
-
 def parsed_reference(data: object) -> Reference | str:
     """A whole reference file's data as its model, or what is wrong with it as `key.path: why`."""
     if not isinstance(data, dict) or data.get("reference") != REFERENCE_VERSION:
