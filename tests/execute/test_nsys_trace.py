@@ -283,7 +283,8 @@ def test_an_nsys_that_cannot_start_leaves_the_trace_to_ncu(tmp_path: Path, write
     campaign = write_campaign(TRACE_TARGETS)
     done = run(campaign, NCUCAMPAIGN_NSYS=str(broken))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "trace by Nsight Systems 0.0 s (profiler_error) | trace by ncu" in done.stdout, done.stdout
+    # its seconds are what a loaded machine took to refuse the exec (0.0 s, or 0.1 s under CI's load)
+    assert re.search(r"trace by Nsight Systems [0-9.]+ s \(profiler_error\) \| trace by ncu", done.stdout), done.stdout
     _, manifest = load_manifest(campaign.parent / "runs")
     assert {t["status"] for t in manifest["targets"]} == {"ok"}
     assert "nsys cannot start" in manifest["shared_runs"][0]["message"]
