@@ -99,15 +99,16 @@ def wanted_launches(targets: Sequence[TargetRecord]) -> tuple[int, float]:
     return count, sum((t.expected_results or 1) * launch_price(t) for t in profiled)
 
 
-def limit_line(manifest: Manifest) -> str | None:
-    """'limit: ...' for the end of `run`; None when the run profiled nothing or did not end."""
+def limit_line(manifest: Manifest, took: float | None = None) -> str | None:
+    """'limit: ...' for the end of `run`; None when the run profiled nothing or did not end. `took`: this process's
+    seconds (the own-time line's); else the manifest's stamps of this session, whole seconds."""
     count, replay = wanted_launches(manifest.targets)
     if not count or manifest.ended_at is None:
         return None
     began = manifest.resumed[-1] if manifest.resumed else manifest.started_at  # this session's start
     ended, start_at = _when(manifest.ended_at), _when(began)
-    took = (ended - start_at).total_seconds()
-    whole = ended.microsecond == start_at.microsecond == 0  # a run's stamps are whole seconds (now_iso): no tenths
+    whole = took is None and ended.microsecond == start_at.microsecond == 0  # stamps of whole seconds: no tenths
+    took = (ended - start_at).total_seconds() if took is None else took
     shown = f"{took:.1f} s" if took < 10 and not whole else f"{took:.0f} s" if took >= 1 else "under a second"
     if manifest.resumed:  # the time between the interrupt and the resume is no one's; a limit prices whole runs
         return f"limit: this resume took {shown}; a limit prices a whole run, so none is said of a resume"

@@ -143,6 +143,10 @@ def test_a_run_stamped_in_whole_seconds_claims_no_tenths() -> None:
     manifest.ended_at = "2026-01-01T00:00:03+00:00"
     line = limit_line(manifest)
     assert line is not None and line.startswith("limit: this run took 3 s;"), line
+    # `run` hands it its process's seconds, as the own-time line has them: the try campaign read "own time: 0.4 s of
+    # this run's 0.6 s" above "limit: this run took 1 s"
+    line = limit_line(manifest, 0.6)
+    assert line is not None and line.startswith("limit: this run took 0.6 s;"), line
 
 
 def test_a_resume_says_how_long_it_took_itself_and_prices_no_limit() -> None:

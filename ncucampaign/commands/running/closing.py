@@ -40,8 +40,9 @@ def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings,
         for line in (left_out_line(manifest, every_row), tally_line(manifest)):
             if line:
                 out.print(line, highlight=False, markup=False)
-        own = own_time_line(manifest, since_process_start())  # the clock counts this process's seconds
-        lines = [*sharing_breakdown(manifest), own, limit_line(manifest), gpu_time_line(manifest)]
+        took = since_process_start()  # this process's seconds: what the own-time and limit lines measure against
+        own, limit = own_time_line(manifest, took), limit_line(manifest, took)
+        lines = [*sharing_breakdown(manifest), own, limit, gpu_time_line(manifest)]
         for line in [*lines, *samples_short(plan, manifest)]:
             if line:
                 out.print(line, highlight=False, markup=False)
