@@ -57,7 +57,7 @@ def stacks_of_export(export: Path) -> list[tuple[str, tuple[str, ...]]]:
     launches = []
     for call, thread, function in db.execute(
         "select r.start, r.globalTid, s.value from CUPTI_ACTIVITY_KIND_KERNEL k join CUPTI_ACTIVITY_KIND_RUNTIME r"
-        " on r.correlationId = k.correlationId and r.globalPid = k.globalPid"
+        " on r.correlationId = k.correlationId"  # one process: its correlation IDs are unique
         f" join StringIds s on s.id = k.shortName order by r.start limit {LAUNCHES}"
     ):
         open_ = tuple(name for start, end, name in ranges.get(thread, []) if start <= call < end)
