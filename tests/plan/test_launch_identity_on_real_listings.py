@@ -132,6 +132,20 @@ def test_a_one_result_report_is_renamed_shorter_still() -> None:
     assert trace[symbol].startswith("void at::vectorized_elementwise_kernel<8, at::AUnaryFunctor<c10::BFloat16")
 
 
+@pytest.mark.parametrize(
+    ("listed", "stack"),
+    [
+        ("moe_train-reduce-sum", "CCCL:cub::DeviceReduce::Sum"),
+        ("llama_serve-inclusive-scan", "CCCL:cub::DeviceScan::InclusiveScan"),
+    ],
+)
+def test_cubs_ranges_read_whole_where_their_message_repeats_the_name(listed: str, stack: str) -> None:
+    """CCCL's ranges end in a registered message holding colons of its own (tests/fixtures/zoo/README.md): read
+    as 'domain:range' only, as Nsight Systems names them, whatever the message adds after them."""
+    launches = listing("cccl", listed, "function")
+    assert len(launches) == 3 and all(launch.nvtx == (stack,) for launch in launches)
+
+
 # --- streams: a second thread's launches interleaved otherwise than in the trace ------------------------
 
 

@@ -120,11 +120,20 @@ def garbled(text: str) -> str | None:
 
 def _domain_and_range(entry: str) -> str:
     """'domain:range' of an entry of the push/pop column, which ncu writes as
-    DOMAIN:RANGE:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg: its last six fields are dropped, so
-    that a range named like PyTorch's (`aten::linear`) keeps its whole name."""
-    if entry.count(":") >= 7:
-        return entry.rsplit(":", 6)[0]
-    return ":".join(entry.split(":")[:2])
+    DOMAIN:RANGE:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg: the six fields after the range are dropped, so
+    that a range named like PyTorch's (`aten::linear`) keeps its whole name. A message that is text repeats the
+    range's name, colons and all (CUB's registered `CCCL:cub::DeviceReduce::Sum:none:none:none:none:REGISTERED:
+    cub::DeviceReduce::Sum`, docs/ncu-behaviour.md): the fields end where that message begins."""
+    fields = entry.split(":")
+    if len(fields) < 8:
+        return ":".join(fields[:2])
+    for cut in range(len(fields) - 6, 1, -1):  # the message's first field, from the last one leftwards
+        head, message = ":".join(fields[:cut]), ":".join(fields[cut + 5 :])
+        if fields[cut + 4] != "none" and head.endswith(":" + message):
+            return head
+        if cut == len(fields) - 6 and message == "none":
+            return head  # no message: the last six fields, as every default-domain range is written
+    return ":".join(fields[:-6])
 
 
 def parse_raw_csv(text: str) -> list[Launch]:
