@@ -123,6 +123,43 @@ def test_the_trace_by_nsight_systems_gives_the_union_and_splits_that_ncus_trace_
         assert profiled_launch(nsys_dir, name) == profiled_launch(ncu_dir, name), name
 
 
+CUB_RANGE = "cub::DeviceReduce::Sum"  # CUB's ranges are of CCCL's own domain (tests/fixtures/zoo/cccl)
+CUB_TARGETS = f"""
+- name: gemm
+  kernel_name: regex:nvjet
+  launch_skip: 2
+- name: cub_rms
+  nvtx_include: "CCCL@{CUB_RANGE}]"
+  kernel_name: rmsnorm_kernel
+  launch_skip: 1
+- name: layer_top_rms
+  nvtx_include: "layer]"
+  kernel_name: rmsnorm_kernel
+  launch_skip: 3
+"""
+
+
+@slow
+def test_cubs_ranges_in_their_own_domain_are_traced_by_nsight_systems_as_ncu_places_them(
+    tmp_path: Path, write_campaign
+) -> None:
+    """An application whose CUB pushes CCCL's ranges (each domain a stack of its own: `layer]` holds under
+    CUB's range too), selected by that domain or not: nsys's trace stands in, every split verifies, and
+    each target holds what it holds with ncu's trace."""
+    campaign = write_campaign(CUB_TARGETS, defaults=f"args: [--mlp-range, 'CCCL@{CUB_RANGE}']")
+    by_ncu = run(campaign, out="runs-ncu")
+    by_nsys = run(campaign, out="runs-nsys", **with_nsys(tmp_path / "nsys-calls.log"))
+    assert by_ncu.returncode == by_nsys.returncode == 0, by_nsys.stdout + by_nsys.stderr
+    ncu_dir, ncu_manifest = load_manifest(tmp_path / "runs-ncu")
+    nsys_dir, nsys_manifest = load_manifest(tmp_path / "runs-nsys")
+    (trace,) = [r for r in nsys_manifest["shared_runs"] if r["kind"] == "trace"]
+    assert trace["status"] == "ok" and trace["trace"]["tracer"] == "nsys", trace_log(nsys_dir)
+    assert obtained(nsys_manifest) == obtained(ncu_manifest) == dict.fromkeys(obtained(ncu_manifest), "shared")
+    for name in obtained(ncu_manifest):
+        assert profiled_launch(nsys_dir, name) == profiled_launch(ncu_dir, name), name
+    assert f"CCCL:{CUB_RANGE}" in str(profiled_launch(nsys_dir, "cub_rms"))
+
+
 @slow
 @pytest.mark.parametrize(
     ("knobs", "why", "profiled"),
@@ -132,7 +169,7 @@ def test_the_trace_by_nsight_systems_gives_the_union_and_splits_that_ncus_trace_
         ({"FAKE_NSYS_FAIL": "export"}, "nsys export failed (1): fake nsys: export failed", True),
         ({"FAKE_NSYS_FAIL": "profile"}, "nsys profile exited with 1", True),
         ({"FAKE_NSYS_PROCESSES": "2"}, "several processes launched kernels", True),
-        ({"FAKE_NSYS_DOMAIN": "NCCL"}, "NVTX ranges of a named domain", True),
+        ({"FAKE_NSYS_DOMAIN": "NCCL"}, "NVTX ranges of the domain 'NCCL', which ncu places its own way", True),
     ],
 )
 def test_whatever_keeps_nsys_from_standing_in_leaves_the_run_to_ncus_trace(

@@ -93,7 +93,10 @@ def test_kernel_names_match_the_function_name_or_with_base_mangled_the_symbol() 
     ("values", "env", "why"),
     [
         ({"nvtx_include": ("regex:.*decode.*/",)}, {}, "matched only by ncu"),
-        ({"nvtx_include": ("Domain@range/",)}, {}, "matched only by ncu"),
+        ({"nvtx_include": ("Domain@range/",)}, {}, "names a domain"),
+        ({"nvtx_include": ("NCCL@ncclAllReduce/",)}, {}, "names a domain"),  # placed otherwise by nsys
+        ({"nvtx_include": ("CCCL@cub::DeviceReduce::Sum/",)}, {}, None),  # placed alike: docs/ncu-behaviour.md
+        ({"nvtx_include": ("CCCL@a_start_end_range",)}, {}, "matched only by ncu"),
         ({"nvtx_include": ("a_start_end_range",)}, {}, "matched only by ncu"),
         ({"nvtx_exclude": (r"A\[i\]/",)}, {}, "matched only by ncu"),
         ({"kernel_name_base": "demangled"}, {}, "--kernel-name-base demangled"),
@@ -156,9 +159,15 @@ SCHEMA = (
 PID, THREAD, OTHER = 7 << 24, (7 << 24) + 7, (7 << 24) + 8
 
 
-def export(tmp_path: Path, kernels: list[tuple], ranges: list[tuple], strings: dict[int, str] | None = None) -> Path:
+def export(
+    tmp_path: Path,
+    kernels: list[tuple],
+    ranges: list[tuple],
+    strings: dict[int, str] | None = None,
+    domains: dict[int, str] | None = None,
+) -> Path:
     """kernels: (correlationId, called at, thread, function, symbol or None, graph node, pid);
-    ranges: (start, end, text, thread, domain, textId)."""
+    ranges: (start, end, text, thread, domain, textId); domains: each created domain's name by its ID."""
     path = tmp_path / "trace.sqlite"
     db = sqlite3.connect(path)
     db.executescript(SCHEMA)
@@ -178,6 +187,8 @@ def export(tmp_path: Path, kernels: list[tuple], ranges: list[tuple], strings: d
         )
     for start, end, text, thread, domain, text_id in ranges:
         db.execute("insert into NVTX_EVENTS values (?, ?, 59, ?, ?, ?, ?)", (start, end, text, thread, domain, text_id))
+    for domain, name in (domains or {}).items():
+        db.execute("insert into NVTX_EVENTS values (1, null, 75, ?, ?, ?, null)", (name, THREAD, domain))
     db.executemany("insert into StringIds values (?, ?)", names.items())
     db.commit()
     db.close()
@@ -218,14 +229,44 @@ def test_launches_come_in_call_order_with_the_ranges_open_on_their_thread(tmp_pa
         ([(1, 10, THREAD, "k", None, None, PID), (2, 20, THREAD, "k", None, None, PID + (1 << 24))], [], "processes"),
         ([(1, 10, THREAD, "k", None, None, PID)], [(5, 20, None, THREAD, 0, None)], "without a name"),
         # NCCL's range, on another thread and closed long before: still refused (ncu placed one at every launch)
-        ([(1, 10, THREAD, "k", None, None, PID)], [(1, 2, "ncclCommInitRankConfig", OTHER, 3, None)], "named domain"),
+        ([(1, 10, THREAD, "k", None, None, PID)], [(1, 2, "ncclCommInitRankConfig", OTHER, 3, None)], "'NCCL'"),
+        ([(1, 10, THREAD, "k", None, None, PID)], [(1, 2, "r", THREAD, 4, None)], "domain of no name"),  # not created
     ],
 )
 def test_what_cannot_be_ordered_or_named_as_ncu_does_is_refused(
     tmp_path: Path, kernels: list[tuple], ranges: list[tuple], why: str
 ) -> None:
     with pytest.raises(ExportRefused, match=why):
-        read_all(export(tmp_path, kernels, ranges))
+        read_all(export(tmp_path, kernels, ranges, domains={3: "NCCL"}))
+
+
+def test_cubs_ranges_are_read_in_their_domain_as_ncu_lists_them(tmp_path: Path) -> None:
+    """CCCL's ranges (CUB's registered strings, by StringIds) take their domain's name, beside the default
+    domain's, in the order they were pushed; a launch inside reads as ncu's real listing of one reads."""
+    path = export(
+        tmp_path,
+        kernels=[
+            (1, 10, THREAD, "before", None, None, PID),
+            (2, 30, THREAD, "DeviceReduceSingleTileKernel", None, None, PID),
+            (3, 50, THREAD, "after", None, None, PID),
+        ],  # fmt: skip
+        ranges=[(5, 60, "step", THREAD, 0, None), (25, 35, None, THREAD, 1, 1)],
+        strings={1: "cub::DeviceReduce::Sum"},
+        domains={1: "CCCL"},
+    )
+    launches = read_all(path)
+    assert [x.nvtx for x in launches] == [
+        (f"{DEFAULT_DOMAIN}:step",),
+        (f"{DEFAULT_DOMAIN}:step", "CCCL:cub::DeviceReduce::Sum"),
+        (f"{DEFAULT_DOMAIN}:step",),
+    ]
+    real = parse_raw_csv((FIXTURES / "zoo" / "cccl" / "moe_train-reduce-sum.function.csv").read_text())
+    assert [x.nvtx for x in real] == [("CCCL:cub::DeviceReduce::Sum",)] * 3
+    assert selected(launches, options(nvtx_include=("CCCL@cub::DeviceReduce::Sum/",))) == [1]
+    assert selected(launches, options(nvtx_include=("CCCL@[cub::DeviceReduce::Sum]",))) == [1]
+    # each domain keeps its own stack, as ncu does: CUB's range on top hides nothing of the default domain's
+    assert selected(launches, options(nvtx_include=("step]",))) == [0, 1, 2]
+    assert selected(launches, options(nvtx_include=("cub::DeviceReduce::Sum/",))) == []
 
 
 def test_the_nodes_of_a_graph_launch_come_as_they_ran(tmp_path: Path) -> None:

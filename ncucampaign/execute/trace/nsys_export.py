@@ -2,9 +2,9 @@
 CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME for the API call's time and thread, NVTX_EVENTS type 59
 for push/pop ranges), in correlationId order, the order ncu numbers them in (docs/ncu-behaviour.md, "A trace by
 Nsight Systems instead"); only those the trace's filters select, up to its launch count. Refused with the
-reason: several processes, a named NVTX domain, an export unlike its schema (every value's type is checked;
-text not UTF-8 is no name). Bounded in bytes, rows and seconds (Bounds); a stop request ends a read within a
-fraction of a second (SQLite's progress handler and the loop over rows both look)."""
+reason: several processes, a named NVTX domain that ncu places its own way, an export unlike its schema (every
+value's type is checked; text not UTF-8 is no name). Bounded in bytes, rows and seconds (Bounds); a stop request
+ends a read within a fraction of a second (SQLite's progress handler and the loop over rows both look)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from pathlib import Path
 
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.nsys_select import PLACED_ALIKE
 from ncucampaign.spec.ncu_grammar import DEFAULT_DOMAIN
 
 _PUSH_POP = 59  # NVTX_EVENTS.eventType of a push/pop range (NvtxPushPopRange)
+_DOMAIN_CREATE = 75  # NVTX_EVENTS.eventType of a domain's creation, its name in text (NvtxDomainCreate)
 _STEPS = 5_000  # SQLite steps between two looks at the stop request and the clock
 _LARGEST_DIM = (1 << 31) - 1  # CUDA's grid and block dimensions are below 2^31
 
@@ -113,8 +115,7 @@ class _Reading:
                 raise ExportRefused(f"it holds more than {self.bounds.rows} launches before the trace's {limit}")
             self.look(count)
             symbol, function, when, thread = _names_and_call(row)
-            nvtx = tuple(f"{DEFAULT_DOMAIN}:{name}" for name in stacks.at(thread, when))
-            launch = Launch(len(held), symbol, _dims(row[2:5]), _dims(row[5:8]), nvtx, function)
+            launch = Launch(len(held), symbol, _dims(row[2:5]), _dims(row[5:8]), stacks.at(thread, when), function)
             if holds(launch):
                 held.append(launch)
                 if len(held) >= limit:
@@ -138,22 +139,22 @@ class _Reading:
         return f" where k.shortName in ({','.join(str(short) for short in ids)})"
 
     def ranges(self) -> dict[int, list[Range]]:
-        """Push/pop ranges per thread, by start. A named domain refuses the export: ncu and nsys place them
-        differently (`multirank`: ncu had NCCL's ncclCommInitRankConfig open at every launch, nsys at none)."""
+        """Push/pop ranges per thread, by start, each named 'domain:range' as ncu lists it. A named domain that
+        ncu places its own way refuses the export (`multirank`: ncu had NCCL's ncclCommInitRankConfig open at every
+        launch, nsys at none); those both place alike (PLACED_ALIKE: CUB's CCCL) are read."""
         columns = self.columns("NVTX_EVENTS")
         if not columns:
             return {}
-        named = f"select 1 from NVTX_EVENTS where eventType = {_PUSH_POP} and coalesce(domainId, 0) != 0 limit 1"
-        if "domainId" in columns and self.db.execute(named).fetchone():
-            raise ExportRefused("it holds NVTX ranges of a named domain (NCCL's, say), which ncu places its own way")
         text = "coalesce(e.text, t.value)" if "textId" in columns else "e.text"
         join = " left join StringIds t on t.id = e.textId" if "textId" in columns else ""
+        domain = "coalesce(e.domainId, 0)" if "domainId" in columns else "0"
+        names = self.domains(text, join, domain)
         rows = self.db.execute(
-            f"select e.start, e.end, {text}, e.globalTid from NVTX_EVENTS e{join}"
+            f"select e.start, e.end, {text}, e.globalTid, {domain} from NVTX_EVENTS e{join}"
             f" where e.eventType = {_PUSH_POP} order by e.start limit {self.bounds.ranges + 1}"
         )
         threads: dict[int, list[Range]] = {}
-        for count, (start, end, name, thread) in enumerate(rows, start=1):
+        for count, (start, end, name, thread, domain_id) in enumerate(rows, start=1):
             if count > self.bounds.ranges:
                 raise ExportRefused(f"it holds more than {self.bounds.ranges} NVTX ranges")
             self.look(count)
@@ -161,8 +162,26 @@ class _Reading:
                 raise ExportRefused("it holds an NVTX range without a name")
             if not _is_int(start) or not _is_int(thread) or not (end is None or _is_int(end)):
                 raise ExportRefused(f"the NVTX range {name[:80]!r} has a start, end or thread that is no integer")
-            threads.setdefault(thread, []).append((start, end, sys.intern(name)))
+            threads.setdefault(thread, []).append((start, end, sys.intern(f"{names[domain_id]}:{name}")))
         return threads
+
+    def domains(self, text: str, join: str, domain: str) -> dict[object, str]:
+        """The domain of each domain ID that a push/pop range holds, by the name its creation gave it; the
+        export refused when one is a domain ncu places its own way, or has no name."""
+        names: dict[object, str] = {0: DEFAULT_DOMAIN}
+        pushed = f"select distinct {domain} from NVTX_EVENTS e where e.eventType = {_PUSH_POP} and {domain} != 0"
+        used = [row[0] for row in self.db.execute(pushed)]
+        if not used:
+            return names
+        create = f"select e.domainId, {text} from NVTX_EVENTS e{join} where e.eventType = {_DOMAIN_CREATE}"
+        created = dict(self.db.execute(create).fetchall())
+        for domain_id in used:
+            name = created.get(domain_id)
+            if not isinstance(name, str) or name not in PLACED_ALIKE:
+                shown = repr(name[:80]) if isinstance(name, str) else "of no name"
+                raise ExportRefused(f"it holds NVTX ranges of the domain {shown}, which ncu places its own way")
+            names[domain_id] = name
+        return names
 
 
 def _is_int(value: object) -> bool:
