@@ -12,6 +12,8 @@ from ncucampaign.plan.share.text import short_names
 from ncucampaign.results.limit import by_tracers
 
 UNIONS_SHOWN = 6  # shared runs named one by one in the breakdown; the others counted
+NOT_USED = "not used: "  # how a trace that was taken and then refused says why (execute/trace)
+TRACE_WHY = 160  # characters of that reason in the line; the trace's log and record hold it whole
 
 
 def how_obtained(record: TargetRecord) -> str:
@@ -35,7 +37,10 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
     parts = []
     for trace in traces:
         used = f", its {trace.trace.launches} launches used" if trace.status != Status.OK and trace.trace else ""
-        parts.append(f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({trace.status.value}{used})")
+        how = f"{trace.status.value}{used}"
+        if trace.status != Status.OK and not trace.trace and trace.message.startswith(NOT_USED):
+            how = trace.message[:TRACE_WHY]  # it ran, and why it was refused says more than the status
+        parts.append(f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({how})")
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")
     for union in unions[:UNIONS_SHOWN]:

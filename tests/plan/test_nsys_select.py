@@ -249,7 +249,7 @@ def test_cubs_ranges_are_read_in_their_domain_as_ncu_lists_them(tmp_path: Path) 
             (1, 10, THREAD, "before", None, None, PID),
             (2, 30, THREAD, "DeviceReduceSingleTileKernel", None, None, PID),
             (3, 50, THREAD, "after", None, None, PID),
-        ],  # fmt: skip
+        ],
         ranges=[(5, 60, "step", THREAD, 0, None), (25, 35, None, THREAD, 1, 1)],
         strings={1: "cub::DeviceReduce::Sum"},
         domains={1: "CCCL"},
