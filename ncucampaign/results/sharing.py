@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ncucampaign.errors import printable
-from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
+from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.plan.share.text import short_names
 from ncucampaign.results.limit import by_tracers
@@ -26,6 +26,14 @@ def how_obtained(record: TargetRecord) -> str:
     return obtained.how
 
 
+def _trace_part(trace: SharedRunRecord) -> str:
+    used = f", its {trace.trace.launches} launches used" if trace.status != Status.OK and trace.trace else ""
+    how = f"{trace.status.value}{used}"
+    if trace.status != Status.OK and not trace.trace and trace.message.startswith(NOT_USED):
+        how = trace.message[:TRACE_WHY]  # it ran, and why it was refused says more than the status
+    return f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({how})"
+
+
 def sharing_breakdown(manifest: Manifest) -> list[str]:
     """The breakdown `run` prints at its end; [] when no target shared or was decided on a trace."""
     targets = {t.name: t for t in manifest.targets}
@@ -34,13 +42,7 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
     unions = [r for r in manifest.shared_runs if r.kind == "union"]
     if not unions and not traces and "trace" not in hows.values():
         return []
-    parts = []
-    for trace in traces:
-        used = f", its {trace.trace.launches} launches used" if trace.status != Status.OK and trace.trace else ""
-        how = f"{trace.status.value}{used}"
-        if trace.status != Status.OK and not trace.trace and trace.message.startswith(NOT_USED):
-            how = trace.message[:TRACE_WHY]  # it ran, and why it was refused says more than the status
-        parts.append(f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({how})")
+    parts = [_trace_part(trace) for trace in traces]
     if not traces and any(u.trace is not None and u.trace.reused for u in unions):
         parts.append("trace cached")
     for union in unions[:UNIONS_SHOWN]:
