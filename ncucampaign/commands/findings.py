@@ -99,9 +99,25 @@ def fitted(text: str, width: int | None) -> str:
         # under its text: a numbered title's after its number, any other line at its own indent
         lead = _LEAD.match(line)
         indent = " " * (lead.end() if lead else 0)
-        wrapped = textwrap.wrap(line, max(width - 1, 40), subsequent_indent=indent or "  ", break_on_hyphens=False)
-        lines += wrapped or [line]
+        wrapper = _NameWrapper(max(width - 1, 40), subsequent_indent=indent or "  ", break_on_hyphens=False)
+        lines += wrapper.wrap(line) or [line]
     return "\n".join(lines)
+
+
+class _NameWrapper(textwrap.TextWrapper):
+    """A word longer than a line (a kernel's name: cuDNN's run past 100 characters) is broken after its last `_`,
+    `,` or `>` that fits, where a reader looks for a joint, not at whatever column the line ends."""
+
+    def _handle_long_word(self, chunks: list[str], line: list[str], length: int, width: int) -> None:
+        chunk, left = chunks[-1], max(width - length, 1)
+        if line and left < width // 2:
+            return  # the line ends here and the name starts the next one, whole up to its first joint
+        joint = max(chunk.rfind(mark, 0, left) for mark in "_,>") + 1
+        if joint <= left // 3:  # none, or so early that the line would stand mostly empty
+            super()._handle_long_word(chunks, line, length, width)
+            return
+        line.append(chunk[:joint])
+        chunks[-1] = chunk[joint:]
 
 
 COMMAND = Command(

@@ -93,3 +93,23 @@ def test_long_member_lists_are_shortened() -> None:
     assert short_names(names) == "rms_0, rms_1, rms_2 ... gemm_149, 300 targets"
     assert short_names(names[:6]) == ", ".join(names[:6])
     assert len(short_names(names, shown=PLAN_NAMES)) < 400
+
+
+CUDNN = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0"
+
+
+@pytest.mark.parametrize("width", [50, 80])
+def test_findings_break_a_kernel_name_longer_than_a_line_at_its_joints(width: int) -> None:
+    """llama_serve's findings at 80 columns (H200): cuDNN's 104-character name broke as `cudnn_` at one line's end
+    and the rest at whatever column the next ended. Now it starts a line of its own and breaks after a `_`, and
+    nothing of it is lost."""
+    from ncucampaign.commands.findings import fitted
+
+    line = f"   kernels: elementwise_kernel, nvjet_sm90_tst_48x64_64x15_4x2_h_bz_TNN, {CUDNN}, reduce_kernel"
+    pieces = [x.strip() for x in fitted(line, width).splitlines()]
+    assert all(len(x) < width for x in fitted(line, width).splitlines())
+    start = next(i for i, x in enumerate(pieces) if x.startswith("cudnn_"))
+    end = next(i for i, x in enumerate(pieces) if i >= start and CUDNN[-8:] + "," in x)
+    assert "".join(pieces[start : end + 1]).split(",")[0] == CUDNN
+    assert all(x.endswith("_") for x in pieces[start:end])
+    assert CUDNN in fitted(line, 120)  # whole where a line holds it
