@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 _NVTX_COLUMN = "thread Domain:Push/Pop_Range"
+_NO_MESSAGE = ":none" * 6  # an entry's last six fields where its range has no payload, color or message
 _QUOTED = re.compile(r'"([^"]*)"')
 _DIMS = re.compile(r"\((\d+), (\d+), (\d+)\)")  # a grid or block as ncu lists it: (x, y, z)
 Dims = tuple[int, int, int]
@@ -124,6 +125,8 @@ def _domain_and_range(entry: str) -> str:
     that a range named like PyTorch's (`aten::linear`) keeps its whole name. A message that is text repeats the
     range's name, colons and all (CUB's registered `CCCL:cub::DeviceReduce::Sum:none:none:none:none:REGISTERED:
     cub::DeviceReduce::Sum`, docs/ncu-behaviour.md): the fields end where that message begins."""
+    if entry.endswith(_NO_MESSAGE) and entry.count(":") >= 7:
+        return entry[: -len(_NO_MESSAGE)]  # most entries: every range a default domain's
     fields = entry.split(":")
     if len(fields) < 8:
         return ":".join(fields[:2])
