@@ -176,3 +176,35 @@ def test_long_target_names_stay_apart_and_whole_in_the_table_and_the_chart_at_80
     assert len(set(labels)) == len(NAMES) and all(label["x"] >= 0 for label in probe["labels"]), probe
     for name in NAMES:  # whole on hover
         assert f'title="{name}"' in table
+
+
+FIX_FIRST_PROBE = """<script>window.addEventListener('load', () => {
+  const out = document.createElement('pre'); out.id = 'probe';
+  out.textContent = JSON.stringify({page: document.documentElement.scrollWidth, viewport: window.innerWidth});
+  document.body.appendChild(out);
+});</script>"""
+
+
+def test_what_to_fix_first_breaks_long_kernel_names_at_800_px(tmp_path: Path) -> None:
+    """llama_serve's page at 800 px (H200): 'What to fix first' named cuDNN's 104-character kernel in one piece,
+    and the whole page scrolled sideways. Its names now break at their joints, as the table's do."""
+    from ncucampaign.execute.rundir.result_records import FindingRecord, ResultRecord
+    from ncucampaign.results.page.html import STYLE, _fix_first
+    from tests.manifests import manifest_with, target_record
+
+    cudnn = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0"
+    finding = FindingRecord(rule="SOLBottleneck", name="SmallGrid", section="SpeedOfLight", title="Small Grid",
+                            message="This kernel grid is too small.", type="OPT")  # fmt: skip
+    names = [cudnn, "nvjet_sm90_tst_48x64_64x15_4x2_h_bz_TNN", "elementwise_kernel"]
+    targets = [
+        target_record(
+            name[:58],
+            results=[ResultRecord(index=0, kernel=name, demangled=name, workload="kernel", findings=[finding])],
+        )
+        for name in names
+    ]
+    listed = _fix_first(manifest_with(targets))
+    assert cudnn[:20] in listed.replace("<wbr>", "")  # the finding names it
+    page = f"<html><head><style>{STYLE}</style></head><body>{listed}</body></html>"
+    probe = chromium_probe(page, FIX_FIRST_PROBE, 800, tmp_path)
+    assert probe["page"] <= probe["viewport"], probe

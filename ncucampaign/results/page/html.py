@@ -134,8 +134,8 @@ def _fix_first(manifest: Manifest, count: int = 10) -> str:
             gain = f'<br><span class="gain">application gain {percent(group.gain)} of GPU time = {terms}</span>'
         items.append(
             f'<li><b>{escape(rule.title or rule.name)}</b> <span class="sub">{escape(rule.kind)} &middot; '
-            f"{escape(rule.rule)} &middot; {speedup} &middot; {escape(found.where_found(group))} &middot; "
-            f"kernel(s) {escape(found.first_few(group.kernels))}</span>{gain}<br>{escape(rule.message)}</li>"
+            f"{escape(rule.rule)} &middot; {speedup} &middot; {_breakable(found.where_found(group))} &middot; "
+            f"kernel(s) {_breakable(found.first_few(group.kernels))}</span>{gain}<br>{escape(rule.message)}</li>"
         )
     return summary + '<ol class="fix-first">' + "".join(items) + "</ol>"
 
