@@ -367,6 +367,7 @@ def test_reading_is_bounded_in_bytes_and_seconds_and_stops_with_the_run(tmp_path
         ("update StringIds set value = x'01'", "no kernel name"),
         ("update NVTX_EVENTS set end = 'later'", "start, end or thread that is no integer"),
         ("update NVTX_EVENTS set start = null", "start, end or thread that is no integer"),
+        ("update NVTX_EVENTS set domainId = 'CCCL'", "the domain of no name"),  # an ID that no creation names
     ],
 )
 def test_a_value_of_another_type_than_the_schema_says_refuses_the_export(tmp_path: Path, change: str, why: str) -> None:
