@@ -31,6 +31,8 @@ def _trace_part(trace: SharedRunRecord) -> str:
     how = f"{trace.status.value}{used}"
     if trace.status != Status.OK and not trace.trace and trace.message.startswith(NOT_USED):
         how = trace.message[:TRACE_WHY]  # it ran, and why it was refused says more than the status
+    elif trace.trace and trace.trace.declined:
+        how += f"; {trace.trace.declined[:TRACE_WHY]}"  # a tracer before it that never ran: said only here
     return f"trace {by_tracers([trace])} {trace.seconds:.1f} s ({how})"
 
 
@@ -43,8 +45,9 @@ def sharing_breakdown(manifest: Manifest) -> list[str]:
     if not unions and not traces and "trace" not in hows.values():
         return []
     parts = [_trace_part(trace) for trace in traces]
-    if not traces and any(u.trace is not None and u.trace.reused for u in unions):
-        parts.append("trace cached")
+    cached = next((u.trace for u in unions if u.trace is not None and u.trace.reused), None)
+    if not traces and cached is not None:
+        parts.append("trace cached" + (f" ({cached.declined[:TRACE_WHY]})" if cached.declined else ""))
     for union in unions[:UNIONS_SHOWN]:
         wanted = sum(targets[m].expected_results or 0 for m in union.members if m in targets)
         profiled = union.launch_count

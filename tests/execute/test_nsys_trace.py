@@ -214,6 +214,16 @@ def test_what_only_ncu_can_trace_keeps_ncus_trace_and_runs_no_nsys(
     run_dir, manifest = load_manifest(tmp_path / "runs")
     assert not calls.exists() and set(obtained(manifest).values()) == {"shared"}
     assert f"# ncucampaign: traced by ncu, not by Nsight Systems: {why}\n" in trace_log(run_dir)
+    # said where people read the run, not in the trace's log only (the breakdown said `trace by ncu 28.1 s (ok)`)
+    assert manifest["shared_runs"][0]["trace"]["declined"] == f"not by Nsight Systems: {why}"
+    assert re.search(
+        rf"sharing: trace by ncu [0-9.]+ s \(ok; not by Nsight Systems: {re.escape(why)}\) \|", done.stdout
+    )
+    # a machine without Nsight Systems: nothing the campaign could change kept it out, and nothing is said
+    absent = run(campaign, out="runs-absent", NCUCAMPAIGN_NSYS=str(tmp_path / "no-nsys"))
+    _, manifest = load_manifest(tmp_path / "runs-absent")
+    assert absent.returncode == 0 and manifest["shared_runs"][0]["trace"].get("declined") is None, absent.stdout
+    assert "not by Nsight Systems" not in absent.stdout
 
 
 @slow

@@ -185,6 +185,7 @@ class TraceInfo(Record):
     seconds: float | None = Field(None, description="how long the trace took when it ran (it calibrates costs)")
     tracer: str = Field("ncu", description="the tracer that took it (execute/trace/tracers.py): ncu, or nsys")
     launch_s: float | None = Field(None, description="seconds a traced launch adds to an application start")
+    declined: str | None = Field(None, description="why a tracer this machine has could not take this trace")
 
 
 class SharedRunRecord(TargetRecord):

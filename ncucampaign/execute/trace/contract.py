@@ -35,6 +35,7 @@ class TraceAsk:
     gpus: tuple[str, ...] | None
     lane: str | None
     key: TraceKey
+    declined: str = ""  # why tracers that could run here cannot stand in for this one (its record says so)
 
     @property
     def launches(self) -> int:

@@ -7,6 +7,8 @@ contract (Trace.more) and ask which tracer took it only to say so."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -55,12 +57,16 @@ def trace_for(ctx: RunContext, cache: TraceCache, ask: TraceAsk, wanted: Wanted)
     """The trace `ask` asks for, with the `wanted` listings; or why there is none."""
     able: list[tuple[Tracer, TraceKey]] = []
     notes: list[Note] = []
+    declined: list[str] = []
     for tracer in TRACERS:
         key = tracer.stand_in(ask, ctx.ncu_path)
         if isinstance(key, str):
             notes.append((tracer.label, key))
+            if tracer.readiness(ctx.ncu_path, os.environ).ready:  # the campaign, not the machine, kept it out
+                declined.append(f"not by {tracer.label}: {key}")
         else:
             able.append((tracer, key))
+    ask = dataclasses.replace(ask, declined="; ".join(declined))
     for tracer, key in able:  # a trace an earlier run kept, by any tracer that can stand in
         with cache.key_lock(key):
             kept = _kept(ctx, cache, ask, tracer, key, wanted, notes)
@@ -140,7 +146,7 @@ def _info(
 ) -> TraceInfo:
     """`launches`: the most it holds, its launch count; or all it holds, where its timeout cut it."""
     return TraceInfo(report=report, key=key.digest, launches=launches, reused=reused, seconds=seconds,
-                     tracer=tracer.name, launch_s=tracer.launch_s)  # fmt: skip
+                     tracer=tracer.name, launch_s=tracer.launch_s, declined=ask.declined or None)  # fmt: skip
 
 
 def _checked(listed: Listings | str) -> Listings | str:
