@@ -45,7 +45,10 @@ GEMM = [x for x in TRACE if x.symbol == "gemm"]
 
 def test_a_member_wants_its_skip_and_count_among_what_it_selects() -> None:
     assert member_wanted(RMSNORM, 2, 2) == (TRACE[4], TRACE[6])
-    assert "select 5 launch(es)" in str(member_wanted(RMSNORM, 4, 2))  # it needs launches 5-6
+    assert str(member_wanted(RMSNORM, 4, 2)).endswith(
+        "select 5 launch(es) in the discovery trace; it needs launches 5-6"
+    )
+    assert str(member_wanted(RMSNORM, 5, 1)).endswith("it needs launch 6")  # one launch is named as one
 
 
 def test_the_union_window_spans_from_the_first_to_the_last_wanted_launch() -> None:

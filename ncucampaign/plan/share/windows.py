@@ -64,10 +64,8 @@ def member_wanted(selected: Sequence[Launch], skip: int, count: int) -> tuple[La
     """The wanted launches among the first skip+count the member's filters select in the trace, or why
     the trace cannot say."""
     if len(selected) < skip + count:
-        return (
-            f"its filters select {len(selected)} launch(es) in the discovery trace; "
-            f"it needs launches {skip + 1}-{skip + count}"
-        )
+        needs = f"launch {skip + 1}" if count == 1 else f"launches {skip + 1}-{skip + count}"
+        return f"its filters select {len(selected)} launch(es) in the discovery trace; it needs {needs}"
     return tuple(selected[skip : skip + count])
 
 
