@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from ncucampaign.execute.process.short import as_shown
 from ncucampaign.execute.trace.by_nsys import NsysTools, bundled_nsys, find_nsys, importer_problem
-from tests.conftest import FAKE_NCU_DIR, campaign_text, fake_env, load_manifest, logging_ncu, run_cli, target
+from tests.conftest import FAKE_NCU_DIR, FIXTURES, campaign_text, fake_env, load_manifest, logging_ncu, run_cli, target
 from tests.execute.shared_campaigns import NSYS, TRACE_TARGETS, obtained, profiled_launch
 
 TRACE_METRIC = "--metrics gpu__time_duration.sum"  # what only ncu's trace collects
@@ -68,6 +69,21 @@ def test_finding_nsys_beside_ncu_or_a_cuda_toolkits_ncu(tmp_path: Path) -> None:
     assert chosen.importer.name == "QdstrmImporter"
 
 
+def test_the_steps_redrawn_progress_bars_are_logged_as_a_terminal_leaves_them() -> None:
+    """A real trace log (llama_serve on an H100, 2026-12-05, logged whole before as_shown): the importer's and
+    the export's bars, redrawn with carriage returns, end as their last state, a line each; nothing else moves."""
+    real = (FIXTURES / "logs" / "nsys_trace_llama_serve.log").read_bytes().decode()  # carriage returns kept
+    shown = as_shown(real)
+    assert "\r" in real and "\r" not in shown and len(shown) < len(real) // 5
+    assert [line for line in shown.splitlines() if line.startswith("Processing")] == [
+        "Processing [" + "=" * 63 + "100%]",
+        "Processing 17301 events: [" + "=" * 49 + "100%]",
+    ]
+    assert [line for line in real.split("\n") if "\r" not in line] == [
+        line for line in shown.split("\n") if not line.startswith("Processing")
+    ]
+
+
 def test_an_importer_that_cannot_load_is_known_before_any_application_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     tools = find_nsys("ncu", {"NCUCAMPAIGN_NSYS": str(NSYS)})
     assert isinstance(tools, NsysTools)
@@ -112,6 +128,9 @@ def test_the_trace_by_nsight_systems_gives_the_union_and_splits_that_ncus_trace_
     )
     assert [line.split()[1] for line in nsys_calls.read_text().splitlines()] == ["profile", "export"]
     assert not list((nsys_dir / "reports").glob(".trace-*"))  # the work folder is gone
+    log = trace_log(nsys_dir)  # the importer's and the export's redrawn bars, as a terminal leaves them: a line each
+    assert re.search(r"^Processing \d+ events: \[=+100%\]$", log, re.M) and "[1%" not in log  # (read: \r is \n)
+    assert re.search(r"^Processing \[=+100% *\]$", log, re.M)
 
     # the same union command line, and every split holds what the ncu-traced run's split holds
     def options(shared_run: dict) -> str:  # the union's ncu options, without ncu's path and the report's

@@ -219,3 +219,9 @@ def run_captured(
     env = {**os.environ, **env_additions} if env_additions else None
     done = _bounded(argv, timeout, limit, cwd=cwd, env=env, merged=True, stop=stop)
     return (done.code, done.text) if done.why is None else (None, f"{done.text}\n({done.why})".lstrip())
+
+
+def as_shown(output: str) -> str:
+    """Each line as a terminal leaves it: nsys's importer and `nsys export` redraw a progress bar with carriage
+    returns, a hundred times a step (6 KB of one line in llama_serve's trace log on the H100)."""
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in output.split("\n"))

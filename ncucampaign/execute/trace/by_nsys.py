@@ -20,7 +20,7 @@ from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
-from ncucampaign.execute.process.short import run_captured
+from ncucampaign.execute.process.short import as_shown, run_captured
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.report_record import report_info
@@ -273,8 +273,8 @@ def _step(ctx: RunContext, log: str, argv: list[str], env: Mapping[str, str] | N
     """One short step in the work folder (the importer writes beside where it runs)."""
     marked = {**(env or {}), RUN_MARKER: str(ctx.run.root)}
     code, output = run_captured(argv, STEP_TIMEOUT_S, ctx.stop, marked, cwd=Path(argv[-1]).parent)
-    ctx.store.append_log(log, f"# {' '.join(argv)}\n{output.rstrip()}\n")
+    ctx.store.append_log(log, f"# {' '.join(argv)}\n{as_shown(output).rstrip()}\n")
     if code == 0:
         return None
-    lines = [line for line in output.splitlines() if line.strip()]
+    lines = [line for line in as_shown(output).splitlines() if line.strip()]
     return f"{Path(argv[0]).name} {argv[1] if len(argv) > 1 else ''} failed ({code}): {(lines[-1:] or [''])[0][:200]}"
