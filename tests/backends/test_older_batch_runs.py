@@ -6,18 +6,15 @@ compared. The fixture is that version's `run --slurm` of two targets on the fake
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 
 from ncucampaign.execute.rundir.reading import read_manifest
 from tests.conftest import FIXTURES, fake_env, run_cli
-
-SAFE = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}  # Python 3.11.4 and later: no links out
+from tests.run_archives import unpack_run
 
 
 def _unpacked(tmp_path: Path) -> Path:
-    with tarfile.open(FIXTURES / "older_run" / "slurm-bfa33a2.tar.gz") as archive:
-        archive.extractall(tmp_path, **SAFE)
+    unpack_run(FIXTURES / "older_run" / "slurm-bfa33a2.tar.gz", tmp_path)  # made in /tmp/fixgen: rewritten here
     return (tmp_path / "older" / "camp" / "latest").resolve()
 
 
