@@ -27,7 +27,11 @@ from ncucampaign.errors import CampaignError
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.spec.loader import parse_campaign
 from ncucampaign.spec.model import TargetOptions
-from tests.inner_loop_budget import pytest_runtest_call  # noqa: F401 (the hook: a test over its budget fails)
+from tests.inner_loop_budget import (  # noqa: F401 (the hooks: a test over its budget is listed at the end)
+    pytest_runtest_call,
+    pytest_runtest_logreport,
+    write_over_budget,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -93,6 +97,21 @@ def _python_shim() -> Path:
 
 
 PYTHON_SHIM = _python_shim()
+
+
+def _session_folder() -> Path:
+    """This test process's own state: the fake ncu's record of the reports it wrote (FAKE_NCU_STATE) and the cache
+    of what the installed ncu lists (XDG_CACHE_HOME). Not /tmp's or HOME's: what an earlier run left there (another
+    checkout's fake, the fake as another version) must not reach this one (issue 78)."""
+    folder = Path(tempfile.mkdtemp(prefix="ncucampaign-tests-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+SESSION = _session_folder()
+# In this process's environment, so that every process a test starts has them, through fake_env() or not.
+os.environ["FAKE_NCU_STATE"] = str(SESSION / "fake-ncu-state")
+os.environ["XDG_CACHE_HOME"] = str(SESSION / "cache")
 
 
 def checkout_in(folder: Path, *parts: str) -> None:
@@ -278,7 +297,9 @@ def gone(pid: int) -> bool:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """How many hostile cases the generated suite ran (the closing note reports it)."""
+    """How many hostile cases the generated suite ran (the closing note reports it), and the tests over the inner
+    loop's CPU budget."""
+    write_over_budget(terminalreporter)
     suite = sys.modules.get("tests.hostile.test_generated")
     if suite is not None and suite.CASES:
         counts = ", ".join(f"{count} {kind}" for kind, count in sorted(suite.CASES.items()))
