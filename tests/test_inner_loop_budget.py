@@ -83,7 +83,12 @@ def test_a_run_lists_the_tests_over_the_budget_at_its_end_and_passes(tmp_path: P
         )
     )
     (tmp_path / "tests_budget.py").write_text((ROOT / "tests" / "inner_loop_budget.py").read_text())
-    env = {"PATH": "/usr/bin:/bin", "NCUCAMPAIGN_TEST_CPU_BUDGET_S": "0.1", "PYTHONPATH": str(tmp_path)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "NCUCAMPAIGN_TEST_CPU_BUDGET_S": "0.1",
+        "PYTHONPATH": str(tmp_path),
+        "TMPDIR": str(tmp_path),  # its pytest's own folders: in this test's, not /tmp
+    }
     argv = [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", "-q", "tests"]
     listed = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stdout + listed.stderr
