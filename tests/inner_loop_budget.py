@@ -55,7 +55,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def summary_lines(budget: float) -> list[str]:
     return [
-        f"{seconds:5.1f} s  {test}" for test, seconds in sorted(over_budget, key=lambda found: (-found[1], found[0]))
+        f"{seconds:5.2f} s  {test}" for test, seconds in sorted(over_budget, key=lambda found: (-found[1], found[0]))
     ] + [
         f"each spent over the inner loop's {budget:g} s of CPU (on a busy machine CPU seconds stretch too): mark it "
         f"slow or make it cheaper; {FAILS}=1 fails them"
