@@ -7,6 +7,7 @@
     python tests/benchmarks/bench.py read --targets 20000       # CPU: summarize and compare a huge run
     python tests/benchmarks/bench.py zoo --only randn_decode    # GPU: shared runs on the zoo (zoo.py)
     python tests/benchmarks/bench.py scale --sizes 20 200 1000 10000   # CPU: one pool of N targets (scale.py)
+    python tests/benchmarks/bench.py slurm --sizes 400 1000 10000      # the test Slurm: that pool --slurm --wait
     python tests/benchmarks/bench.py all ...
 
 overhead: the campaign through `ncucampaign run` against the very commands `ncucampaign plan`
@@ -395,7 +396,9 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "scale", "all"))
+    parser.add_argument(
+        "what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "scale", "slurm", "all")
+    )
     parser.add_argument("--json", type=Path, default=None, help="zoo: write the rows here as they come")
     parser.add_argument("--capture", type=Path, default=None, help="zoo: keep ncu's listings of each workload here")
     parser.add_argument(
@@ -420,9 +423,9 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--gpus", action="append", default=[], help="a --gpus list to try (repeatable)")
     parser.add_argument("--targets", type=int, default=10_000)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 1000, 10_000], help="scale: pool sizes")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 1000, 10_000], help="scale, slurm: pool sizes")
     parser.add_argument("--code", type=Path, default=None, help="scale, plan: also run this checkout, back to back")
-    parser.add_argument("--limit", type=float, default=900.0, help="scale: stop a run after this many seconds")
+    parser.add_argument("--limit", type=float, default=900.0, help="scale, slurm: stop a run after this many seconds")
     parser.add_argument("--kills", type=int, default=0, help="scale: kill -9 and resume this many runs of each size")
     args = parser.parse_args()
     if args.what in ("plan", "all"):
@@ -445,6 +448,11 @@ def main() -> int:
                 kills(size, args.kills)
             return 0
         bench_scale(args.sizes, args.code, args.limit, args.keep)
+        return 0
+    if args.what == "slurm":
+        from tests.benchmarks.slurm_bench import bench_slurm
+
+        bench_slurm(args.sizes, args.limit)
         return 0
     if args.what == "zoo":
         from tests.benchmarks.zoo import bench_zoo
