@@ -24,13 +24,19 @@ MAX_HASHED_BYTES = 64 << 20  # a file the command names is hashed only up to thi
 MAX_FILES = 10_000  # beyond this many files in the working directory, no stamp is taken
 MAX_DIFF_BYTES = 256 << 20  # a checkout whose uncommitted changes are larger is not identified (no cached trace)
 SKIPPED_FOLDERS = frozenset({".git", "__pycache__", ".cache", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
-# What only says where and how a shell or terminal runs, or which job of a scheduler: not the workload.
+# What only says where and how a shell or terminal runs, or which job of a scheduler: not the workload. The tasks of
+# one batch run must find one trace: a Slurm task is also given GPU_DEVICE_ORDINAL, ROCR_VISIBLE_DEVICES and
+# ZE_AFFINITY_MASK (its GPUs, as CUDA_VISIBLE_DEVICES), SLURMD_NODENAME, ENVIRONMENT=BATCH and a TMPDIR (seen on the
+# test Slurm, 22.05; many sites make TMPDIR a folder of the job's own); a pod
+# its HOSTNAME, JOB_COMPLETION_INDEX and the Kubernetes service variables (and our Job's POD_NAME and NODE_NAME).
 VOLATILE = frozenset(
     {"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLORTERM", "COLUMNS", "LINES", "PS1", "PS2", "PS4", "PROMPT_COMMAND",
-     "LS_COLORS", "MAIL", "DISPLAY", "WINDOWID", "STY", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "CUDA_VISIBLE_DEVICES"}
+     "LS_COLORS", "MAIL", "DISPLAY", "WINDOWID", "STY", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "CUDA_VISIBLE_DEVICES",
+     "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "ENVIRONMENT", "HOSTNAME",
+     "JOB_COMPLETION_INDEX", "POD_NAME", "NODE_NAME", "TMPDIR"}
 )  # fmt: skip
 VOLATILE_PREFIXES = ("SSH_", "XDG_", "TMUX", "VTE_", "KITTY_", "WT_", "ITERM", "HIST", "GPG_", "DBUS_", "SLURM_",
-                     "NCUCAMPAIGN_")  # fmt: skip
+                     "SLURMD_", "NCUCAMPAIGN_", "KUBERNETES_")  # fmt: skip
 
 
 def key_of(
