@@ -20,7 +20,7 @@ from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.execute.units import RunResult
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.units import ArrayTask
+from ncucampaign.plan.units import Unit
 from ncucampaign.spec.loader import LoadedCampaign
 
 S = TypeVar("S")  # a backend's own settings, settled by its prepare() and read by it alone
@@ -118,8 +118,9 @@ class Backend(Protocol[S]):
         """Run the opened run here, or submit it; it lets go of the run directory."""
         ...
 
-    def plan_text(self, prepared: Prepared[S], plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str | None:
-        """What `plan` prints of a submission of these tasks (None: the plan's commands)."""
+    def plan_text(self, prepared: Prepared[S], plan: Plan, units: Sequence[Unit], run_dir: Path) -> str | None:
+        """What `plan` prints of a submission of these units (plan/units.py's submissions; None: the plan's
+        commands)."""
         return None
 
 

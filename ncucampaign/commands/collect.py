@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store, collected = collect_run(load_run(args.run))
+    store, collected = collect_run(load_run(args.run).root)
     if not collected.manifest.submissions:
         raise UsageError(f"{store.run.root}: no Slurm array or Kubernetes Job was submitted for it (--slurm, --k8s)")
     console = out_console()

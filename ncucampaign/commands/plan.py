@@ -25,7 +25,7 @@ from ncucampaign.plan.argv import ncu_argv, plan_json, shell_command
 from ncucampaign.plan.share.groups import share_plan
 from ncucampaign.plan.share.text import group_data, plan_text
 from ncucampaign.plan.share.union import TIMING_LAUNCHES, timing_invocation
-from ncucampaign.plan.units import array_tasks, units_in_plan_order
+from ncucampaign.plan.units import units_in_plan_order
 from ncucampaign.spec.ncu_catalog import report_suffix
 
 
@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
     backend = backend_request(args)
     chosen = BACKENDS[backend.name]
     prepared = chosen.prepare(backend, loaded, plan, runs_root(args.out, loaded))
-    tasks = array_tasks(units_in_plan_order(plan.invocations, shares))
-    submitted = chosen.plan_text(prepared, plan, tasks, report_dir.parent)
+    submitted = chosen.plan_text(prepared, plan, units_in_plan_order(plan.invocations, shares), report_dir.parent)
     if submitted is not None:  # what a batch backend would submit, instead of the commands
         print(submitted, end="")
         return EXIT_OK

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import argparse
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+from ncucampaign.backends.batch.pools import nothing_left
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.backends.systems import BATCH
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
+from ncucampaign.errors import EXIT_OK
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.results.reading.runs import load_run
 
@@ -24,12 +27,17 @@ def add_arguments(backend: BatchSystem[Any], parser: argparse.ArgumentParser) ->
 
 
 def run(backend: BatchSystem[Any], args: argparse.Namespace) -> int:
-    loaded_run = load_run(args.run)
-    listing = array_listing(loaded_run.root, args.array)
+    store = RunStore.open(Path(args.run))
+    listing = array_listing(store.run.root, args.array)
     index = backend.task_index(listing, args.array, getattr(args, "index", None))
-    names = task_names(listing, args.array, index)
-    where = backend.task_placement(RunStore.open(loaded_run.root), listing, index)
-    return run_listed_task(loaded_run, listing, args.array, names, where, backend.words.task_command)
+    task_names(listing, args.array, index)  # an index the list has not is refused before anything else
+    role = listing.role(index)
+    if role is not None and role.stage == "unions" and nothing_left(store, role.pool):
+        print(f"{backend.words.task_command}: every unit of pool {role.pool} is taken; nothing to do")
+        return EXIT_OK  # before reading the run and planning it: a second stage has more tasks than run at once
+    loaded_run = load_run(store.run.root)
+    where = backend.task_placement(store, listing, index)
+    return run_listed_task(loaded_run, listing, args.array, index, where, backend.words.task_command)
 
 
 COMMANDS = tuple(

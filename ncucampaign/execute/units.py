@@ -16,8 +16,9 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Manifest, Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
-from ncucampaign.execute.shared.outcome import Alone
+from ncucampaign.execute.shared.outcome import Alone, SharedOutcome
 from ncucampaign.execute.shared.run import run_shared
+from ncucampaign.execute.shared.stages import WHOLE, PoolStage
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.trace.kept_misses import kept_miss, miss_key
 from ncucampaign.own_time import CLOCK, OTHER
@@ -102,10 +103,13 @@ class UnitRunner:
         traces: TraceCache,
         alone_reasons: dict[str, str],
         refused: Mapping[str, str] | None = None,
+        stage: PoolStage = WHOLE,
     ) -> None:
-        """`refused`: invocations validate refuses, with why: closed `usage_error` unstarted."""
+        """`refused`: invocations validate refuses, with why: closed `usage_error` unstarted. `stage`: the part of a
+        trace pool its shared groups are (execute/shared/stages.py; a batch system's pool in stages)."""
         self.ctx, self.traces, self.alone_reasons, self.refused = ctx, traces, alone_reasons, refused or {}
-        self.stop = ctx.stop
+        self.stop, self.stage = ctx.stop, stage
+        self.planned: list[SharedOutcome] = []  # a pool's first stage: what each shared run handed back, unrun
 
     def target_finished(self, record: TargetRecord, position: int, total: int) -> None:
         self.ctx.reporter.target_finished(position, total, record)
@@ -116,7 +120,10 @@ class UnitRunner:
 
     def _run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]:
         if isinstance(unit, SharedGroup):
-            outcome = run_shared(self.ctx, self.traces, unit, gpus, lane)
+            outcome = run_shared(self.ctx, self.traces, unit, gpus, lane, self.stage)
+            if self.stage.plan_only:  # its unions and the members it hands back run in the pool's second stage
+                self.planned.append(outcome)
+                return outcome.done
             return [*outcome.done, *(self._alone(alone, gpus, lane) for alone in outcome.alone)]
         why = self.alone_reasons.get(unit.name)
         if why is not None:

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from ncucampaign.errors import UsageError
+from ncucampaign.execute.rundir.reading import read_journaled
 from tests.conftest import FAKE_NCU_DIR, fake_env, load_manifest, run_cli
+from tests.execute.rundir_check import problems
 
 pytest.importorskip("kmock")
 pytest.importorskip("kubernetes")
@@ -56,9 +59,9 @@ def env_for(server: ApiServer, **extra: str) -> dict[str, str]:
 def running_record(run_root: Path, index: int) -> bool:
     """The pod of this index recorded an attempt under way (ncu started): the moment to kill it."""
     for record in run_root.glob(f"camp/*/slurm/tasks/*_{index}.json"):
-        try:
-            data = json.loads(record.read_text())
-        except ValueError:
+        try:  # with its journal: the task appends its changes there
+            data = read_journaled(record).model_dump(mode="json")
+        except UsageError:
             continue
         if any(a.get("process_group") and not a.get("ended_at") for t in data["targets"] for a in t["attempts"]):
             return True
@@ -188,3 +191,52 @@ def test_a_machine_without_ncu_submits_and_the_pods_find_theirs(tmp_path: Path, 
     _, manifest = load_manifest(tmp_path / "runs")
     (a,) = manifest["targets"]
     assert a["status"] == "ok" and a["argv"][0] == str(FAKE_NCU_DIR / "ncu")  # as the pod found it
+
+
+def test_a_pools_unions_are_indexes_of_its_job_after_the_trace_and_each_target_is_ok_once(
+    tmp_path: Path, write_campaign
+) -> None:
+    """A trace pool (eight targets of two filters, four unions): one Indexed Job, index 0 its first stage (trace and
+    plan, then unions), the others its second, each pod waiting for the plan and taking one union at a time."""
+    targets = (
+        "- name: rms_{launch_skip}\n  kernel_name: rmsnorm_kernel\n  args: [--steps, '210']\n"
+        "  matrix: {launch_skip: [0, 100, 200, 300]}\n"
+        "- name: gemm_{launch_skip}\n  kernel_name: regex:nvjet\n  args: [--steps, '210']\n"
+        "  matrix: {launch_skip: [0, 100, 200, 300]}"
+    )
+    campaign = k8s_campaign(write_campaign, tmp_path, targets)
+    campaign.write_text(campaign.read_text().replace("  launch_count: 1\n", "  launch_count: 100\n", 1))
+    slow = {"FAKE_NCU_SECONDS_PER_KERNEL": "0.02", "FAKE_NCU_ONE_PASS_SECONDS_PER_KERNEL": "0"}  # unions of 4 s
+    with ApiServer(tmp_path) as server, FakeKubelet(server, env_for(server, **slow)) as kubelet:
+        done = run_cli("run", str(campaign), "--k8s", "--wait", cwd=tmp_path, env=env_for(server))
+    assert done.returncode == 0, done.stdout + done.stderr + str(kubelet.logs)
+    run_dir, manifest = load_manifest(tmp_path / "runs")
+    assert problems(run_dir) == []  # each target ok exactly once, the manifest agreeing with the run directory
+    (job,) = manifest["submissions"]
+    assert job["tasks"][0] == [t["name"] for t in manifest["targets"]] and all(not t for t in job["tasks"][1:])
+    unions = [r for r in manifest["shared_runs"] if r["kind"] == "union"]
+    assert len(unions) == 4 and all(r["name"].startswith("shared/p1.0-") for r in unions)
+    indexes = {t["placement"]["array_task_id"] for t in manifest["targets"]}
+    assert len(indexes) >= 2, indexes  # the unions ran in several pods at once (index 0 takes some once it planned)
+    assert "8 targets: 8 ok" in done.stdout and "sharing: trace by ncu" in done.stdout, done.stdout
+
+
+def test_wait_ends_with_a_local_runs_closing_lines_folded_past_fifty_targets(tmp_path: Path, write_campaign) -> None:
+    """Sixty targets in one pool: the table folded to what is not ok (none), the tally, what sharing did, own time
+    (the submitter's and the tasks') and the limit, as a local run ends."""
+    targets = (
+        "- name: rms_{launch_skip}\n  kernel_name: rmsnorm_kernel\n  args: [--steps, '20']\n"
+        f"  matrix: {{launch_skip: {list(range(30))}}}\n"
+        "- name: gemm_{launch_skip}\n  kernel_name: regex:nvjet\n  args: [--steps, '20']\n"
+        f"  matrix: {{launch_skip: {list(range(30))}}}"
+    )
+    campaign = k8s_campaign(write_campaign, tmp_path, targets)
+    with ApiServer(tmp_path) as server, FakeKubelet(server, env_for(server)) as kubelet:
+        done = run_cli("run", str(campaign), "--k8s", "--wait", cwd=tmp_path, env=env_for(server))
+    assert done.returncode == 0, done.stdout + done.stderr + str(kubelet.logs)
+    lines = done.stdout.splitlines()
+    assert "60 targets: 60 ok" in lines, done.stdout
+    assert any(line.startswith("sharing: trace by ncu") and "shared/p1.0-0-1: ok" in line for line in lines)
+    assert any(line.startswith("own time: submitter ") and " over " in line and " records" in line for line in lines)
+    assert any(line.startswith("limit: this run took") for line in lines), done.stdout
+    assert not any(line.strip().startswith("rms_") for line in lines), "over 50 targets the table shows none ok"

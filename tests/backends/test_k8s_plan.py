@@ -43,7 +43,9 @@ def test_decode_becomes_one_valid_indexed_job() -> None:
     spec = job["spec"]
     assert job["kind"] == "Job" and spec["completionMode"] == "Indexed"
     units = run_cli("plan", str(DECODE), "--slurm", cwd=ROOT, env=fake_env()).stdout
-    assert f"#SBATCH --array=0-{spec['completions'] - 1}" in units  # one index per unit, as Slurm's tasks
+    arrays = [int(line.rsplit("-", 1)[1]) + 1 for line in units.splitlines() if line.startswith("#SBATCH --array=0-")]
+    assert spec["completions"] == sum(arrays)  # one index per task of Slurm's arrays (a trace pool's second stage)
+    assert len(arrays) == 2 and "--dependency=afterany:<job 1>_" in units  # Slurm holds the second stage back
     assert spec["backoffLimitPerIndex"] == 1 and spec["parallelism"] == 4  # retries: 1; kubernetes.parallelism
     (fail_index, ignore) = spec["podFailurePolicy"]["rules"]
     assert fail_index["action"] == "FailIndex" and fail_index["onExitCodes"]["values"] == [1, 2]

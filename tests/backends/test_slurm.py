@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from ncucampaign.errors import UsageError
 from ncucampaign.execute.process.groups import group_members
+from ncucampaign.execute.rundir.reading import read_journaled
 from tests.backends import slurm_cluster as cluster
 from tests.conftest import campaign_text, fake_env, run_cli
 
@@ -70,11 +72,12 @@ def manifest(tmp_path: Path) -> dict[str, Any]:
 
 
 def task_record(run_dir: Path, name: str) -> dict[str, Any] | None:
-    """The target's record in the task file its claim names, once both exist."""
+    """The target's record in the task file its claim names (with its journal: the task appends its changes
+    there), once both exist."""
     try:
         claim = json.loads((run_dir / "slurm" / "claims" / f"{name}.claim").read_text())
-        task = json.loads((run_dir / claim["record"]).read_text())
-    except (OSError, ValueError, KeyError):
+        task = read_journaled(run_dir / claim["record"]).model_dump(mode="json")
+    except (OSError, ValueError, KeyError, UsageError):
         return None
     return next((t for t in task["targets"] if t["name"] == name), None)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ncucampaign.backends.batch.files import BatchFiles, Claim
+from ncucampaign.backends.batch.pools import first_tasks
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.execute.process.groups import kill_orphaned_group
 from ncucampaign.execute.rundir.book import now_iso
@@ -33,6 +34,8 @@ class Collected:
     active: set[str] = field(default_factory=set)  # array jobs still queued or running
     queue_known: bool = True  # False: squeue could not say; unfinished tasks are taken as running
     problems: list[str] = field(default_factory=list)  # records that could not be read
+    tasks_own: dict[str, float] = field(default_factory=dict)  # the tasks' own seconds by phase, summed over...
+    records: int = 0  # ...this many records read
 
     @property
     def done(self) -> bool:
@@ -50,6 +53,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
     active = active_arrays(manifest.submissions, systems)
     result = Collected(manifest, active if active is not None else set(jobs), queue_known=active is not None)
     records: dict[str, Manifest | str] = {}
+    by_name: dict[str, dict[str, TargetRecord]] = {}  # each record's targets by name: linear in the targets
     shared: dict[str, SharedRunRecord] = {r.name: r for r in manifest.shared_runs}
     for position, record in enumerate(manifest.targets):
         claim = files.read_claim(record.name)
@@ -58,11 +62,14 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
         where = claim.record if isinstance(claim, Claim) else ""
         if where not in records:
             records[where] = files.read_record(where) if where else "its claim cannot be read"
+            task = records[where]
+            if isinstance(task, Manifest):
+                by_name[where] = {r.name: r for r in task.targets}
+                shared.update({r.name: r for r in task.shared_runs})
+                _count_own(result, task)
         task = records[where]
-        found = next((r for r in task.targets if r.name == record.name), None) if isinstance(task, Manifest) else None
-        if isinstance(task, Manifest):
-            shared.update({r.name: r for r in task.shared_runs})
-        elif task not in result.problems:
+        found = by_name.get(where, {}).get(record.name)
+        if not isinstance(task, Manifest) and task not in result.problems:
             result.problems.append(f"{record.name}: {task}")
         merged = found if found is not None else record
         placed = claim if isinstance(claim, Claim) else None  # a claim a dying task left unwritten says nothing
@@ -70,6 +77,7 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
             system = system_of(systems, placed.backend if placed else None)
             merged = died(merged, placed, system, str(store.run.root) if clean_up else None)
         manifest.targets[position] = merged
+    _first_tasks(store, files, records, shared, result)
     manifest.shared_runs = list(shared.values())
     if result.queue_known:
         _never_claimed(manifest, files, result.active, systems)
@@ -79,6 +87,29 @@ def collect(store: RunStore, manifest: Manifest, systems: Systems, clean_up: boo
     if save:
         store.save_manifest(manifest.model_dump(mode="json"))
     return result
+
+
+def _first_tasks(
+    store: RunStore,
+    files: BatchFiles,
+    records: dict[str, Manifest | str],
+    shared: dict[str, SharedRunRecord],
+    result: Collected,
+) -> None:
+    """The records of the pools' first tasks not read yet: each holds its pool's trace, though the second stage
+    claimed all its targets again."""
+    for where in first_tasks(store):
+        if where not in records:
+            records[where] = task = files.read_record(where)
+            if isinstance(task, Manifest):
+                shared.update({r.name: r for r in task.shared_runs})
+                _count_own(result, task)
+
+
+def _count_own(result: Collected, task: Manifest) -> None:
+    result.records += 1
+    for phase, seconds in (task.own_seconds or {}).items():
+        result.tasks_own[phase] = result.tasks_own.get(phase, 0.0) + seconds
 
 
 def system_of(systems: Systems, backend: object) -> BatchSystem[Any]:

@@ -14,10 +14,10 @@ import os
 import urllib.parse
 from pathlib import Path
 
-from ncucampaign.errors import EnvironmentProblem, printable
+from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
 from ncucampaign.execute.rundir.guards import writing
 from ncucampaign.execute.rundir.manifest import Manifest, TaskPlacement
-from ncucampaign.execute.rundir.reading import RunFileDamaged, manifest_of, read_json, read_model
+from ncucampaign.execute.rundir.reading import RunFileDamaged, read_journaled, read_model
 from ncucampaign.execute.rundir.store import RunStore, open_regular
 from ncucampaign.execute.rundir.task_list import BATCH
 
@@ -114,6 +114,8 @@ class BatchFiles:
         except EnvironmentProblem as exc:
             return str(exc)
         try:
-            return manifest_of(path, read_json(path, MAX_RECORD_BYTES))
+            return read_journaled(path)  # with its journal: a task's book appends its changes there
         except RunFileDamaged as exc:
             return f"{relative} is damaged ({exc.why})" if exc.opened else f"{relative} is missing or unreadable"
+        except UsageError as exc:  # its journal
+            return f"{relative}: {first_line(exc)}"

@@ -16,9 +16,9 @@ from ncucampaign.errors import EnvironmentProblem
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import Submission
-from ncucampaign.execute.rundir.task_list import BATCH, TaskList
+from ncucampaign.execute.rundir.task_list import BATCH, TaskList, TaskRole
 from ncucampaign.plan.share.groups import share_plan
-from ncucampaign.plan.units import ArrayTask, array_tasks, units_in_plan_order
+from ncucampaign.plan.units import ArrayTask, Submitted, submissions, units_in_plan_order
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,14 @@ class Sender(Protocol):
         """How many tasks one submission may hold (a larger one is refused whole)."""
         ...
 
-    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask]) -> Draft:
-        """Submission `number`, for these tasks."""
+    @property
+    def holds_back(self) -> bool:
+        """Whether a submission can be held back until given tasks of an earlier one end (Slurm's --dependency)."""
+        ...
+
+    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask], after: Sequence[str]) -> Draft:
+        """Submission `number`, for these tasks; `after`: the tasks (<submission id>_<index>) it should start after,
+        where the system can hold it back (a pool's second stage after its first task: backends/batch/pools.py)."""
         ...
 
 
@@ -74,24 +80,42 @@ def submitted(run: OpenRun, sender: Sender, flag: str) -> list[Submission]:
 
 
 def _submit_all(run: OpenRun, sender: Sender) -> list[Submission]:
+    """The units as tasks, in as many submissions as the system takes (plan/units.py's submissions: a trace pool's
+    second stage after its first task, where the system can hold it back)."""
     files = BatchFiles(run.store)
     files.make_folders()
     shares = share_plan(run.to_run, run.settings.share, run.settings.installed, run.settings.refused)
-    tasks = array_tasks(units_in_plan_order(run.to_run, shares))
-    most = max(1, sender.most)
-    return [_submit_one(run, files, sender, tasks[start : start + most]) for start in range(0, len(tasks), most)]
+    units, first = units_in_plan_order(run.to_run, shares), len(run.manifest.submissions) + 1
+    planned = submissions(units, sender.most, first, sender.holds_back)
+    jobs: dict[int, str] = {}
+    done = []
+    for one in planned:
+        after = tuple(f"{jobs[number]}_{index}" for number, index in one.after if jobs.get(number))
+        done.append(_submit_one(run, files, sender, one, after))
+        jobs[one.number] = str(done[-1].job_id)
+    return done
 
 
-def _submit_one(run: OpenRun, files: BatchFiles, sender: Sender, tasks: Sequence[ArrayTask]) -> Submission:
-    number = len(run.manifest.submissions) + 1
+def _submit_one(run: OpenRun, files: BatchFiles, sender: Sender, one: Submitted, after: Sequence[str]) -> Submission:
+    number, tasks = one.number, one.tasks
     names = [list(task.names) for task in tasks]
     for task in names:  # a target rerun by this submission may be claimed again
         for name in task:
             files.retire_claim(name, f"array-{number}")
-    draft = sender.draft(run, number, tasks)
-    TaskList(tasks=names, share=run.settings.share, backend=sender.backend, job_id=draft.job_id).write(
-        run.store, number
+    # A system that cannot hold a pool's second stage back (it shares the first task's submission, its tasks waiting
+    # for the plan) has the first task take unions too: were every waiting task to give up first, it runs them all.
+    roles = [
+        TaskRole(pool=role[0], stage=role[1], then_unions=not sender.holds_back) if role else None for role in one.roles
+    ]
+    draft = sender.draft(run, number, tasks, after)
+    listing = TaskList(
+        tasks=names,
+        share=run.settings.share,
+        backend=sender.backend,
+        job_id=draft.job_id,
+        roles=roles if any(roles) else None,
     )
+    listing.write(run.store, number)
     path = run.store.write_text(f"{BATCH}/array-{number}.{draft.suffix}", draft.text)
     for name in draft.also:
         run.store.write_text(f"{BATCH}/{name}", draft.text)
@@ -102,6 +126,7 @@ def _submit_one(run: OpenRun, files: BatchFiles, sender: Sender, tasks: Sequence
         submitted_at=now_iso(),
         script=run.store.run.relative(path),
         tasks=names,
+        after=list(after),
     )
     try:
         record.job_id = draft.send(path)

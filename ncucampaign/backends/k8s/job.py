@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ncucampaign.plan.units import ArrayTask, gpus_per_task, signal_grace
+from ncucampaign.plan.units import UNIONS, ArrayTask, gpus_per_task, signal_grace
 from ncucampaign.spec.kubernetes import KubernetesSection
 
 CONTAINER = "ncucampaign"
@@ -96,7 +96,15 @@ def indexed_job(request: JobRequest) -> dict[str, Any]:
             "name": job_name(request.campaign, request.run_id, request.array, request.run_dir),
             "namespace": settings.namespace,
             "labels": labels,
-            "annotations": {"ncucampaign/run-dir": str(request.run_dir), "ncucampaign/array": str(request.array)},
+            "annotations": {
+                "ncucampaign/run-dir": str(request.run_dir),
+                "ncucampaign/array": str(request.array),
+                "ncucampaign/what": (
+                    "the unions of its trace pool(s): each pod waits for the pool's plan, then takes them one at a time"
+                    if all(task.stage == UNIONS for task in request.tasks)
+                    else "one per target or shared group"
+                ),
+            },
         },
         "spec": spec,
     }
@@ -155,7 +163,7 @@ def job_yaml(job: dict[str, Any]) -> str:
     meta = job["metadata"]
     head = (
         f"# ncucampaign: campaign {job['metadata']['labels']['ncucampaign/campaign']}, "
-        f"{job['spec']['completions']} index(es), one per target or shared group\n"
+        f"{job['spec']['completions']} index(es), {job['metadata']['annotations']['ncucampaign/what']}\n"
         f"# follow: kubectl get job -n {meta['namespace']} {meta['name']}; "
         f"collect: ncucampaign collect {meta['annotations']['ncucampaign/run-dir']}\n"
     )

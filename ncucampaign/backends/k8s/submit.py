@@ -26,8 +26,11 @@ class JobSender:
     settings: KubernetesSection
     most: int = ONE_JOB
     backend: str = KUBERNETES_BACKEND
+    holds_back: bool = False  # Jobs start at once: a pool's second stage shares its Job, its pods wait for the plan
 
-    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask]) -> Draft:
+    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask], after: Sequence[str]) -> Draft:
+        """One Job: a pool's second stage in it, after its first index (`after` is empty), its pods waiting for the
+        pool's plan."""
         request = JobRequest(
             run.plan.campaign, run.store.run.root, number, run.store.run.run_id, tuple(tasks), self.settings
         )

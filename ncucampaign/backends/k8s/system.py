@@ -13,7 +13,7 @@ from ncucampaign.backends.contract import BatchSystem, BatchWords, Flag, Prepare
 from ncucampaign.backends.k8s.api import active_jobs, require_cluster
 from ncucampaign.backends.k8s.job import JobRequest, indexed_job, job_yaml, settings_problem
 from ncucampaign.backends.k8s.settings import FLAGS, KUBERNETES_BACKEND, k8s_runs_root, k8s_settings
-from ncucampaign.backends.k8s.submit import JobSender
+from ncucampaign.backends.k8s.submit import ONE_JOB, JobSender
 from ncucampaign.backends.k8s.task import pod_index, pod_placement
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
@@ -24,7 +24,7 @@ from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.units import ArrayTask
+from ncucampaign.plan.units import Unit, submissions
 from ncucampaign.spec.kubernetes import KubernetesSection
 from ncucampaign.spec.loader import LoadedCampaign
 
@@ -91,16 +91,18 @@ class KubernetesSystem(BatchSystem[KubernetesSection]):
         return Started(root, submission=job, said=(*notes, said))
 
     def plan_text(
-        self, prepared: Prepared[KubernetesSection], plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path
+        self, prepared: Prepared[KubernetesSection], plan: Plan, units: Sequence[Unit], run_dir: Path
     ) -> str | None:
+        """The Job of each submission (one, and a trace pool's second stage: its pods wait for the pool's plan)."""
         section = prepared.settings
         problem = settings_problem(section)
         if problem:
             raise UsageError(problem)
-        request = JobRequest(
-            plan.campaign, prepared.runs_root / plan.campaign / "plan", 1, "plan", tuple(tasks), section
-        )
-        return job_yaml(indexed_job(request))
+        where = prepared.runs_root / plan.campaign / "plan"
+        requests = [JobRequest(plan.campaign, where, one.number, "plan", one.tasks, section) for one in
+                    submissions(units, ONE_JOB, 1, holds_back=False)]  # fmt: skip
+        jobs = [indexed_job(request) for request in requests]
+        return "---\n".join(job_yaml(job) for job in jobs)
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return active_jobs(job_ids)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation
-from ncucampaign.plan.units import ArrayTask, gpus_per_task, signal_grace
+from ncucampaign.plan.units import UNIONS, ArrayTask, gpus_per_task, signal_grace
 
 MARGIN_S = 300.0  # start-up, report reading, claims and records, per task
 # Directives ncucampaign writes itself: passing them through would break the array or its records.
@@ -105,6 +105,12 @@ def slurm_time(seconds: float) -> str:
     return f"{days}-{minutes // 60:02d}:{minutes % 60:02d}:00"
 
 
+def _what(tasks: Sequence[ArrayTask]) -> str:
+    if all(task.stage == UNIONS for task in tasks):
+        return "the unions of its trace pool(s) as their first tasks plan them, each task taking one at a time"
+    return "one per target or shared group"
+
+
 def batch_script(
     *,
     campaign: str,
@@ -113,7 +119,10 @@ def batch_script(
     tasks: Sequence[ArrayTask],
     python: str,
     slurm_args: Sequence[str] = (),
+    after: Sequence[str] = (),
 ) -> str:
+    """`after`: the array tasks (<job>_<index>) this array starts after: the first tasks of the trace pools whose
+    unions it runs (backends/batch/pools.py)."""
     everything = [inv for task in tasks for inv in task.invocations]
     longest = max(task_seconds(task.invocations) for task in tasks)
     user_time = any(_sets(a, "--time", "-t") for a in slurm_args)
@@ -121,7 +130,7 @@ def batch_script(
     command = [python, "-m", "ncucampaign", "slurm-task", str(run_dir), "--array", str(array), "--index"]
     lines = [
         "#!/bin/bash",
-        f"# ncucampaign: campaign {campaign}, array {array}: {len(tasks)} task(s), one per target or shared group",
+        f"# ncucampaign: campaign {campaign}, array {array}: {len(tasks)} task(s), {_what(tasks)}",
         f"# collect: ncucampaign collect {shlex.quote(str(run_dir))}",
         "# cancel cleanly: scancel -t PENDING <job id>; scancel -b -s INT <job id>   (-b -s INT alone stops the",
         "#   running tasks, which record what they did, but lets pending ones start; then: ncucampaign run --resume",
@@ -135,6 +144,8 @@ def batch_script(
         f"#SBATCH --output={out}/%A_%a.out",
         "#SBATCH --open-mode=append",
         *(f"#SBATCH {arg}" for arg in slurm_args),
+        # after the user's: a second stage starts once its pools' first tasks end (their plans are written)
+        *([f"#SBATCH --dependency=afterany:{':'.join(after)}"] if after else []),
         "",
         "# exec: the runner is the batch shell, so Slurm's --signal reaches it (and not ncu) first",
         f'exec {shlex.join(command)} "$SLURM_ARRAY_TASK_ID"',

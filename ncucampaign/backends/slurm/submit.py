@@ -36,12 +36,6 @@ def max_array_tasks() -> int:
     return min(found.get("MaxArraySize", DEFAULT_MAX_ARRAY), found.get("MaxJobCount", DEFAULT_MAX_ARRAY))
 
 
-def array_chunks(tasks: Sequence[ArrayTask], most: int) -> list[Sequence[ArrayTask]]:
-    """The tasks as arrays of at most `most` tasks each (a cluster refuses a larger array whole: 1,200 targets
-    were `Invalid job array specification`, and nothing ran)."""
-    return [tasks[start : start + most] for start in range(0, len(tasks), max(1, most))]
-
-
 @dataclass(frozen=True)
 class SlurmSender:
     """Slurm's part of a submission (batch/submission.py): an array's batch script, sent with sbatch --parsable;
@@ -50,8 +44,9 @@ class SlurmSender:
     slurm_args: Sequence[str]
     most: int
     backend: str = SLURM_BACKEND
+    holds_back: bool = True  # --dependency=afterany: a pool's second stage starts once its first task ends
 
-    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask]) -> Draft:
+    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask], after: Sequence[str]) -> Draft:
         script = batch_script(
             campaign=run.plan.campaign,
             run_dir=run.store.run.root,
@@ -59,6 +54,7 @@ class SlurmSender:
             tasks=tasks,
             python=sys.executable,
             slurm_args=self.slurm_args,
+            after=after,
         )
         return Draft("sbatch", script, sbatch, also=("array.sbatch",))  # array.sbatch: the newest, as README shows
 

@@ -12,7 +12,7 @@ from ncucampaign.backends.batch.submission import submitted
 from ncucampaign.backends.contract import BatchSystem, BatchWords, Flag, Prepared, Started
 from ncucampaign.backends.slurm.queue import SLURM_BACKEND, active_jobs, placement, slurm_command
 from ncucampaign.backends.slurm.script import batch_script, check_slurm_args
-from ncucampaign.backends.slurm.submit import SlurmSender, array_chunks, max_array_tasks
+from ncucampaign.backends.slurm.submit import SlurmSender, max_array_tasks
 from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
@@ -22,7 +22,7 @@ from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.units import ArrayTask
+from ncucampaign.plan.units import Unit, submissions
 from ncucampaign.spec.loader import LoadedCampaign
 
 SLURM_ARG = "--slurm-arg"
@@ -108,19 +108,21 @@ class SlurmSystem(BatchSystem[tuple[str, ...]]):
         return Started(root, submission=arrays[-1], said=(*notes, said))
 
     def plan_text(
-        self, prepared: Prepared[tuple[str, ...]], plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path
+        self, prepared: Prepared[tuple[str, ...]], plan: Plan, units: Sequence[Unit], run_dir: Path
     ) -> str | None:
-        """The batch script of each array the run would submit (as many as the cluster's MaxArraySize asks)."""
+        """The batch script of each array the run would submit (as many as the cluster's MaxArraySize asks; a trace
+        pool's second stage after the array task of its first, <job N> standing for array N's job id)."""
         scripts = [
             batch_script(
                 campaign=plan.campaign,
                 run_dir=run_dir,
-                array=number,
-                tasks=chunk,
+                array=one.number,
+                tasks=one.tasks,
                 python=sys.executable,
                 slurm_args=prepared.settings,
+                after=[f"<job {number}>_{index}" for number, index in one.after],
             )
-            for number, chunk in enumerate(array_chunks(tasks, max_array_tasks()), start=1)
+            for one in submissions(units, max_array_tasks(), 1)
         ]
         return "\n".join(scripts)
 

@@ -5,7 +5,9 @@ looked up in backends/systems.py; nothing here branches on which one it is."""
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,6 @@ from ncucampaign.backends.batch.collect import Collected, collect
 from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.backends.systems import BATCH, batch_system
-from ncucampaign.commands.progress import final_table
 from ncucampaign.commands.running.resume import Resumed
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
 from ncucampaign.execute.open_run import OpenRun
@@ -24,18 +25,20 @@ from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import BACKEND_OF_OLDER, Manifest
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.results.reading.runs import LoadedRun, load_run
+from ncucampaign.own_time import CLOCK, RECORDS
+from ncucampaign.results.reading.runs import load_run
 
-POLL_S = 1.0  # how often --wait asks the batch system; a Slurm scheduler cycle is about that long
+POLL_S = 1.0  # how often --wait asks the batch system; a Slurm scheduler cycle is about that long...
+LONGEST_POLL_S = 30.0  # ...and at least this often, however long a look takes (10,000 targets: about 1.5 s)
 
 
-def collect_run(loaded: LoadedRun, clean_up: bool = True) -> tuple[RunStore, Collected]:
-    """Merge the Slurm tasks' records into the run's manifest.json, under the run's lock (the manifest
-    is read again under it: a submission may have written it since). `clean_up`: also kill what dead
+def collect_run(root: Path, clean_up: bool = True, save: bool = True) -> tuple[RunStore, Collected]:
+    """Merge the batch tasks' records into the run's manifest.json (`save`), under the run's lock (the manifest
+    is read under it: a submission may have written it since). `clean_up`: also kill what dead
     tasks left running here (collect, --resume, --wait; never a command that only reads)."""
-    store = RunStore.open(loaded.root)
+    store = RunStore.open(root)
     with store.lock():
-        return store, collect(store, load_run(loaded.root).manifest, BATCH, clean_up)
+        return store, collect(store, load_run(root).manifest, BATCH, clean_up, save)
 
 
 def newest_system(manifest: Manifest) -> BatchSystem[Any]:
@@ -73,7 +76,7 @@ def before_resume(resumed: Resumed) -> Resumed:
     come first (the run as collected)."""
     if not resumed.manifest.submissions:
         return resumed
-    store, collected = collect_run(LoadedRun(resumed.root, resumed.manifest))
+    store, collected = collect_run(resumed.root)
     system = newest_system(collected.manifest)
     if not collected.queue_known:
         raise EnvironmentProblem(
@@ -95,9 +98,23 @@ def retire_rerun_claims(opened: OpenRun) -> None:
         files.retire_claim(inv.name, why)
 
 
-def wait(root: Path, stop: StopRequest, console: Console) -> int:
-    """Follow the run's array or Job until it ends: on a terminal, a progress bar of the targets that
-    ended, with the counts; otherwise (a log, CI) a line whenever a target changes state."""
+@dataclass(frozen=True)
+class Waited:
+    """A submission followed to its end (or until the wait was stopped): its exit code, the run as collected (its
+    own_seconds: the submitter's), the tasks' own seconds summed by phase over `records` records, and what to add."""
+
+    exit_code: int
+    manifest: Manifest
+    tasks_own: dict[str, float]
+    records: int
+    notes: tuple[str, ...]
+
+
+def wait(root: Path, stop: StopRequest, console: Console) -> Waited:
+    """Follow the run's submissions until they end: on a terminal, a progress bar of the targets that ended, with
+    the counts; otherwise (a log, CI) a line whenever a target changes state. Each look merges the tasks' records in
+    memory; it waits twenty times what the last look took (from POLL_S up to LONGEST_POLL_S), so that looking costs
+    about a twentieth of the wait at any size; the run is saved once, as it ended."""
     shown = ""
     bar = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -106,7 +123,9 @@ def wait(root: Path, stop: StopRequest, console: Console) -> int:
     with bar:
         task = bar.add_task("waiting", total=None)
         while True:
-            store, collected = collect_run(load_run(root))
+            started = time.monotonic()
+            with CLOCK.phase(RECORDS):
+                store, collected = collect_run(root, save=False)
             if collected.done or stop.level:
                 break
             progress = progress_line(collected.manifest)
@@ -115,12 +134,26 @@ def wait(root: Path, stop: StopRequest, console: Console) -> int:
             if progress != shown and not console.is_terminal:  # a line whenever a target changes state
                 console.print(progress, highlight=False, markup=False)
             shown = progress
-            stop.sleep(POLL_S)
-    console.print(final_table(collected.manifest, str(store.run.root)))
-    for line in describe(collected):
-        console.print(line, highlight=False)
+            with CLOCK.waiting():  # the tasks' time, not this process's
+                stop.sleep(min(LONGEST_POLL_S, max(POLL_S, 20 * (time.monotonic() - started))))
+    with CLOCK.phase(RECORDS), store.lock():  # as it ended, with the submitter's own seconds
+        collected.manifest.own_seconds = CLOCK.totals()
+        store.save_manifest(collected.manifest.model_dump(mode="json"))
+    notes = tuple(describe(collected))
     if stop.level:
         print("ncucampaign: stopped waiting; the array goes on (collect it later)", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    ok = all(t.status == Status.OK for t in collected.manifest.targets)
-    return EXIT_OK if ok else EXIT_TARGETS_FAILED
+        code = EXIT_INTERRUPTED
+    else:
+        ok = all(t.status == Status.OK for t in collected.manifest.targets)
+        code = EXIT_OK if ok else EXIT_TARGETS_FAILED
+    return Waited(code, collected.manifest, collected.tasks_own, collected.records, notes)
+
+
+def batch_own_line(submitter: dict[str, float], tasks: dict[str, float], records: int) -> str:
+    """'own time: submitter 1.2 s (records 0.6 s, ...); tasks 24.9 s over 6 records (reports 9.2 s, ...)'."""
+
+    def spent(own: dict[str, float]) -> str:
+        phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in sorted(own.items(), key=lambda kv: -kv[1]))
+        return f"{sum(own.values()):.1f} s" + (f" ({phases})" if phases else "")
+
+    return f"own time: submitter {spent(submitter)}; tasks {spent(tasks)} over {records} records"

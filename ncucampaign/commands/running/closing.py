@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import sys
 
+from rich.console import Console
+
 from ncucampaign.backends.contract import Started
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import final_table, left_out_line
-from ncucampaign.commands.running.batch import wait
+from ncucampaign.commands.running.batch import batch_own_line, wait
 from ncucampaign.commands.running.steps import samples_short
 from ncucampaign.errors import EXIT_OK
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.own_time import since_process_start
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.limit import limit_line
@@ -24,32 +27,42 @@ from ncucampaign.results.weights import gpu_time_line
 
 def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings, every_row: bool = False) -> int:
     """What the backend did: a run's table and the lines it ends with, or what was submitted (and, with
-    --wait, the submission followed until it ends)."""
+    --wait, the submission followed until it ends, then the same lines)."""
     out = out_console()
     for said in started.said:
         out.print(said, highlight=False, markup=False)
     if started.result is not None:
-        manifest = started.result.manifest
-        for cause in causes(manifest.targets):  # once, with its count, where a row a target said it again
-            out.print(cause.line(), highlight=False, markup=False)
-        table = final_table(manifest, str(started.root), every_row)
-        if table.row_count:
-            out.print(table)
-        else:
-            out.print(str(table.title), highlight=False, markup=False)
-        for line in (left_out_line(manifest, every_row), tally_line(manifest)):
-            if line:
-                out.print(line, highlight=False, markup=False)
         took = since_process_start()  # this process's seconds: what the own-time and limit lines measure against
-        own, limit = own_time_line(manifest, took), limit_line(manifest, took)
-        lines = [*sharing_breakdown(manifest), own, limit, gpu_time_line(manifest)]
-        for line in [*lines, *samples_short(plan, manifest)]:
-            if line:
-                out.print(line, highlight=False, markup=False)
+        manifest = started.result.manifest
+        timing = [own_time_line(manifest, took), limit_line(manifest, took)]
+        _ending(out, manifest, str(started.root), every_row, timing)
+        for line in samples_short(plan, manifest):
+            out.print(line, highlight=False, markup=False)
         out.print(f"manifest: {started.root / 'manifest.json'}", highlight=False)
         return started.result.exit_code
     if started.submission is not None and settings.request.backend.wait:
-        return wait(started.root, stop, out)
+        waited = wait(started.root, stop, out)
+        own = batch_own_line(waited.manifest.own_seconds or {}, waited.tasks_own, waited.records)
+        _ending(out, waited.manifest, str(started.root), every_row, [own, limit_line(waited.manifest)])
+        for line in waited.notes:
+            out.print(line, highlight=False)
+        return waited.exit_code
     if started.submission is not None and stop.by_signal:
         print("ncucampaign: interrupted; the submission stands (cancel it as shown above)", file=sys.stderr)
     return EXIT_OK
+
+
+def _ending(out: Console, manifest: Manifest, root: str, every_row: bool, timing: list[str | None]) -> None:
+    """A run's closing lines: its causes said once, the (folded) table, what was left out of it, the tally, what
+    sharing did, the `timing` lines (own time, the limit), the GPU time."""
+    for cause in causes(manifest.targets):  # once, with its count, where a row a target said it again
+        out.print(cause.line(), highlight=False, markup=False)
+    table = final_table(manifest, root, every_row)
+    if table.row_count:
+        out.print(table)
+    else:
+        out.print(str(table.title), highlight=False, markup=False)
+    lines = [left_out_line(manifest, every_row), tally_line(manifest), *sharing_breakdown(manifest), *timing]
+    for line in [*lines, gpu_time_line(manifest)]:
+        if line:
+            out.print(line, highlight=False, markup=False)

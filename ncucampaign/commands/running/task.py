@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ncucampaign.backends.batch.task import run_task
+from ncucampaign.backends.batch.pool_tasks import run_pool_first, run_pool_units
+from ncucampaign.backends.batch.task import Task, run_task
 from ncucampaign.backends.systems import batch_system
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.commands.progress import ConsoleReporter
@@ -28,12 +29,13 @@ def run_listed_task(
     loaded_run: LoadedRun,
     listing: TaskList,
     number: int,
-    names: list[str],
+    index: int,
     where: TaskPlacement,
     command: str,
 ) -> int:
     """One batch task's run (a Slurm array task, or a Kubernetes pod): its targets, claimed."""
     root, main = loaded_run.root, loaded_run.manifest
+    names = task_names(listing, number, index)
     source = Path(main.campaign.source) if main.campaign.source else root / main.campaign.copy_path
     loaded = parse_campaign((root / main.campaign.copy_path).read_text(encoding="utf-8"), source)
     plan = build_plan(loaded, main.ncu.path or None)
@@ -52,13 +54,21 @@ def run_listed_task(
     stop = StopRequest()
     console = out_console()
     reporter = ConsoleReporter(console, live=False)
+    role = listing.role(index)
     with stop_on_signals(stop, reporter.stopping), reporter:
-        result = run_task(store, plan, settings, reporter, stop, main, names, where, batch_system(where.backend))
-    if result is None:
+        task = Task(store, plan, settings, reporter, stop, main, where, batch_system(where.backend))
+        if role is not None and role.stage == "unions":
+            return run_pool_units(task, role.pool)
+        if role is not None:
+            code = run_pool_first(task, names, role.pool, role.then_unions)
+        else:
+            result = run_task(task, names)
+            code = result.exit_code if result is not None else None
+    if code is None:
         console.print(f"{command}: {', '.join(names)}: claimed by another task already; nothing to do")
         return EXIT_OK
     console.print(f"{command}: record {where.record}", highlight=False)
-    return result.exit_code
+    return code
 
 
 def array_listing(root: Path, number: int) -> TaskList:

@@ -66,17 +66,27 @@ def _name(record: object) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def journal_of(record: Path) -> Path:
+    """The journal beside a record file: manifest.json's is manifest.journal, a batch task's <task>.journal."""
+    return record.with_suffix(".journal")
+
+
 def journal_entries(root: Path) -> list[dict[str, Any]]:
-    """The journal's lines (none when there is no journal); a torn last line is left out."""
+    """The run's journal lines (none when there is no journal); a torn last line is left out."""
+    return journal_lines(root / JOURNAL)
+
+
+def journal_lines(path: Path) -> list[dict[str, Any]]:
+    """A journal's lines (none when there is none); a torn last line is left out."""
     try:
-        fd = open_regular(root / JOURNAL, os.O_RDONLY)
+        fd = open_regular(path, os.O_RDONLY)
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise UsageError(f"{root / JOURNAL}: unreadable: {exc.strerror or exc}") from None
+        raise UsageError(f"{path}: unreadable: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
         if os.fstat(handle.fileno()).st_size > MAX_JOURNAL_BYTES:
-            raise UsageError(f"{root / JOURNAL}: more than any run writes ({MAX_JOURNAL_BYTES // 2**20} MiB)")
+            raise UsageError(f"{path}: more than any run writes ({MAX_JOURNAL_BYTES // 2**20} MiB)")
         lines = handle.read().split(b"\n")
     entries = []
     for number, line in enumerate(lines):
@@ -86,16 +96,17 @@ def journal_entries(root: Path) -> list[dict[str, Any]]:
             entries.append(json.loads(line))
         except ValueError:
             if number < len(lines) - 2:  # a torn line may only be the last
-                raise UsageError(f"{root / JOURNAL}: line {number + 1} is damaged") from None
+                raise UsageError(f"{path}: line {number + 1} is damaged") from None
     return entries
 
 
 class ManifestFiles:
-    """Where a run's book writes: changes to the journal, the whole manifest to manifest.json."""
+    """Where a book writes: changes to the journal, the whole manifest to its JSON file (manifest.json, or a batch
+    task's record `name`, its journal beside it)."""
 
-    def __init__(self, store: RunStore) -> None:
-        self._path = store.run.inside(JOURNAL)
-        self._manifest = store.run.inside(MANIFEST)
+    def __init__(self, store: RunStore, name: str = MANIFEST) -> None:
+        self._manifest = store.run.inside(*Path(name).parts)
+        self._path = journal_of(self._manifest)  # manifest.json's: manifest.journal
         self._fd: int | None = None
         self.pending = False  # changes appended since manifest.json was last written
         self._rewritten = self._synced = time.monotonic()

@@ -134,7 +134,12 @@ class Submission(Record):
     job_id: str | None = Field(description="from sbatch, or the Job's namespace/name; None: not submitted")
     submitted_at: str
     script: str
-    tasks: list[list[str]] = Field(description="per array index, the targets it runs")
+    tasks: list[list[str]] = Field(
+        description="per array index, the targets it claims at its start (none: it runs a trace pool's unions)"
+    )
+    after: list[str] = Field(
+        default_factory=list, description="the tasks (<id>_<index>) it starts after: a trace pool's second stage"
+    )
 
 
 class TargetRecord(Record):

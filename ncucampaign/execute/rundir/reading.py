@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
 from ncucampaign.execute.rundir.guards import collector_paused
-from ncucampaign.execute.rundir.journal import journal_entries, replayed
+from ncucampaign.execute.rundir.journal import journal_lines, journal_of, replayed
 from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest
 from ncucampaign.execute.rundir.older import upgraded
 from ncucampaign.execute.rundir.store import MANIFEST, open_regular
@@ -81,11 +81,15 @@ def read_model(path: Path, model: type[Model], limit: int) -> Model:
 def read_manifest(root: Path) -> Manifest:
     """A run directory's manifest with its journal's changes (a run going on, or one whose runner was killed),
     read as one state: again when the manifest was rewritten meanwhile (a rewrite empties the journal)."""
-    path = root / MANIFEST
+    return read_journaled(root / MANIFEST)
+
+
+def read_journaled(path: Path) -> Manifest:
+    """A manifest or a batch task's record (its own manifest), with the journal beside it applied."""
     for _ in range(5):
         before = _stamp(path)
         raw = read_bytes(path, MAX_MANIFEST_BYTES)
-        changes = journal_entries(root)
+        changes = journal_lines(journal_of(path))
         if _stamp(path) == before:
             break
     if not changes:

@@ -5,6 +5,7 @@ name never writes elsewhere), whole files atomically (temporary, fsync, rename),
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -55,11 +56,16 @@ class RunDir:
         """Where the campaign's run directories go: a run directory is <runs root>/<campaign>/<run id>."""
         return self.root.parent.parent
 
+    @functools.cached_property
+    def _resolved(self) -> Path:
+        """The run directory as it resolved when first asked (a folder swapped for a link later is then outside)."""
+        return self.root.resolve()
+
     def inside(self, *parts: str) -> Path:
         """A path under the run directory; refuses anything that would resolve outside it."""
         path = self.root.joinpath(*parts)
         resolved = path.resolve()
-        if resolved != self.root.resolve() and self.root.resolve() not in resolved.parents:
+        if resolved != self._resolved and self._resolved not in resolved.parents:
             raise EnvironmentProblem(f"refusing to write outside the run directory: {path}")
         return path
 

@@ -10,7 +10,7 @@ from ncucampaign.execute.attempt.classify import ConsoleSummary
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.diagnose import diagnose
 from ncucampaign.execute.attempt.trace_hints import trace_hints
-from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
+from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.selection import Short, TraceSelections
 from ncucampaign.plan.expand import Invocation
@@ -58,6 +58,45 @@ class Failed:
 class SharedOutcome:
     done: list[TargetRecord] = field(default_factory=list)  # split and verified, or interrupted
     alone: list[Alone] = field(default_factory=list)  # in the order they were handed back
+    planned: list[tuple[str, ...]] = field(default_factory=list)  # a pool's first stage: its unions, not yet run
+    trace: TraceInfo | None = None  # the trace it ran on (a pool's first stage hands it to the second)
+
+
+class Handing:
+    """How a shared run hands members back (to run alone) and marks their records, its outcome filled as it goes.
+    `planned`: the group's members as planned (not pinned to a lane's GPUs)."""
+
+    def __init__(self, ctx: RunContext, planned: Sequence[Invocation]) -> None:
+        self.ctx = ctx
+        self.outcome = SharedOutcome()
+        self.planned = {m.name: m for m in planned}
+        self.refusals: dict[str, Refused] = {}  # the first refusal of each member that was regrouped
+
+    def give_up(self, members: Sequence[Invocation], why: str, shared: str | None = None) -> None:
+        """Nothing shared can serve `members`: interrupted when stopping, else each runs alone."""
+        if not self.ctx.stop.level:
+            return self.alone(members, why, shared)
+        self.mark(members, Status.INTERRUPTED, why)
+        self.outcome.done.extend(self.ctx.record(m.name) for m in members)
+
+    def alone(self, members: Sequence[Invocation], reason: str, shared: str | None = None, detail: str = "") -> None:
+        """Hand `members` back; one regrouped after a refusal says why its first split was unused, then the retry's."""
+        for m in members:
+            first = self.refusals.get(m.name)
+            if first is None:
+                self.outcome.alone.append(Alone(self.planned[m.name], reason, shared, detail))
+                continue
+            why = f"{first.why}; regrouped: {reason}"
+            details = "; ".join(filter(None, [first.detail, detail]))
+            self.outcome.alone.append(Alone(self.planned[m.name], why, shared or first.shared_run, details))
+
+    def mark(self, members: Sequence[Invocation], status: Status, message: str) -> None:
+        def change() -> None:
+            for member in members:
+                self.ctx.record(member.name).status = status
+                self.ctx.record(member.name).message = message
+
+        self.ctx.book.commit(change, *(self.ctx.record(member.name) for member in members))
 
 
 def decide_miss(ctx: RunContext, short: Short, found: TraceSelections, confirmed: str = "") -> TargetRecord:

@@ -5,7 +5,7 @@ Members whose splits were refused share one more run; those it cannot serve go b
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ncucampaign.execute.attempt.attempts import run_attempts
@@ -16,11 +16,12 @@ from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.inferred import ENDED_SHORT, decided_short
-from ncucampaign.execute.shared.outcome import Alone, Failed, Refused, SharedOutcome, decide_miss, settled
+from ncucampaign.execute.shared.outcome import Failed, Handing, Refused, SharedOutcome, decide_miss, settled
 from ncucampaign.execute.shared.past_trace import kept_or_alone, past_the_trace
 from ncucampaign.execute.shared.planning import measured, planned
 from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
 from ncucampaign.execute.shared.split import Split, SplitJob, split_union
+from ncucampaign.execute.shared.stages import WHOLE, PoolStage
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.trace.selection import (
     Short,
@@ -41,30 +42,42 @@ from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_wi
 
 
 def run_shared(
-    ctx: RunContext, cache: TraceCache, group: SharedGroup, gpus: tuple[str, ...] | None, lane: str | None
+    ctx: RunContext,
+    cache: TraceCache,
+    group: SharedGroup,
+    gpus: tuple[str, ...] | None,
+    lane: str | None,
+    stage: PoolStage = WHOLE,
 ) -> SharedOutcome:
-    return _SharedRun(ctx, cache, group, gpus, lane).run()
+    return _SharedRun(ctx, cache, group, gpus, lane, stage).run()
 
 
 class _SharedRun:
     def __init__(
-        self, ctx: RunContext, cache: TraceCache, group: SharedGroup, gpus: tuple[str, ...] | None, lane: str | None
+        self,
+        ctx: RunContext,
+        cache: TraceCache,
+        group: SharedGroup,
+        gpus: tuple[str, ...] | None,
+        lane: str | None,
+        stage: PoolStage,
     ) -> None:
-        self.ctx, self.cache, self.group, self.gpus, self.lane = ctx, cache, group, gpus, lane
+        self.ctx, self.cache, self.group, self.gpus, self.lane, self.stage = ctx, cache, group, gpus, lane, stage
         self.members = [pin(m, gpus) if gpus else m for m in group.members]
-        self.outcome = SharedOutcome()
+        self.pool = stage.trace_of(self.members)  # whose trace it is (a union of a pool's second stage: the pool's)
+        self.hand = Handing(ctx, group.members)  # who is handed back, and their records marked
+        self.outcome = self.hand.outcome
         self.placed: dict[str, Placed] = {}
         self.splitting = ThreadPoolExecutor(1)  # replaced in run(): one split job at a time, in order
         self.pending: list[tuple[list[Invocation], str, Future[list[Split] | str]]] = []
         self.names: dict[str, str] = {}  # the trace's symbol -> function name
-        self.refusals: dict[str, Refused] = {}  # the first refusal of each member that was regrouped
         self.costs = UNCALIBRATED  # this machine's, once the trace is known: the partition and the veto agree
         self.unions: list[tuple[tuple[str, ...], float]] = []  # members and seconds of each union run on the trace
         self.unconfirmed: list[Short] = []  # misses on a trace whose listing ncu's own runs must confirm first
         self.verified: Counter[tuple[str, ...] | None] = Counter()  # splits verified by their members' filters; refused
 
     def run(self) -> SharedOutcome:
-        self._mark(self.members, Status.RUNNING, "")
+        self.hand.mark(self.members, Status.RUNNING, "")
         with ThreadPoolExecutor(1) as self.splitting:
             if self.group.window == "trace":
                 found = self._run_from_trace()
@@ -77,7 +90,7 @@ class _SharedRun:
                 self._run_targets_window(self.members)
                 refused = self._collect()
         for r in refused:
-            self._alone([r.member], r.why, r.shared_run, r.detail)
+            self.hand.alone([r.member], r.why, r.shared_run, r.detail)
         return self.outcome
 
     def _run_targets_window(self, members: list[Invocation]) -> None:
@@ -86,7 +99,7 @@ class _SharedRun:
         if failed is not None and failed.status == Status.USAGE_ERROR:  # ncu refused the union whole
             self._halve(failed, self._targets_window)
         elif failed is not None:
-            self._give_up(failed.members, failed.why, failed.run)
+            self.hand.give_up(failed.members, failed.why, failed.run)
 
     def _targets_window(self, members: list[Invocation]) -> Failed | None:
         union = union_for(members, "targets")
@@ -100,15 +113,16 @@ class _SharedRun:
         self.ctx.reporter.phase(f"the discovery trace of {len(self.members)} targets")
         with CLOCK.phase(TRACE_LISTING):  # the trace's own run is ncu's time (own_time)
             found = trace_selections(
-                self.ctx, self.cache, self.members, self.gpus, self.lane, trace_launches(self.members)
-            )
+                self.ctx, self.cache, self.members, self.gpus, self.lane, trace_launches(self.pool), self.pool,
+                self.stage.trace,
+            )  # fmt: skip
         if isinstance(found, str):
-            self._give_up(self.members, found)
+            self.hand.give_up(self.members, found)
             return None
-        self.names = found.names
+        self.names, self.outcome.trace = found.names, found.info
         for short in found.never:  # the application ran to its end without these launches
             if not short.nothing_to_profile:
-                self._alone([short.member], short.reason)
+                self.hand.alone([short.member], short.reason)
             elif found.trace.tracer.needs_confirming:
                 self.unconfirmed.append(short)  # decided once the union runs confirm the trace (_settle)
             else:
@@ -121,20 +135,34 @@ class _SharedRun:
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
         self.costs = calibrated(found.info.seconds, len(found.every) * (found.info.launch_s or 0.0), functions, runs)
-        found_groups = planned(self.ctx, placed, self.costs)
-        if found_groups is None:
-            self._give_up([p.member for p in placed], "stopped while its groups were planned")
+        groups = self._groups(found, placed)
+        if groups is None:
+            self.hand.give_up([p.member for p in placed], "stopped while its groups were planned")
             return found
-        groups = held_still(found_groups, self.cache.kept_partition(found.info.key), self.costs)
         earlier = len(self.unions)
         for part in groups:
             members = [p.member for p in part]
             if len(members) < 2:
-                self._alone(members, "sharing would cost more than its own run (its launches lie apart from others')")
+                self.hand.alone(
+                    members, "sharing would cost more than its own run (its launches lie apart from others')"
+                )
+            elif self.stage.plan_only:  # the first stage of a pool on a batch system: its unions run elsewhere
+                self.outcome.planned.append(tuple(m.name for m in members))
             else:
                 self._run_trace_group(members, found)
-        self.cache.keep_partition(found.info.key, measured(groups, self.unions[earlier:], self.costs))
+        if not self.stage.plan_only and not self.stage.one_group:  # a whole pool's measure: later runs hold still
+            self.cache.keep_partition(found.info.key, measured(groups, self.unions[earlier:], self.costs))
         return found
+
+    def _groups(self, found: TraceSelections, placed: list[Placed]) -> list[list[Placed]] | None:
+        """The pool's groups of least cost, held still where a kept partition says; None: stopped meanwhile. A union
+        of a pool's second stage is one group, as its first stage planned it."""
+        if self.stage.one_group:
+            return [placed]
+        found_groups = planned(self.ctx, placed, self.costs)
+        if found_groups is None:
+            return None
+        return held_still(found_groups, self.cache.kept_partition(found.info.key), self.costs)
 
     def _settle(self, found: TraceSelections) -> None:
         """The misses on a trace whose listing is not ncu's own (outcome.settled)."""
@@ -148,9 +176,9 @@ class _SharedRun:
         member runs alone only when that split is refused too, or when it is the only one."""
         if len(refused) < 2 or self.ctx.stop.level:
             for r in refused:
-                self._alone([r.member], r.why, r.shared_run, r.detail)
+                self.hand.alone([r.member], r.why, r.shared_run, r.detail)
             return
-        self.refusals = {r.member.name: r for r in refused}
+        self.hand.refusals = {r.member.name: r for r in refused}
         self._run_trace_group([r.member for r in refused], found)
 
     def _run_trace_group(self, members: list[Invocation], found: TraceSelections) -> None:
@@ -162,9 +190,9 @@ class _SharedRun:
     def _trace_group(self, members: list[Invocation], found: TraceSelections) -> Failed | None:
         """One group on the trace, composed whole (trace/selection.py), then its union run and splits: what failed."""
         placed = [self.placed[m.name] for m in members]
-        composed = composed_on(self.ctx, self.cache, found, placed, union_for(self.members, "trace"), self.costs)
+        composed = composed_on(self.ctx, self.cache, found, placed, union_for(self.pool, "trace"), self.costs)
         if composed.union is None or composed.window is None:
-            self._alone(members, composed.why_not)
+            self.hand.alone(members, composed.why_not)
             return None
         union = pin(composed.union, self.gpus) if self.gpus else composed.union
         return self._profile(union, members, dict(composed.windows), composed.window, found.info)
@@ -184,7 +212,7 @@ class _SharedRun:
         alike = all(r is not None and r.status == failed.status for r in results)
         for result in (r for r in results if r is not None):
             if len(result.members) < 2 or self.ctx.stop.level or (alike and result.status != Status.USAGE_ERROR):
-                self._give_up(result.members, result.why, result.run)
+                self.hand.give_up(result.members, result.why, result.run)
             else:
                 self._halve(result, again)
 
@@ -204,7 +232,7 @@ class _SharedRun:
         if trace is not None:
             ctx.book.commit(lambda: setattr(record, "trace", trace), record)
         union = renamed(union, record.name)
-        self._mark(members, Status.RUNNING, f"in shared run {record.name}")
+        self.hand.mark(members, Status.RUNNING, f"in shared run {record.name}")
         ctx.reporter.phase(f"{record.name}: one application run for {len(members)} targets")
         run_attempts(ctx, union, record.argv, record, self.lane, read_results=False)
         why = f"its shared run {record.name} ended {record.status.value}: {record.message}"
@@ -226,7 +254,7 @@ class _SharedRun:
             self.unions.append((tuple(m.name for m in members), record.seconds))
         # The splits (CPU) go on while the next group's run uses the GPU; their verdicts are taken in
         # order once every run is done (_collect).
-        earlier = {name: f"{r.why}; regrouped into {record.name}" for name, r in self.refusals.items()}
+        earlier = {name: f"{r.why}; regrouped into {record.name}" for name, r in self.hand.refusals.items()}
         job = SplitJob(
             record, union, tuple(members), windows, trace_window, report, console, self.names, earlier, holds
         )
@@ -242,38 +270,9 @@ class _SharedRun:
             with CLOCK.waiting():  # the splits count their own phases; a Ctrl-C is taken between slices
                 splits = answered(future)
             if isinstance(splits, str):
-                self._alone(members, splits, name)
+                self.hand.alone(members, splits, name)
                 continue
             self.outcome.done.extend(self.ctx.record(s.member.name) for s in splits if s.ok)
             self.verified.update(tuple(filter_words(s.member.options)) if s.ok else None for s in splits)
             refused.extend(Refused(s.member, name, s.problem, s.detail) for s in splits if not s.ok)
         return refused
-
-    # --- handing members back -----------------------------------------------------------------------------
-
-    def _give_up(self, members: Sequence[Invocation], why: str, shared: str | None = None) -> None:
-        """Nothing shared can serve `members`: interrupted when stopping, else each runs alone."""
-        if not self.ctx.stop.level:
-            return self._alone(members, why, shared)
-        self._mark(members, Status.INTERRUPTED, why)
-        self.outcome.done.extend(self.ctx.record(m.name) for m in members)
-
-    def _alone(self, members: Sequence[Invocation], reason: str, shared: str | None = None, detail: str = "") -> None:
-        """Hand `members` back; one regrouped after a refusal says why its first split was unused, then the retry's."""
-        planned = {m.name: m for m in self.group.members}
-        for m in members:
-            first = self.refusals.get(m.name)
-            if first is None:
-                self.outcome.alone.append(Alone(planned[m.name], reason, shared, detail))
-                continue
-            why = f"{first.why}; regrouped: {reason}"
-            details = "; ".join(filter(None, [first.detail, detail]))
-            self.outcome.alone.append(Alone(planned[m.name], why, shared or first.shared_run, details))
-
-    def _mark(self, members: Sequence[Invocation], status: Status, message: str) -> None:
-        def change() -> None:
-            for member in members:
-                self.ctx.record(member.name).status = status
-                self.ctx.record(member.name).message = message
-
-        self.ctx.book.commit(change, *(self.ctx.record(member.name) for member in members))

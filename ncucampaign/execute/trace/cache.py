@@ -67,6 +67,7 @@ class TraceCache:
         self._this_run: dict[str, Path] = {}
         self._seconds: dict[str, float] = {}
         self._cut_at: dict[str, int] = {}
+        self._decoded: dict[tuple[str, tuple[int, ...], tuple[int, ...]], Listings] = {}
 
     def key_lock(self, key: TraceKey) -> threading.Lock:
         """Held while a trace is found or made, so that two lanes never run the same trace at once."""
@@ -99,6 +100,11 @@ class TraceCache:
         except OSError as exc:
             return f"the cached trace {cached} cannot be read: {exc.strerror or exc}"
         return Cached(cached, reused=True)
+
+    def adopt(self, digest: str, report: Path, launches: int, seconds: float | None) -> None:
+        """A trace this run took in another process (a pool's first task): its launches (cut: fewer) and seconds."""
+        self._this_run[digest], self._cut_at[digest] = report, launches
+        self._seconds.update({digest: seconds} if seconds is not None else {})
 
     def remember(self, key: TraceKey, report: Path, seconds: float | None = None) -> Path:
         """Keep a trace just made (and how long it took), sealed with its stamp and digest; the cached
@@ -212,24 +218,31 @@ class TraceCache:
             write_cache_text(self.folder / f"{digest}.json", side.model_dump_json(exclude_defaults=True))
 
     def listings(self, digest: str, report: Path) -> Listings:
-        """What ncu listed of the cached trace `report` in earlier runs ({}: nothing usable kept)."""
+        """What ncu listed of the cached trace `report` in earlier runs ({}: none kept); decoded once a process."""
         if self.folder is None:
             return {}
-        text = read_cache_text(self._beside(digest, _LISTINGS), MAX_LISTINGS_FILE)
+        path = self._beside(digest, _LISTINGS)
         try:
-            return decode(json.loads(text), stamp_of(report)) if text else {}
+            held = (digest, tuple(stamp_of(report)), tuple(stamp_of(path)))
+            if held not in self._decoded:  # the latest only: a run lists one pool's trace at a time
+                text = read_cache_text(path, MAX_LISTINGS_FILE)
+                self._decoded = {held: decode(json.loads(text), stamp_of(report)) if text else {}}
+            return self._decoded[held]
         except (OSError, ValueError, RecursionError):
             return {}
 
     def keep_listings(self, digest: str, report: Path, listed: Listings) -> None:
-        """Keep what ncu listed of a trace the cache holds (`report`, or the cache's link to it)."""
+        """Keep what ncu listed of a trace the cache holds (`report`, or the cache's link to it), or of this run's own
+        (a batch run's other tasks: stamped with this run's file, which no other file's stamp matches)."""
         cached = self._path(TraceKey(digest, reusable=True))
-        if self.folder is None or cached is None or not cached.is_file() or cached.is_symlink():
+        held = cached if cached is not None and cached.is_file() and not cached.is_symlink() else None
+        held = held or self._this_run.get(digest)
+        if self.folder is None or held is None:
             return
         try:
             stamp = stamp_of(report)
-            if stamp_of(cached) != stamp:
-                return  # not the file the cache holds
+            if stamp_of(held) != stamp:
+                return  # not the file the cache (or this run) holds
         except OSError:
             return
         write_cache_text(self._beside(digest, _LISTINGS), encode(listed, stamp).model_dump_json())

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ncucampaign.execute.attempt.context import RunContext
-from ncucampaign.execute.rundir.manifest import SharedRunRecord
+from ncucampaign.execute.rundir.manifest import SharedRunRecord, TraceInfo
 from ncucampaign.execute.rundir.status import TRACE_PREFIX
 from ncucampaign.execute.trace.cache import TraceCache, TraceKey
 from ncucampaign.execute.trace.listings import Listings, Wanted
@@ -36,6 +36,7 @@ class TraceAsk:
     lane: str | None
     key: TraceKey
     declined: str = ""  # why tracers that could run here cannot stand in for this one (its record says so)
+    pinned: TraceInfo | None = None  # the trace this run took of it in another task (a batch pool's first): that one
 
     @property
     def launches(self) -> int:

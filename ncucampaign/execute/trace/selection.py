@@ -10,7 +10,7 @@ from typing import Any
 
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
-from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.cache import TraceCache, TraceKey
 from ncucampaign.execute.trace.contract import TraceAsk
 from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings
 from ncucampaign.execute.trace.tracers import Trace, trace_for
@@ -95,11 +95,18 @@ def trace_selections(
     gpus: tuple[str, ...] | None,
     lane: str | None,
     launches: int,
+    traced: Sequence[Invocation] = (),
+    pinned: TraceInfo | None = None,
 ) -> TraceSelections | str:
     """The group's trace up to `launches` launches and what it says of each member; or why there is
-    none (execute/trace/tracers.py: which tracer takes it, and what every trace must be)."""
-    trace = trace_invocation(members, launches)
-    ask = TraceAsk(trace, tuple(members), gpus, lane, key_of(trace, ctx.book.manifest, gpus, cache.runs_root))
+    none (execute/trace/tracers.py: which tracer takes it, and what every trace must be). `traced`: whose trace it is
+    when not the members' own (a union of a pool's second stage on a batch system: execute/shared/stages.py), and
+    `pinned` the trace its first stage took of it (execute/trace/tracers.py)."""
+    pool = tuple(traced or members)  # asked as the pool's first stage asked it: the same tracer, the same key
+    trace = trace_invocation(pool, launches)
+    # A pinned trace is found by the key it was taken under: this task's own would walk the working folder for nothing
+    key = TraceKey(pinned.key, reusable=False) if pinned else key_of(trace, ctx.book.manifest, gpus, cache.runs_root)
+    ask = TraceAsk(trace, pool, gpus, lane, key, pinned=pinned)
     found = trace_for(ctx, cache, ask, {(): _NONE, BY_FUNCTION: _NONE, **member_listings(members)})
     if isinstance(found, str):
         return found

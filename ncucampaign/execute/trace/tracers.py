@@ -54,7 +54,11 @@ class Trace:
 
 
 def trace_for(ctx: RunContext, cache: TraceCache, ask: TraceAsk, wanted: Wanted) -> Trace | str:
-    """The trace `ask` asks for, with the `wanted` listings; or why there is none."""
+    """The trace `ask` asks for, with the `wanted` listings; or why there is none. A trace it pins (one this run took
+    in another task, its key as that task made it: this one's environment or working folder may differ) comes first."""
+    pinned = _pinned(ctx, cache, ask, wanted) if ask.pinned is not None else None
+    if pinned is not None:
+        return pinned
     able: list[tuple[Tracer, TraceKey]] = []
     notes: list[Note] = []
     declined: list[str] = []
@@ -85,6 +89,18 @@ def trace_for(ctx: RunContext, cache: TraceCache, ask: TraceAsk, wanted: Wanted)
         why = found
         notes.append((tracer.label, found))
     return why
+
+
+def _pinned(ctx: RunContext, cache: TraceCache, ask: TraceAsk, wanted: Wanted) -> Trace | None:
+    """The pinned trace, as the tracer that took it lists it; None when it cannot be found or listed (then as if it
+    were not pinned: a trace found or taken by key)."""
+    assert ask.pinned is not None
+    tracer = next((t for t in TRACERS if t.name == ask.pinned.tracer), None)
+    if tracer is None:
+        return None
+    key = TraceKey(ask.pinned.key, reusable=False)  # this run's: found as cache.adopt() left it
+    with cache.key_lock(key):
+        return _kept(ctx, cache, ask, tracer, key, wanted, [])
 
 
 def _kept(

@@ -23,7 +23,7 @@ from ncucampaign.execute.rundir.request import BackendRequest
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.rundir.task_list import TaskList
 from ncucampaign.plan.expand import Plan
-from ncucampaign.plan.units import ArrayTask
+from ncucampaign.plan.units import ArrayTask, Unit
 from ncucampaign.spec.loader import LoadedCampaign
 
 ENTRY = Path(__file__).with_name("entry.py")
@@ -37,8 +37,9 @@ def task_lines(run_dir: Path, number: int, count: int) -> str:
 class ToySender:
     most: int = 2  # two tasks a submission: a run of three targets is two submissions
     backend: str = "toy"
+    holds_back: bool = False  # its submissions start at once
 
-    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask]) -> Draft:
+    def draft(self, run: OpenRun, number: int, tasks: Sequence[ArrayTask], after: Sequence[str]) -> Draft:
         root = run.store.run.root
 
         def send(path: Path) -> str:
@@ -79,8 +80,8 @@ class ToySystem(BatchSystem[None]):
         done = submitted(opened, ToySender(), self.words.flag)
         return Started(root, submission=done[-1] if done else None, said=(f"toy: {len(done)} submissions",))
 
-    def plan_text(self, prepared: Prepared[None], plan: Plan, tasks: Sequence[ArrayTask], run_dir: Path) -> str:
-        return task_lines(run_dir, 1, len(tasks))
+    def plan_text(self, prepared: Prepared[None], plan: Plan, units: Sequence[Unit], run_dir: Path) -> str:
+        return task_lines(run_dir, 1, len(units))
 
     def active_jobs(self, job_ids: list[str]) -> set[str] | None:
         return set()  # a submission has run to its end when it was sent
