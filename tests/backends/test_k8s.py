@@ -216,6 +216,8 @@ def test_a_pools_unions_are_indexes_of_its_job_after_the_trace_and_each_target_i
     assert job["tasks"][0] == [t["name"] for t in manifest["targets"]] and all(not t for t in job["tasks"][1:])
     unions = [r for r in manifest["shared_runs"] if r["kind"] == "union"]
     assert len(unions) == 4 and all(r["name"].startswith("shared/p1.0-") for r in unions)
+    first, *second = json.loads((run_dir / "slurm" / "array-1.json").read_text())["roles"]
+    assert first["then_unions"] and all(role["waits"] for role in second)  # one Job: nothing holds the stage back
     indexes = {t["placement"]["array_task_id"] for t in manifest["targets"]}
     assert len(indexes) >= 2, indexes  # the unions ran in several pods at once (index 0 takes some once it planned)
     assert "8 targets: 8 ok" in done.stdout and "sharing: trace by ncu" in done.stdout, done.stdout

@@ -68,6 +68,8 @@ def test_a_waiting_task_takes_the_plan_once_written_and_gives_up_on_a_silent_fir
     stopping = StopRequest()
     stopping.request(1)
     assert wait_for_plan(PoolFiles(files.store, "p9.9"), stopping) == "the task is stopping"
+    # held back until its first task ended (Slurm's afterany): a plan not there now never comes, nothing waits
+    assert "ended without writing its plan" in str(wait_for_plan(PoolFiles(files.store, "p9.9"), StopRequest(), False))
 
 
 def test_a_heartbeat_that_goes_on_keeps_the_second_stage_waiting(

@@ -72,6 +72,8 @@ def test_a_pools_unions_run_one_a_task_after_its_trace_and_profile_what_a_local_
     assert second["tasks"] and all(task == [] for task in second["tasks"])
     assert second["after"] == [f"{first['job_id']}_0"]
     assert f"--dependency=afterany:{first['job_id']}_0" in (run_dir / second["script"]).read_text()
+    roles = json.loads((run_dir / "slurm" / "array-2.json").read_text())["roles"]
+    assert all(not role["waits"] for role in roles)  # held back until the first task ended: none waits for a plan
     unions = [r for r in data["shared_runs"] if r["kind"] == "union"]
     assert len(unions) == 4 and all(r["name"].startswith("shared/p1.0-") for r in unions)
     assert [r for r in data["shared_runs"] if r["kind"] == "trace"], "the trace, recorded by the first task"

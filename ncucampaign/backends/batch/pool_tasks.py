@@ -47,10 +47,11 @@ def run_pool_first(task: Task, names: Sequence[str], pool: str, then_unions: boo
     return _worst([first, run_pool_units(task, pool)])
 
 
-def run_pool_units(task: Task, pool: str) -> int:
-    """A pool's second stage: once the plan is there, take its units one at a time and run each."""
+def run_pool_units(task: Task, pool: str, wait: bool = True) -> int:
+    """A pool's second stage: once the plan is there, take its units one at a time and run each (`wait`: the first
+    task may still run; else a plan not there now never comes)."""
     files = PoolFiles(task.store, pool)
-    plan = wait_for_plan(files, task.stop)
+    plan = wait_for_plan(files, task.stop, wait)
     if isinstance(plan, str):
         task.reporter.echo(f"pool {pool}: no units to run: {plan}")
         return EXIT_INTERRUPTED if task.stop.level else EXIT_OK

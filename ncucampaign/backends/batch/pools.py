@@ -178,15 +178,17 @@ def beating(files: PoolFiles) -> Iterator[None]:
         thread.join()
 
 
-def wait_for_plan(files: PoolFiles, stop: StopRequest) -> PoolPlan | str:
+def wait_for_plan(files: PoolFiles, stop: StopRequest, wait: bool = True) -> PoolPlan | str:
     """The pool's plan, once its first task writes it; or why none will come (the first task stopped beating, never
-    began, or the run is stopping)."""
+    began, or the run is stopping; without `wait`, the first task has ended: a plan not there now never comes)."""
     started = last_change = time.monotonic()
     last = files.last_beat()
     while not stop.level:
         plan = files.read_plan()
         if plan is not None:
             return plan
+        if not wait:
+            return f"the first task of pool {files.pool} ended without writing its plan"
         beat, now = files.last_beat(), time.monotonic()
         if beat != last:
             last, last_change = beat, now

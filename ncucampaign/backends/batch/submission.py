@@ -104,8 +104,9 @@ def _submit_one(run: OpenRun, files: BatchFiles, sender: Sender, one: Submitted,
             files.retire_claim(name, f"array-{number}")
     # A system that cannot hold a pool's second stage back (it shares the first task's submission, its tasks waiting
     # for the plan) has the first task take unions too: were every waiting task to give up first, it runs them all.
+    waits = not sender.holds_back  # held back, a second stage starts once the first task ended: no plan, no wait
     roles = [
-        TaskRole(pool=role[0], stage=role[1], then_unions=not sender.holds_back) if role else None for role in one.roles
+        TaskRole(pool=role[0], stage=role[1], then_unions=waits, waits=waits) if role else None for role in one.roles
     ]
     draft = sender.draft(run, number, tasks, after)
     listing = TaskList(

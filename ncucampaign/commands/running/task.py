@@ -58,7 +58,7 @@ def run_listed_task(
     with stop_on_signals(stop, reporter.stopping), reporter:
         task = Task(store, plan, settings, reporter, stop, main, where, batch_system(where.backend))
         if role is not None and role.stage == "unions":
-            return run_pool_units(task, role.pool)
+            return run_pool_units(task, role.pool, role.waits)
         if role is not None:
             code = run_pool_first(task, names, role.pool, role.then_unions)
         else:

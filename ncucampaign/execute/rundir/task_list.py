@@ -27,6 +27,7 @@ class TaskRole(Record):
     then_unions: bool = Field(
         False, description="a first task that then takes unions too (its second stage cannot be held back for it)"
     )
+    waits: bool = Field(True, description="a second-stage task that may start before its first ends: it waits")
 
 
 class TaskList(Record):
