@@ -11,6 +11,7 @@ import sys
 from types import FrameType
 
 _NO_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # every one of them a stop: exit 130 (docs/running.md)
 
 
 def main() -> int:
@@ -20,7 +21,9 @@ def main() -> int:
     def note(_signum: int, _frame: FrameType | None) -> None:
         interrupted.append(1)
 
-    signal.signal(signal.SIGINT, note)
+    stops = stops_to_handle()
+    for stopping in stops:
+        signal.signal(stopping, note)
     # pydantic looks for plugins of every installed distribution as it builds our models (all at
     # import): on a GPU machine's Python, with torch and its kin, a scan of their metadata that a run
     # pays at every start. No plugin has business with ncucampaign's own models, and the variable is
@@ -46,6 +49,8 @@ def main() -> int:
         # `nohup`): a Ctrl-C or `kill -INT` stops the command at any moment with 130, as the run's own
         # handler does (one during the probe before the run was lost, and the run finished).
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        for stopping in stops[1:]:  # a SIGTERM or SIGHUP before a run handles its own: 130 too, not death by it
+            signal.signal(stopping, _as_interrupt)
     code = 130
     try:
         if not interrupted:
@@ -72,15 +77,26 @@ def _missing(exc: ModuleNotFoundError) -> int:
     return EXIT_ENVIRONMENT
 
 
+def stops_to_handle() -> tuple[signal.Signals, ...]:
+    """SIGINT, SIGTERM and SIGHUP, but a SIGHUP this process was started ignoring (`nohup`: a run meant to outlive
+    its terminal) stays ignored."""
+    return tuple(sig for sig in STOPS if sig != signal.SIGHUP or signal.getsignal(sig) != signal.SIG_IGN)
+
+
+def _as_interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def _ignore_late_interrupts() -> None:
-    """The exit code is decided: a Ctrl-C arriving now (a flood of them, say) must not turn it into a
-    death by SIGINT while the interpreter shuts down."""
-    while True:
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            return
-        except KeyboardInterrupt:
-            continue
+    """The exit code is decided: a Ctrl-C (or SIGTERM, SIGHUP) arriving now (a flood of them, say) must not turn it
+    into a death by signal while the interpreter shuts down."""
+    for stopping in STOPS:  # one ignored from the start (nohup) stays so
+        while True:
+            try:
+                signal.signal(stopping, signal.SIG_IGN)
+                break
+            except KeyboardInterrupt:
+                continue
 
 
 def _quiet_signal_race(unraisable: sys.UnraisableHookArgs) -> None:

@@ -39,7 +39,7 @@ def _signal_handlers_kept() -> Iterator[None]:
     """A test that leaves SIGINT or SIGTERM handled otherwise changes every later test of its worker (a
     run stopped in the test's process leaves them ignored, as a process about to print its summary and
     exit: execute/process/signals.py). Such a test fails, and the handlers are put back."""
-    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     yield
     changed = [number.name for number, handler in before.items() if signal.getsignal(number) is not handler]
     for number, handler in before.items():
@@ -51,7 +51,7 @@ def _signal_handlers_kept() -> Iterator[None]:
 @contextlib.contextmanager
 def signal_handlers_restored() -> Iterator[None]:
     """Around the CLI run in the test's process: a process would end after it, later tests keep theirs."""
-    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:

@@ -56,8 +56,12 @@ def run_request(request: RunRequest, every_row: bool = False) -> int:
     """`run` as asked (from the command line, or by `ab`); `every_row`: the final table unfolded."""
     CLOCK.reset()
     CLOCK.add(START_UP, since_process_start() or 0.0)
-    with CLOCK.phase(PLANNING):  # what the stages below do not count as theirs (own_time)
-        return _run(request, every_row)
+    try:
+        with CLOCK.phase(PLANNING):  # what the stages below do not count as theirs (own_time)
+            return _run(request, every_row)
+    except KeyboardInterrupt:  # before the run's own handler (execute): no run directory yet
+        print("ncucampaign: interrupted before the run began: nothing was started or recorded", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _run(request: RunRequest, every_row: bool) -> int:

@@ -8,6 +8,7 @@
     python tests/benchmarks/bench.py zoo --only randn_decode    # GPU: shared runs on the zoo (zoo.py)
     python tests/benchmarks/bench.py scale --sizes 20 200 1000 10000   # CPU: one pool of N targets (scale.py)
     python tests/benchmarks/bench.py slurm --sizes 400 1000 10000      # the test Slurm: that pool --slurm --wait
+    python tests/benchmarks/bench.py stops --targets 1000 --stops 50   # that pool stopped at 50 moments, resumed
     python tests/benchmarks/bench.py all ...
 
 overhead: the campaign through `ncucampaign run` against the very commands `ncucampaign plan`
@@ -397,7 +398,7 @@ def bench_shared(campaign: Path, keep: Path | None, warm: bool = True) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "scale", "slurm", "all")
+        "what", choices=("plan", "overhead", "gpus", "shared", "read", "zoo", "scale", "slurm", "stops", "all")
     )
     parser.add_argument("--json", type=Path, default=None, help="zoo: write the rows here as they come")
     parser.add_argument("--capture", type=Path, default=None, help="zoo: keep ncu's listings of each workload here")
@@ -427,6 +428,9 @@ def main() -> int:
     parser.add_argument("--code", type=Path, default=None, help="scale, plan: also run this checkout, back to back")
     parser.add_argument("--limit", type=float, default=900.0, help="scale, slurm: stop a run after this many seconds")
     parser.add_argument("--kills", type=int, default=0, help="scale: kill -9 and resume this many runs of each size")
+    parser.add_argument("--stops", type=int, default=50, help="stops: how many moments to stop a run at")
+    parser.add_argument("--kill", action="store_true", help="stops: SIGKILL instead of SIGINT and SIGTERM")
+    parser.add_argument("--hup", action="store_true", help="stops: SIGHUP too")
     args = parser.parse_args()
     if args.what in ("plan", "all"):
         bench_plan(args.targets, args.code)
@@ -448,6 +452,11 @@ def main() -> int:
                 kills(size, args.kills)
             return 0
         bench_scale(args.sizes, args.code, args.limit, args.keep)
+        return 0
+    if args.what == "stops":
+        from tests.benchmarks.stops import bench_stops
+
+        bench_stops(args.targets, args.stops, args.kill, args.hup)
         return 0
     if args.what == "slurm":
         from tests.benchmarks.slurm_bench import bench_slurm

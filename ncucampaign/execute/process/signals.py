@@ -62,7 +62,7 @@ def drain(fd: int) -> None:
 
 @contextlib.contextmanager
 def stop_on_signals(stop: StopRequest, announce: Callable[[int], None]) -> Iterator[None]:
-    """First SIGINT (or any SIGTERM): stop gracefully; a second SIGINT: kill the attempts at once.
+    """First SIGINT (or any SIGTERM or SIGHUP): stop gracefully; a second SIGINT: kill the attempts at once.
     `announce(level)` runs on a watcher thread, never inside the handler."""
 
     handling = False
@@ -84,7 +84,10 @@ def stop_on_signals(stop: StopRequest, announce: Callable[[int], None]) -> Itera
     finished = threading.Event()
     watcher = threading.Thread(target=_watch, args=(stop, wakeup, finished, announce), daemon=True)
     watcher.start()
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # SIGHUP (the terminal closed, a session ended) stops as SIGTERM does, gracefully, its summary printed; but not
+    # where the process was started ignoring it (`nohup`: a run meant to outlive its terminal)
+    hangup = [signal.SIGHUP] if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN else []
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM, *hangup)}
     try:
         yield
     finally:

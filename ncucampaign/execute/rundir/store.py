@@ -57,8 +57,7 @@ class RunDir:
         return self.root.parent.parent
 
     @functools.cached_property
-    def _resolved(self) -> Path:
-        """The run directory as it resolved when first asked (a folder swapped for a link later is then outside)."""
+    def _resolved(self) -> Path:  # as first resolved: a folder swapped for a link later is then outside
         return self.root.resolve()
 
     def inside(self, *parts: str) -> Path:
@@ -210,7 +209,8 @@ class RunStore:
             return log.tell()
 
     def read_log(self, name: str, offset: int) -> str:
-        path = self.run.log(name)
+        if not os.path.lexists(path := self.run.log(name)):  # never written: an attempt a stop kept from starting
+            return ""
         with writing(path), os.fdopen(open_regular(path, os.O_RDONLY), "rb") as log:
             return log_text(log, offset)
 

@@ -64,7 +64,7 @@ class _SharedRun:
     ) -> None:
         self.ctx, self.cache, self.group, self.gpus, self.lane, self.stage = ctx, cache, group, gpus, lane, stage
         self.members = [pin(m, gpus) if gpus else m for m in group.members]
-        self.pool = stage.trace_of(self.members)  # whose trace it is (a union of a pool's second stage: the pool's)
+        self.pool = stage.trace_of(self.members)  # whose trace (a pool's second stage: the pool's)
         self.hand = Handing(ctx, group.members)  # who is handed back, and their records marked
         self.outcome = self.hand.outcome
         self.placed: dict[str, Placed] = {}
@@ -112,10 +112,8 @@ class _SharedRun:
         """One trace for the whole pool; then its misses decided, and the rest partitioned by cost."""
         self.ctx.reporter.phase(f"the discovery trace of {len(self.members)} targets")
         with CLOCK.phase(TRACE_LISTING):  # the trace's own run is ncu's time (own_time)
-            found = trace_selections(
-                self.ctx, self.cache, self.members, self.gpus, self.lane, trace_launches(self.pool), self.pool,
-                self.stage.trace,
-            )  # fmt: skip
+            found = trace_selections(self.ctx, self.cache, self.members, self.gpus, self.lane,
+                                     trace_launches(self.pool), self.pool, self.stage.trace)  # fmt: skip
         if isinstance(found, str):
             self.hand.give_up(self.members, found)
             return None
@@ -226,8 +224,11 @@ class _SharedRun:
         trace_window: UnionWindow | None,
         trace: TraceInfo | None,
     ) -> Failed | None:
-        """Profile the union and split it; what failed, with the members it leaves, or None."""
+        """Profile the union and split it; what failed, with the members it leaves, or None (stopping: none starts)."""
         ctx = self.ctx
+        if ctx.stop.level:
+            self.hand.give_up(members, "interrupted before its shared run started")
+            return None
         record = new_shared_record(ctx, union, members, self.group.window, self.gpus)
         if trace is not None:
             ctx.book.commit(lambda: setattr(record, "trace", trace), record)
