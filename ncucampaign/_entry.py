@@ -45,12 +45,7 @@ def main() -> int:
         gc.enable()
         if own_setting:
             os.environ.pop(_NO_PLUGINS, None)
-        # Python's own handler, also where SIGINT came in ignored (a background job of a script, or
-        # `nohup`): a Ctrl-C or `kill -INT` stops the command at any moment with 130, as the run's own
-        # handler does (one during the probe before the run was lost, and the run finished).
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        for stopping in stops[1:]:  # a SIGTERM or SIGHUP before a run handles its own: 130 too, not death by it
-            signal.signal(stopping, _as_interrupt)
+        _stops_interrupt(stops)
     code = 130
     try:
         if not interrupted:
@@ -81,6 +76,16 @@ def stops_to_handle() -> tuple[signal.Signals, ...]:
     """SIGINT, SIGTERM and SIGHUP, but a SIGHUP this process was started ignoring (`nohup`: a run meant to outlive
     its terminal) stays ignored."""
     return tuple(sig for sig in STOPS if sig != signal.SIGHUP or signal.getsignal(sig) != signal.SIG_IGN)
+
+
+def _stops_interrupt(stops: tuple[signal.Signals, ...]) -> None:
+    """Python's own handler, also where SIGINT came in ignored (a background job of a script, or `nohup`): a Ctrl-C
+    or `kill -INT` stops the command at any moment with 130, as the run's own handler does (one during the probe
+    before the run was lost, and the run finished); a SIGTERM or SIGHUP before a run handles its own: 130 too, not
+    death by the signal."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for stopping in stops[1:]:
+        signal.signal(stopping, _as_interrupt)
 
 
 def _as_interrupt(_signum: int, _frame: FrameType | None) -> None:

@@ -17,6 +17,7 @@ from ncucampaign.execute.rundir.manifest import Manifest, Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
 from ncucampaign.execute.shared.outcome import Alone, SharedOutcome
+from ncucampaign.execute.shared.resumed import kept_trace
 from ncucampaign.execute.shared.run import run_shared
 from ncucampaign.execute.shared.stages import WHOLE, PoolStage
 from ncucampaign.execute.trace.cache import TraceCache
@@ -120,7 +121,7 @@ class UnitRunner:
 
     def _run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]:
         if isinstance(unit, SharedGroup):
-            outcome = run_shared(self.ctx, self.traces, unit, gpus, lane, self.stage)
+            outcome = run_shared(self.ctx, self.traces, unit, gpus, lane, self._stage_of(unit))
             if self.stage.plan_only:  # its unions and the members it hands back run in the pool's second stage
                 self.planned.append(outcome)
                 return outcome.done
@@ -131,6 +132,17 @@ class UnitRunner:
         if unit.name in self.refused:
             return [self._refused(unit)]
         return [self.run_target(unit, gpus, lane)]
+
+    def _stage_of(self, group: SharedGroup) -> PoolStage:
+        """A resumed run's pool runs on the trace the run took before it stopped, its report still the one recorded
+        (execute/shared/resumed.py): no application start for it again."""
+        if group.window != "trace" or self.stage != WHOLE:
+            return self.stage
+        kept = kept_trace(self.ctx.book.manifest, self.ctx.run.root, [m.name for m in group.members])
+        if kept is None:
+            return self.stage
+        self.traces.adopt(kept.key, self.ctx.run.root / kept.report, kept.launches, kept.seconds)
+        return PoolStage(trace=kept)
 
     def _refused(self, inv: Invocation) -> TargetRecord:
         """Closed as ncu would close it, without starting it: ncu is sure to refuse its command line."""

@@ -37,11 +37,19 @@ class Stopped:
     took: float
     tally: bool
     resume_hint: bool
+    before: bool = False  # it came before the run directory: nothing was recorded, nothing to tally
     resumed: int | None = None
     found: list[str] | None = None
 
+    @property
+    def during(self) -> bool:
+        """It came while the run ran (not before its run directory, nor after it ended: exit 0)."""
+        return not self.before and self.code != 0
+
     def row(self) -> str:
         said = ("tally" if self.tally else "NO TALLY") + (", resume command" if self.resume_hint else "")
+        said = "before the run began: nothing recorded" if self.before else said
+        said = "after the run had ended" if self.code == 0 else said
         after = f"resume exit {self.resumed}, " + ("nothing lost" if not self.found else f"{self.found[:2]}")
         return f"{self.at:6.2f} s {self.signal:8} exit {self.code}  in {self.took:4.2f} s  {said}; {after}"
 
@@ -83,6 +91,7 @@ def stop_once(n: int, at: float, sig: signal.Signals) -> Stopped:
         out, _ = run.communicate()
         took = time.monotonic() - sent
         stopped = Stopped(at, sig.name, run.returncode, took, TALLY in out, "--resume" in out)
+        stopped.before = "interrupted before the run began" in out
         if sig == signal.SIGKILL:
             stopped.tally = stopped.resume_hint = True  # a kill says nothing: only the resume is judged
         begun = (folder / "runs" / "scale" / "latest").is_dir()
@@ -105,10 +114,13 @@ def bench_stops(n: int, count: int, kill: bool = False, hup: bool = False) -> li
         row = stop_once(n, at, kinds[number % len(kinds)])
         rows.append(row)
         print(row.row(), flush=True)
-    graceful = [r for r in rows if r.signal != "SIGKILL"]
-    clean = [r for r in graceful if r.code == 130 and r.took <= 2 and r.tally]
+    graceful = [r for r in rows if r.signal != "SIGKILL" and r.during]
+    clean = [r for r in graceful if r.code == 130 and r.took <= 2 and r.tally and r.resume_hint]
+    early = [r for r in rows if r.signal != "SIGKILL" and r.before]
+    if early:
+        print(f"{len(early)} came before the run directory: {sum(r.code == 130 for r in early)} ended 130")
     whole_after = [r for r in rows if r.resumed in (0,) and not r.found]
     if graceful:
-        print(f"{len(clean)} of {len(graceful)} stops ended 130 within 2 s with the tally line")
+        print(f"{len(clean)} of {len(graceful)} stops while the run ran ended 130 within 2 s, tally and resume command")
     print(f"{len(whole_after)} of {len(rows)} resumes ended with every target ok exactly once, as recorded")
     return rows

@@ -4,23 +4,21 @@ Members whose splits were refused share one more run; those it cannot serve go b
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.attempt.classify import parse_console
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
-from ncucampaign.execute.process.short import answered
 from ncucampaign.execute.rundir.manifest import TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.inferred import ENDED_SHORT, decided_short
 from ncucampaign.execute.shared.outcome import Failed, Handing, Refused, SharedOutcome, decide_miss, settled
 from ncucampaign.execute.shared.past_trace import kept_or_alone, past_the_trace
 from ncucampaign.execute.shared.planning import measured, planned
-from ncucampaign.execute.shared.read_out import OWN_REPORTS, read_out
-from ncucampaign.execute.shared.split import Split, SplitJob, split_union
+from ncucampaign.execute.shared.resumed import kept_unions
+from ncucampaign.execute.shared.split import SplitJob
+from ncucampaign.execute.shared.splits import Splits
 from ncucampaign.execute.shared.stages import WHOLE, PoolStage
 from ncucampaign.execute.trace.cache import TraceCache
 from ncucampaign.execute.trace.selection import (
@@ -37,7 +35,7 @@ from ncucampaign.plan.share.cost import UNCALIBRATED, calibrated, per_launch_s
 from ncucampaign.plan.share.groups import SharedGroup, union_for
 from ncucampaign.plan.share.partition import held_still
 from ncucampaign.plan.share.pricing import Placed
-from ncucampaign.plan.share.union import filter_words, renamed, trace_launches
+from ncucampaign.plan.share.union import renamed, trace_launches
 from ncucampaign.plan.share.windows import MemberWindow, UnionWindow, targets_windows
 
 
@@ -68,27 +66,25 @@ class _SharedRun:
         self.hand = Handing(ctx, group.members)  # who is handed back, and their records marked
         self.outcome = self.hand.outcome
         self.placed: dict[str, Placed] = {}
-        self.splitting = ThreadPoolExecutor(1)  # replaced in run(): one split job at a time, in order
-        self.pending: list[tuple[list[Invocation], str, Future[list[Split] | str]]] = []
+        self.splits = Splits(ctx, self.hand)  # one split job at a time, in order, while the next union profiles
         self.names: dict[str, str] = {}  # the trace's symbol -> function name
         self.costs = UNCALIBRATED  # this machine's, once the trace is known: the partition and the veto agree
         self.unions: list[tuple[tuple[str, ...], float]] = []  # members and seconds of each union run on the trace
         self.unconfirmed: list[Short] = []  # misses on a trace whose listing ncu's own runs must confirm first
-        self.verified: Counter[tuple[str, ...] | None] = Counter()  # splits verified by their members' filters; refused
 
     def run(self) -> SharedOutcome:
         self.hand.mark(self.members, Status.RUNNING, "")
-        with ThreadPoolExecutor(1) as self.splitting:
+        with self.splits:
             if self.group.window == "trace":
                 found = self._run_from_trace()
-                refused = self._collect()
+                refused = self.splits.collect()
                 if found is not None:
                     self._regroup(refused, found)
-                    refused = self._collect()
+                    refused = self.splits.collect()
                     self._settle(found)
             else:
                 self._run_targets_window(self.members)
-                refused = self._collect()
+                refused = self.splits.collect()
         for r in refused:
             self.hand.alone([r.member], r.why, r.shared_run, r.detail)
         return self.outcome
@@ -133,7 +129,9 @@ class _SharedRun:
         self.placed = {p.member.name: p for p in placed}
         runs = self.cache.runs(found.info.key)
         self.costs = calibrated(found.info.seconds, len(found.every) * (found.info.launch_s or 0.0), functions, runs)
-        groups = self._groups(found, placed)
+        if not self.stage.plan_only and not self.stage.one_group:  # resumed: finished unions are read out
+            placed = self._read_out_kept(found, placed)
+        groups = self._groups(found, placed) if placed else []
         if groups is None:
             self.hand.give_up([p.member for p in placed], "stopped while its groups were planned")
             return found
@@ -148,7 +146,7 @@ class _SharedRun:
                 self.outcome.planned.append(tuple(m.name for m in members))
             else:
                 self._run_trace_group(members, found)
-        if not self.stage.plan_only and not self.stage.one_group:  # a whole pool's measure: later runs hold still
+        if groups and not self.stage.plan_only and not self.stage.one_group:  # a pool's measure: later runs hold still
             self.cache.keep_partition(found.info.key, measured(groups, self.unions[earlier:], self.costs))
         return found
 
@@ -162,9 +160,28 @@ class _SharedRun:
             return None
         return held_still(found_groups, self.cache.kept_partition(found.info.key), self.costs)
 
+    def _read_out_kept(self, found: TraceSelections, placed: list[Placed]) -> list[Placed]:
+        """The members left once the unions a stopped run finished are read out, each recomposed as it was."""
+        pending = {p.member.name for p in placed}
+        for record in kept_unions(self.ctx.book.manifest, self.ctx.run.root, pending, found.info.key):
+            group = [self.placed[name] for name in record.members]
+            composed = composed_on(self.ctx, self.cache, found, group, union_for(self.pool, "trace"), self.costs)
+            if composed.union is None or composed.window is None or record.report is None:
+                continue  # not as it was: its members share again
+            members = [p.member for p in group]
+            self.hand.mark(members, Status.RUNNING, f"read out of {record.name} on resume")
+            console = parse_console(self.ctx.store.read_log(record.name, 0))
+            report, windows = self.ctx.run.root / record.report.path, dict(composed.windows)
+            job = SplitJob(record, renamed(composed.union, record.name), tuple(members), windows, composed.window,
+                           report, console, self.names)  # fmt: skip
+            self.splits.submit(job, resumed=True)
+            pending -= set(record.members)
+        return [p for p in placed if p.member.name in pending]
+
     def _settle(self, found: TraceSelections) -> None:
         """The misses on a trace whose listing is not ncu's own (outcome.settled)."""
-        decided, undecided = settled(self.ctx, found, self.unconfirmed, self.verified, self.verified[None])
+        verified = self.splits.verified
+        decided, undecided = settled(self.ctx, found, self.unconfirmed, verified, verified[None])
         closed, alone = kept_or_alone(self.ctx, self.cache, found, undecided, self.group.members)
         self.outcome.done.extend([*decided, *closed])
         self.outcome.alone.extend(alone)  # interrupted before their own runs when stopping (execute/units.py)
@@ -259,21 +276,5 @@ class _SharedRun:
         job = SplitJob(
             record, union, tuple(members), windows, trace_window, report, console, self.names, earlier, holds
         )
-        split = split_union if len(members) <= OWN_REPORTS else read_out  # a large union's members are read out
-        self.pending.append((members, record.name, self.splitting.submit(split, ctx, job)))
+        self.splits.submit(job)
         return None
-
-    def _collect(self) -> list[Refused]:
-        """The splits of every shared run so far: the verified ones are done; the refused ones, in order."""
-        refused: list[Refused] = []
-        pending, self.pending = self.pending, []
-        for members, name, future in pending:
-            with CLOCK.waiting():  # the splits count their own phases; a Ctrl-C is taken between slices
-                splits = answered(future)
-            if isinstance(splits, str):
-                self.hand.alone(members, splits, name)
-                continue
-            self.outcome.done.extend(self.ctx.record(s.member.name) for s in splits if s.ok)
-            self.verified.update(tuple(filter_words(s.member.options)) if s.ok else None for s in splits)
-            refused.extend(Refused(s.member, name, s.problem, s.detail) for s in splits if not s.ok)
-        return refused
