@@ -16,8 +16,10 @@ from rich.table import Table
 from ncucampaign.backends.local import LOCAL
 from ncucampaign.backends.systems import batch_system
 from ncucampaign.commands.consoles import out_console
+from ncucampaign.commands.progress_text import launches_text
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text
+from ncucampaign.execute.attempt.launches import LaunchCount
 from ncucampaign.execute.rundir.manifest import AttemptRecord, Manifest, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
@@ -27,6 +29,7 @@ from ncucampaign.results.run_summary import CAUSE_AT, FOLD_AT, causes, folded
 from ncucampaign.results.sharing import how_obtained
 
 PHASE_EVERY_S = 10.0  # on a pipe, a long phase says how far it is this often
+LAUNCHES_EVERY_S = 30.0  # on a pipe, a running attempt says its launches this often (never silent for 60 s)
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -74,6 +77,10 @@ class ConsoleReporter:
         self.causes: Counter[tuple[Status, str]] = Counter()  # over FOLD_AT: each message said CAUSE_AT times at most
         self.phase_task: TaskID | None = None
         self.phase_said: tuple[str, float] = ("", 0.0)  # on a pipe: the last phase said, and when
+        self.launches_said: dict[str, float] = {}  # on a pipe: when each running attempt's launches were last said
+        self.running: dict[str, tuple[int, int]] = {}  # live: each running attempt's launches profiled, expected
+        self.lane_of: dict[str, str] = {}  # live: the lane each attempt runs in
+        self.profiled_before = 0  # live: the launches of attempts that ended
 
     def __enter__(self) -> ConsoleReporter:
         return self
@@ -114,7 +121,8 @@ class ConsoleReporter:
         key = lane or "running"
         if key not in self.lanes:
             self.lanes[key] = self.progress.add_task("", total=None)
-        self.progress.update(self.lanes[key], description=f"{key}: {invocation.name}{suffix}")
+        self.lane_of[invocation.name] = key
+        self.progress.update(self.lanes[key], description=f"{key}: {invocation.name}{suffix}", total=None, completed=0)
 
     def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None:
         if retry_in is not None:
@@ -152,6 +160,37 @@ class ConsoleReporter:
         if self.phase_task is None:
             self.phase_task = self.progress.add_task("", total=None)
         self.progress.update(self.phase_task, description=console_text(shown))
+
+    def launches(self, invocation: Invocation, count: LaunchCount, done: bool = False) -> None:
+        """How far an attempt is, by the launches ncu profiled and the time left (execute/attempt/launches.py). Live:
+        its lane's bar counts them, and the targets' line the launches of every attempt running. On a pipe, for a
+        shared run or trace, a line when it starts and ends; for any attempt, a line every LAUNCHES_EVERY_S while it
+        runs (a union of an hour is never silent)."""
+        now = time.monotonic()
+        shown = launches_text(invocation.name, count, now, done)
+        shared = invocation.name.startswith("shared/")
+        if self.progress is None:
+            said = self.launches_said.get(invocation.name)
+            due = said is not None and now - said >= LAUNCHES_EVERY_S
+            if (shared and (said is None or done)) or (due and not done):
+                self.launches_said[invocation.name] = now
+                self._print(f"  {shown}", style="dim")
+            elif said is None:
+                self.launches_said[invocation.name] = now
+            if done:
+                self.launches_said.pop(invocation.name, None)
+            return
+        self.running[invocation.name] = (count.profiled, count.expected or count.profiled)
+        if done:
+            self.running.pop(invocation.name, None)
+            self.profiled_before += count.profiled
+        lane = self.lanes.get(self.lane_of.get(invocation.name, ""))
+        if lane is not None and count.expected and not done:
+            key = self.lane_of[invocation.name]
+            self.progress.update(lane, total=count.expected, completed=count.profiled, description=f"{key}: {shown}")
+        if self.task is not None:
+            profiled = self.profiled_before + sum(p for p, _ in self.running.values())
+            self.progress.update(self.task, description=f"all targets ({profiled:,} launches profiled)")
 
     def stopping(self, level: int) -> None:
         if level >= 2:

@@ -14,10 +14,10 @@ from ncucampaign.errors import ReportUnreadable
 from ncucampaign.execute.attempt.classify import ConsoleSummary, Verdict, classify_attempt, parse_console
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.diagnose import diagnose
+from ncucampaign.execute.attempt.launches import launch_watch
 from ncucampaign.execute.attempt.ncu_checks import InstalledNcuChecks
 from ncucampaign.execute.attempt.refusals import MachineRefused, machine_refusal
 from ncucampaign.execute.attempt.repeated import SAME_ERROR_STOPS
-from ncucampaign.execute.attempt.stall import stall_watch
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord
@@ -189,19 +189,15 @@ class _TargetAttempts:
             self.commit(lambda: attempt.signals_sent.append(name))
 
         log = self.run_dir.log(self.inv.name)
-        return run_in_group(
-            self.argv,
-            log_path=log,
-            cwd=self.inv.cwd,
-            env_additions={**dict(self.inv.env), RUN_MARKER: str(self.run_dir.root)},
-            timeout=self.inv.timeout,
-            stop=self.stop,
-            grace=self.inv.stop_grace,
-            echo=self.ctx.reporter.echo if self.ctx.show_output else None,
-            on_start=started,
-            on_signal=signalled,
-            watch=stall_watch(log, log_offset, self.inv.stall_timeout),
-        )
+        reporter, inv = self.ctx.reporter, self.inv
+        watch, ended = launch_watch(inv, log, log_offset, lambda count, done: reporter.launches(inv, count, done))
+        env = {**dict(inv.env), RUN_MARKER: str(self.run_dir.root)}
+        echo = reporter.echo if self.ctx.show_output else None
+        outcome = run_in_group(self.argv, log_path=log, cwd=inv.cwd, env_additions=env, timeout=inv.timeout,
+                               stop=self.stop, grace=inv.stop_grace, echo=echo, on_start=started,
+                               on_signal=signalled, watch=watch)  # fmt: skip
+        ended()
+        return outcome
 
     def _judge(self, outcome: ProcessOutcome, log_offset: int) -> Judged:
         console = parse_console(self.ctx.store.read_log(self.inv.name, log_offset))

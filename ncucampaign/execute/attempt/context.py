@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ncucampaign.execute.attempt.classify import ConsoleSummary
+from ncucampaign.execute.attempt.launches import LaunchCount
 from ncucampaign.execute.attempt.repeated import RepeatedFailures
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.book import RecordBook
@@ -38,6 +39,7 @@ class Reporter(Protocol):
     def attempt_finished(self, invocation: Invocation, attempt: AttemptRecord, retry_in: float | None) -> None: ...
     def target_finished(self, position: int, total: int, record: TargetRecord) -> None: ...
     def phase(self, what: str, progress: str = "") -> None: ...  # what the run does now (planning, reading out)
+    def launches(self, invocation: Invocation, count: LaunchCount, done: bool = False) -> None: ...  # how far it is
     def echo(self, text: str) -> None: ...
 
 
@@ -66,6 +68,10 @@ class SerialReporter:
     def phase(self, what: str, progress: str = "") -> None:
         with self._lock:
             self._reporter.phase(what, progress)
+
+    def launches(self, invocation: Invocation, count: LaunchCount, done: bool = False) -> None:
+        with self._lock:
+            self._reporter.launches(invocation, count, done)
 
     def echo(self, text: str) -> None:
         self._reporter.echo(text)  # live output of one process: a line at a time already
