@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.results.page.html import render_report, run_link
+from ncucampaign.results.page.html import render_report
+from ncucampaign.results.page.links import run_link
 from ncucampaign.results.reading.runs import load_run
 from tests.conftest import REPORT, campaign_text, fake_env, load_manifest, run_cli
 

@@ -151,6 +151,7 @@ def test_long_target_names_stay_apart_and_whole_in_the_table_and_the_chart_at_80
     from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
     from ncucampaign.results.page.html import NAME_CELL, STYLE, _target_table
     from ncucampaign.results.page.html_charts import duration_chart
+    from ncucampaign.results.page.links import TargetLinks
     from ncucampaign.spec.ncu_catalog import DURATION
     from tests.manifests import manifest_with, target_record
 
@@ -159,7 +160,8 @@ def test_long_target_names_stay_apart_and_whole_in_the_table_and_the_chart_at_80
         return ResultRecord(index=0, kernel="k", demangled="k", workload="kernel", metrics=metrics)
 
     targets = [target_record(name, results=[result(1000.0 * (i + 1))]) for i, name in enumerate(NAMES)]
-    table = _target_table(manifest_with(targets), lambda _: None)
+    manifest = manifest_with(targets)
+    table = _target_table(manifest, TargetLinks(manifest, tmp_path, lambda _: None))
     chart = duration_chart([(t, t.results[0]) for t in targets])
     page = f"<html><head><style>{STYLE}</style></head><body>{table}{chart}</body></html>"
     probe = chromium_probe(page, NAMES_PROBE, 800, tmp_path)

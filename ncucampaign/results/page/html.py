@@ -5,12 +5,9 @@ and links to every report and log (relative, so the folder can move)."""
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable
 from html import escape
-from pathlib import Path, PurePosixPath
-from urllib.parse import quote
+from pathlib import Path
 
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
@@ -19,6 +16,7 @@ from ncucampaign.results import findings as found
 from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
 from ncucampaign.results.metrics import COLUMNS, apart, middle
 from ncucampaign.results.page.html_charts import campaign_roofline, duration_chart, target_charts, throughput_chart
+from ncucampaign.results.page.links import TargetLinks, run_link
 from ncucampaign.results.reading.runs import LoadedRun
 from ncucampaign.results.weights import gpu_time_summary, kernel_names, percent, shares_by_kernel
 
@@ -62,6 +60,8 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
     def href(relative: str) -> str | None:
         return run_link(root, base if inside else None, relative)
 
+    links = TargetLinks(manifest, root, href)
+
     charted = [(t, r) for t in manifest.targets for r in t.results]
     parts = [
         "<!DOCTYPE html>",
@@ -76,7 +76,7 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
         _fix_first(manifest),
         *_failed(manifest),
         "<h2>Targets</h2>",
-        _target_table(manifest, href),
+        _target_table(manifest, links),
         "<h2>Charts</h2>",
         '<div class="charts">',
         duration_chart(charted),
@@ -96,22 +96,6 @@ def _per_result(manifest: Manifest) -> list[str]:
     """Each result's own charts; nothing at all (not even a heading) when no result has any."""
     blocks = target_charts(manifest)
     return ["<h2>Charts per result</h2>", *blocks] if blocks else []
-
-
-def run_link(root: Path, base: Path | None, relative: str) -> str | None:
-    """An href (escaped) for a file the manifest names inside the run directory; None for anything else (absolute,
-    leaving the run directory, control characters, `javascript:...`): a manifest may have been edited."""
-    path = PurePosixPath(relative)
-    if not relative or path.is_absolute() or ".." in path.parts or "\\" in relative:
-        return None
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in relative) or ":" in path.parts[0]:
-        return None  # control characters, or what reads as a URL scheme (javascript:, data:)
-    if base is None:  # an absolute path: no scheme, and a ':' in it is encoded too
-        return escape(quote(str(root / relative), safe="/"))
-    target = os.path.relpath(root / relative, base)
-    # percent-encoded, and never starting with a scheme: a ':' in it is encoded too
-    encoded = quote(target, safe="/")
-    return escape(encoded if encoded.startswith(("../", "./")) else f"./{encoded}")
 
 
 def _fix_first(manifest: Manifest, count: int = 10) -> str:
@@ -172,7 +156,7 @@ def _provenance(manifest: Manifest) -> str:
     return f'<dl class="prov">{items}</dl>'
 
 
-def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
+def _target_table(manifest: Manifest, links: TargetLinks) -> str:
     """Fixed column widths whose headers hold whole words ("attemp|ts" at 1,400 px); below
     its minimum width the table scrolls in its own box, never the page, and the findings column keeps
     its width (at 800 px it had 0 px, and rows grew to 3,957 px)."""
@@ -203,7 +187,7 @@ def _target_table(manifest: Manifest, href: Callable[[str], str | None]) -> str:
                     _result_findings(result),
                 ]
             if position == 0:
-                cells.append(f'<td class="files" rowspan="{len(results)}">{_links(target, href)}</td>')
+                cells.append(f'<td class="files" rowspan="{len(results)}">{links.of(target)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
     rows.append("</tbody></table></div>")
     return "\n".join(rows)
@@ -254,17 +238,6 @@ def _target_cells(target: TargetRecord, shown: str, span: int) -> list[str]:
         f'<td rowspan="{span}" class="num">{len(target.attempts)}, {target.seconds:.1f}</td>',
         f'<td rowspan="{span}" class="num">{_share(target.gpu_time_share)}</td>',
     ]
-
-
-def _links(target: TargetRecord, href: Callable[[str], str | None]) -> str:
-    links = []
-    for kind, path in (("report", target.report.path if target.report else None), ("log", target.log)):
-        link = href(path) if path is not None else None
-        if link is not None:
-            links.append(f'<a class="{kind}-link" href="{link}">{kind}</a>')
-        elif path:
-            links.append(f"{kind}: <code>{escape(path)}</code> (not a file in the run directory)")
-    return " &middot; ".join(links)
 
 
 def write_report(run: LoadedRun, output: Path | None = None) -> Path:
