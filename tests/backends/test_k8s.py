@@ -220,6 +220,7 @@ def test_a_pools_unions_are_indexes_of_its_job_after_the_trace_and_each_target_i
     assert first["then_unions"] and all(role["waits"] for role in second)  # one Job: nothing holds the stage back
     indexes = {t["placement"]["array_task_id"] for t in manifest["targets"]}
     assert len(indexes) >= 2, indexes  # the unions ran in several pods at once (index 0 takes some once it planned)
+    assert "launches profiled by" in done.stdout, done.stdout  # --wait counts the running unions' launches too
     assert "8 targets: 8 ok" in done.stdout and "sharing: trace by ncu" in done.stdout, done.stdout
 
 

@@ -18,8 +18,10 @@ from ncucampaign.backends.batch.collect import Collected, collect
 from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.backends.systems import BATCH, batch_system
+from ncucampaign.commands.progress import LAUNCHES_EVERY_S
 from ncucampaign.commands.running.resume import Resumed
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
+from ncucampaign.execute.attempt.launches import profiled_in
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import BACKEND_OF_OLDER, Manifest
@@ -71,6 +73,16 @@ def progress_line(manifest: Manifest) -> str:
     return f"waiting for {what} {jobs}: {', '.join(parts)}"
 
 
+def launches_line(store: RunStore, manifest: Manifest) -> str:
+    """'; 530/960 launches profiled by 3 shared runs running' (their logs are on the shared file system), or ''."""
+    running = [r for r in manifest.shared_runs if r.status == Status.RUNNING and r.launch_count]
+    if not running:
+        return ""
+    profiled = sum(profiled_in(store.read_log(r.name, 0)) for r in running)
+    expected = sum(r.launch_count or 0 for r in running)
+    return f"; {profiled:,}/{expected:,} launches profiled by {len(running)} shared run(s) running"
+
+
 def before_resume(resumed: Resumed) -> Resumed:
     """A run submitted to a batch system: nothing may run while its submissions do, and their records
     come first (the run as collected)."""
@@ -115,7 +127,7 @@ def wait(root: Path, stop: StopRequest, console: Console) -> Waited:
     the counts; otherwise (a log, CI) a line whenever a target changes state. Each look merges the tasks' records in
     memory; it waits twenty times what the last look took (from POLL_S up to LONGEST_POLL_S), so that looking costs
     about a twentieth of the wait at any size; the run is saved once, as it ended."""
-    shown = ""
+    shown, said_at = "", time.monotonic()
     bar = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=console, transient=True, disable=not console.is_terminal,
@@ -129,10 +141,14 @@ def wait(root: Path, stop: StopRequest, console: Console) -> Waited:
             if collected.done or stop.level:
                 break
             progress = progress_line(collected.manifest)
+            launches = launches_line(store, collected.manifest)
             ended = sum(t.status not in (Status.PENDING, Status.RUNNING) for t in collected.manifest.targets)
-            bar.update(task, description=progress, completed=ended, total=len(collected.manifest.targets))
-            if progress != shown and not console.is_terminal:  # a line whenever a target changes state
-                console.print(progress, highlight=False, markup=False)
+            bar.update(task, description=progress + launches, completed=ended, total=len(collected.manifest.targets))
+            # on a pipe: a line whenever a target changes state, and the launches at most every LAUNCHES_EVERY_S
+            due = launches and time.monotonic() - said_at >= LAUNCHES_EVERY_S
+            if (progress != shown or due) and not console.is_terminal:
+                console.print(progress + launches, highlight=False, markup=False)
+                said_at = time.monotonic()
             shown = progress
             with CLOCK.waiting():  # the tasks' time, not this process's
                 stop.sleep(min(LONGEST_POLL_S, max(POLL_S, 20 * (time.monotonic() - started))))

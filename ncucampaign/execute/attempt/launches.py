@@ -27,6 +27,11 @@ MEASURED_AFTER = 3  # launches profiled before this attempt's own seconds a laun
 _MAX_LINE = 65536
 
 
+def profiled_in(console: str) -> int:
+    """The launches a console (an attempt's log) says ncu profiled."""
+    return sum(1 for line in console.splitlines() if _DONE.search(line))
+
+
 @dataclass
 class LaunchCount:
     """What an attempt's console showed of its launches so far. Pure: `now` is passed in."""
