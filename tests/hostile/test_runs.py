@@ -330,11 +330,12 @@ def test_5_keyboard_interrupt_anywhere_inside_main_is_exit_130(
     monkeypatch.setattr(sys, "argv", ["ncucampaign", "run", str(campaign), "--out", str(tmp_path / "runs")])
     monkeypatch.setenv("PATH", fake_env()["PATH"])
     monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # _entry.main replaces it
-    handler = signal.getsignal(signal.SIGINT)
+    handlers = {number: signal.getsignal(number) for number in _entry.STOPS}
     try:
         assert _entry.main() == 130
-    finally:  # main leaves SIGINT ignored, as a process about to exit: later tests in this worker need it
-        signal.signal(signal.SIGINT, handler)
+    finally:  # main leaves SIGINT, SIGTERM and SIGHUP ignored, as a process about to exit: later tests need them
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
     assert "interrupted" in capsys.readouterr().err
 
 
