@@ -5,6 +5,7 @@
 # logging ncu: the ncu processes that ran the application), the progress lines, the shared runs each session made
 # and which targets the resume read out of a union that had finished; every target must end ok exactly once.
 #   bash tests/gpu/stop_resume_large.sh OUT
+#   STOP_AT='reading out its' AFTER=0 bash tests/gpu/stop_resume_large.sh OUT   # as a finished union is read out
 set -u
 out=${1:?OUT folder}
 command -v ncu > /dev/null || { echo "stop_resume_large.sh: no ncu on PATH (run it on a GPU machine)" >&2; exit 2; }
@@ -25,9 +26,10 @@ PY
 : > "$work/calls.jsonl"; start=$(date +%s%N)
 python3 -m ncucampaign run "$campaign" --out "$work/runs" > "$out/first.log" 2>&1 &
 pid=$!
-until grep -q "shared/2: .*launches to profile" "$out/first.log" 2>/dev/null || ! kill -0 $pid 2>/dev/null; do sleep 0.2; done
-sleep 2; kill -INT $pid; asked=$(date +%s%N); wait $pid; code=$?
-echo "== first run: SIGINT during shared/2: exit $code, $(( (asked - start) / 1000000 )) ms in, ended $(( ($(date +%s%N) - asked) / 1000000 )) ms after the signal"
+stop_at=${STOP_AT:-shared/2: .*launches to profile}
+until grep -q "$stop_at" "$out/first.log" 2>/dev/null || ! kill -0 $pid 2>/dev/null; do sleep 0.1; done
+sleep "${AFTER:-2}"; kill -INT $pid; asked=$(date +%s%N); wait $pid; code=$?
+echo "== first run: SIGINT at '$stop_at': exit $code, $(( (asked - start) / 1000000 )) ms in, ended $(( ($(date +%s%N) - asked) / 1000000 )) ms after the signal"
 starts
 grep -E "launches|^[0-9]+ targets:|--resume|error" "$out/first.log" | cut -c1-300
 run=$(readlink -f "$work/runs/zoo-train_step-large/latest")
