@@ -91,7 +91,10 @@ def stop_once(n: int, at: float, sig: signal.Signals) -> Stopped:
         out, _ = run.communicate()
         took = time.monotonic() - sent
         stopped = Stopped(at, sig.name, run.returncode, took, TALLY in out, "--resume" in out)
-        stopped.before = "interrupted before the run began" in out
+        latest = folder / "runs" / "scale" / "latest"
+        stopped.before = not latest.is_dir()  # no run directory: nothing was recorded, nothing to tally
+        if latest.is_dir() and '"state": "finished"' in (latest / "manifest.json").read_text()[:4096]:
+            stopped.resume_hint = True  # every target had ended: there is nothing to resume
         if sig == signal.SIGKILL:
             stopped.tally = stopped.resume_hint = True  # a kill says nothing: only the resume is judged
         begun = (folder / "runs" / "scale" / "latest").is_dir()
