@@ -6,10 +6,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
+from ncucampaign.execute.process import log_tail
 from ncucampaign.execute.process.groups import run_in_group
+from ncucampaign.execute.process.log_tail import LogTail
 from ncucampaign.execute.process.short import run_captured
 from ncucampaign.execute.process.signals import StopRequest
 from tests.conftest import alive
@@ -106,3 +109,48 @@ def test_a_stop_request_ends_a_running_short_command_and_its_group(tmp_path: Pat
     while alive(child):  # SIGKILL to the group: gone as soon as the kernel reaps it
         assert time.monotonic() < deadline, "the command's child outlived the stop"
         time.sleep(0.02)
+
+
+def test_the_live_view_keeps_what_was_written_between_its_last_empty_read_and_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race CI met at load: the tail read nothing, the process then wrote and ended, and stop() came before the
+    tail asked whether it was done; it must read once more."""
+    log = tmp_path / "log"
+    log.write_bytes(b"")
+    seen: list[str] = []
+    holder: list[LogTail] = []
+    raced = threading.Event()
+    real_open = open
+
+    class Racing:
+        def __init__(self, handle: IO[bytes]) -> None:
+            self._handle, self._raced = handle, False
+
+        def __enter__(self) -> Racing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self._handle.close()
+
+        def seek(self, offset: int) -> None:
+            self._handle.seek(offset)
+
+        def read(self, size: int) -> bytes:
+            chunk = self._handle.read(size)
+            if not chunk and not self._raced:
+                self._raced = True
+                with real_open(log, "ab") as writer:
+                    writer.write(b"value=42\n")
+                while not holder:
+                    time.sleep(0.001)
+                holder[0]._done.set()  # what stop() does first, as the process ends
+                raced.set()
+            return chunk
+
+    monkeypatch.setattr(log_tail, "open", lambda path, mode: Racing(real_open(path, "rb")), raising=False)
+    tail = LogTail(log, 0, seen.append)
+    holder.append(tail)
+    assert raced.wait(timeout=60)
+    tail.stop()
+    assert "".join(seen) == "value=42\n"

@@ -23,14 +23,17 @@ class LogTail:
         with open(self._path, "rb") as handle:
             handle.seek(self._offset)
             while True:
+                # Asked before the read: once the process has ended, one more read sees all it wrote (asked after
+                # an empty read, the last lines written between that read and stop() would be lost).
+                ended = self._done.is_set()
                 chunk = handle.read(1 << 20)  # bounded: an application may print gigabytes at once
                 if chunk:
                     self._echo(chunk.decode(errors="replace"))
-                elif self._done.is_set():
+                elif ended:
                     return
                 else:
                     time.sleep(POLL_S)
 
     def stop(self) -> None:
         self._done.set()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=30)  # a loaded machine may keep the thread waiting
