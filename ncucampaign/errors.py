@@ -3,6 +3,7 @@ an `NcuCampaignError` only (messages for users, never tracebacks); anything else
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +115,15 @@ def printable(text: str, keep_newlines: bool = False) -> str:
     if text.isprintable() or (keep_newlines and text.replace("\n", "").isprintable()):
         return text
     return "".join(c if c.isprintable() or c == "\n" else f"\\u{ord(c):04x}" for c in text)
+
+
+def control_characters(text: str) -> list[str]:
+    """The control characters `text` holds, once each, in order of code point: C0 and C1 (a newline, a tab, ESC)
+    and the Unicode line and paragraph separators, none of which a path or a name needs (spec/values.py's
+    PATH_PATTERN says the same for a campaign file's paths)."""
+    if text.isprintable():
+        return []
+    return sorted({char for char in text if unicodedata.category(char) in ("Cc", "Zl", "Zp")})
 
 
 def plural(count: int, noun: str) -> str:

@@ -10,9 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ncucampaign.errors import Problem
+from ncucampaign.errors import Problem, control_characters, printable
 from ncucampaign.spec.kubernetes import KubernetesSection, KubernetesVolume, Toleration
 from ncucampaign.spec.model import Application, Campaign, Target, TargetOptions
+from ncucampaign.spec.values import PATH_PATTERN
 from ncucampaign.spec.yaml_lines import KeyPath, line_for
 
 
@@ -121,6 +122,12 @@ def message_for(error: Mapping[str, Any], path: KeyPath) -> str:
         bound = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}
         value = context.get("ge", context.get("gt", context.get("le", context.get("lt"))))
         return f"must be {bound.get(kind, 'less than')} {value}"
+    if kind == "string_pattern_mismatch" and context.get("pattern") == PATH_PATTERN:
+        shown = [printable(char) for char in control_characters(str(error.get("input", "")))]
+        return (
+            f"a path cannot hold control characters ({', '.join(shown)}): a newline would end the line of every "
+            "script and hint that names it"
+        )
     if kind == "string_pattern_mismatch":
         rule = _kubernetes_rule(path, tuple(error.get("loc", ()))) or _PATTERNS.get(last)
         return rule or "is not of the expected form; see the schema (ncucampaign schema)"

@@ -17,6 +17,7 @@ from ncucampaign.spec.values import (
     Delay,
     Devices,
     EnvMap,
+    PathText,
     Seconds,
     ShellWords,
     StrList,
@@ -111,13 +112,13 @@ class TargetOptions(Frozen):
     clock_control: Literal["base", "none", "boost", "force-boost"] | None = Field(
         None, description="--clock-control (unset: base, pinned; ncu 2026.1 changed its own default to boost)"
     )
-    config_file: bool | str | None = Field(
+    config_file: bool | PathText | None = Field(
         None,
         description="ncu's config file (config.ncu-cfg): unset or false, none is read (--config-file off), whatever "
         "lies in the working directory or ncu's config folder; true: ncu's own search; a path (relative to the "
         "campaign file): that file",
     )
-    rename_kernels: bool | str | None = Field(
+    rename_kernels: bool | PathText | None = Field(
         None,
         description="ncu's kernel renaming: unset or false, off (--rename-kernels off: no stray "
         "ncu-kernel-renames.yaml renames kernels); true: ncu's own (simplified demangled names, and a renames "
@@ -234,7 +235,7 @@ class Application(Frozen):
         description="argv list, or a string split like a shell would (shlex); run through a shell only with shell: true"
     )
     shell: bool = Field(False, description="run the command string with /bin/sh -c (off by default)")
-    cwd: str | None = Field(None, description="working directory; relative to the campaign file")
+    cwd: PathText | None = Field(None, description="working directory; relative to the campaign file")
     env: EnvMap = Field(default_factory=dict, description="environment additions for every target")
 
 
@@ -261,8 +262,10 @@ class Campaign(Frozen):
     version: Literal[1] = Field(1, description="format version of this file")
     name: str | None = Field(None, pattern=NAME_PATTERN, description="campaign name (default: the file name)")
     description: str | None = None
-    ncu: str | None = Field(None, description="ncu executable (default: ncu on PATH)")
-    runs_dir: str | None = Field(None, description="where run directories go, relative to this file (default: runs)")
+    ncu: PathText | None = Field(None, description="ncu executable (default: ncu on PATH)")
+    runs_dir: PathText | None = Field(
+        None, description="where run directories go, relative to this file (default: runs)"
+    )
     application: Application
     weigh: bool = Field(
         False,

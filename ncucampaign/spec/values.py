@@ -127,6 +127,10 @@ _NonNegativeSeconds = Annotated[float, Field(ge=0)]
 Delay = Annotated[
     _NonNegativeSeconds, BeforeValidator(_duration, json_schema_input_type=_NonNegativeSeconds | _DurationText)
 ]
+# A path holds no control character: a newline in `runs_dir:` would start a line of its own in every script,
+# comment and hint that names the path (the Slurm script runs it); C0, C1 and the Unicode line separators.
+PATH_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+PathText = Annotated[str, Field(pattern=PATH_PATTERN)]
 EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float)]
 EnvMap = dict[Annotated[str, Field(pattern=ENV_NAME_PATTERN)], EnvValue]
 WholeNumber = Annotated[int, Strict()]  # 3, never true, '3' or 3.0 (each validated as 3 or 1)

@@ -261,3 +261,18 @@ def test_more_targets_than_an_array_may_hold_are_several_arrays_and_a_resume_sub
         assert again.returncode == 0, again.stdout + again.stderr
         assert manifest(tmp_path)["submissions"][-1]["tasks"] == [["h0"], ["h1"]]
         assert {r["status"] for r in by_name(manifest(tmp_path)).values()} == {"ok"}
+
+
+def test_a_run_directory_with_blanks_quotes_and_percents_runs_on_slurm_and_each_task_writes_its_own_output(
+    tmp_path: Path,
+) -> None:
+    """`#SBATCH --output=` once took `a b%A` as `a` and expanded `%A`: the tasks' output went elsewhere."""
+    out = "runs x%A 'q' \"d\" #h"
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets(2)))
+    done = run_cli("run", "camp.yaml", "--slurm", "--no-share", "--out", out, "--wait", cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_dir = (tmp_path / out / "camp" / "latest").resolve()
+    data = json.loads((run_dir / "manifest.json").read_text())
+    assert [t["status"] for t in data["targets"]] == ["ok", "ok"]
+    job = data["submissions"][0]["job_id"]
+    assert sorted(p.name for p in (run_dir / "slurm" / "out").iterdir()) == [f"{job}_0.out", f"{job}_1.out"]

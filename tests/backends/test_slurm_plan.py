@@ -275,19 +275,64 @@ def test_an_end_of_options_marker_as_slurm_arg_is_a_usage_error(tmp_path: Path) 
     assert done.returncode == 2 and "pass sbatch options" in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("out", ["r%j", "r\\x", "rq'x", 'r"x', "r#x", "r x", "r\tx"])
+@pytest.mark.parametrize("out", ["r\\x", "r\\%j"])
 def test_a_slurm_run_directory_sbatch_cannot_name_is_refused_before_anything_is_created(
     tmp_path: Path, out: str
 ) -> None:
-    # sbatch reads % and \ in --output as patterns: with `--out 'r%j'` no task ever started and collect
-    # called the run finished with every target pending; a quote, a blank or a # in it
-    # (`--out "rq'x"`) had the script refused after the run directory was made
+    # a backslash in --output turns Slurm's %A/%a off: every task would write one file; refused before anything
+    # is made (control characters are refused by every path flag: tests/cli/test_control_characters_in_paths.py)
     _stand_ins(tmp_path / "bin")
     (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
     env = fake_env(PATH=f"{tmp_path / 'bin'}{os.pathsep}{fake_env()['PATH']}")
-    done = run_cli("run", "camp.yaml", "--slurm", "--out", out, cwd=tmp_path, env=env)
-    assert done.returncode == 2 and "cannot hold" in done.stderr and "choose another --out" in done.stderr, done.stderr
+    for command in ("plan", "run"):
+        done = run_cli(command, "camp.yaml", "--slurm", "--out", out, cwd=tmp_path, env=env)
+        assert done.returncode == 2 and "cannot hold" in done.stderr and "choose another --out" in done.stderr, (
+            done.stderr
+        )
     assert not (tmp_path / out).exists()  # no ghost run directory
+
+
+def sbatch_words(line: str) -> list[str]:
+    """An `#SBATCH` line's values as sbatch reads them: blanks split, quotes group, a backslash takes the next
+    character as it is, an unquoted # ends the line (docs/slurm.md, "Paths")."""
+    words: list[str] = []
+    word, quote, escaped, started = "", "", False, False
+    for char in line.removeprefix("#SBATCH"):
+        if escaped:
+            word, escaped, started = word + char, False, True
+        elif char == "\\":
+            escaped = True
+        elif quote:
+            quote, word = ("", word) if char == quote else (quote, word + char)
+        elif char in "'\"":
+            quote, started = char, True
+        elif char == "#":
+            break
+        elif char.isspace():
+            if started:
+                words.append(word)
+            word, started = "", False
+        else:
+            word, started = word + char, True
+    return [*words, word] if started else words
+
+
+@pytest.mark.parametrize("out", ["r%j", "rq'x", 'r"x', "r#x", "r x", "a b%A 'c' \"d\" #e"])
+def test_a_run_directory_with_blanks_quotes_hashes_and_percents_is_named_whole_in_the_batch_script(
+    tmp_path: Path, out: str
+) -> None:
+    """Unquoted, `--out 'r x%A'` sent every task's output to `/.../r` (and `%A` to the job id); quoted for sbatch
+    it reads back as the run directory, with %A and %a the only patterns."""
+    (tmp_path / "camp.yaml").write_text(campaign_text("- name: a\n  kernel_name: k\n"))
+    done = run_cli("plan", "camp.yaml", "--slurm", "--out", out, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    script = done.stdout.split("\n#!/bin/bash")[0]
+    line = next(line for line in script.splitlines() if line.startswith("#SBATCH --output="))
+    (value,) = sbatch_words(line)
+    expected = f"{(tmp_path / out / 'camp' / 'plan').absolute()}/slurm/out/".replace("%", "%%")
+    assert value == f"--output={expected}%A_%a.out"
+    (tmp_path / "script.sh").write_text(script)
+    assert subprocess.run(["bash", "-n", str(tmp_path / "script.sh")], capture_output=True).returncode == 0
 
 
 def test_a_refused_sbatch_leaves_no_run_behind_and_latest_where_it_was(tmp_path: Path) -> None:

@@ -424,7 +424,9 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--gpus", action="append", default=[], help="a --gpus list to try (repeatable)")
     parser.add_argument("--targets", type=int, default=10_000)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 1000, 10_000], help="scale, slurm: pool sizes")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[20, 200, 1000, 10_000], help="scale, slurm: pool sizes"
+    )
     parser.add_argument("--code", type=Path, default=None, help="scale, plan: also run this checkout, back to back")
     parser.add_argument("--limit", type=float, default=900.0, help="scale, slurm: stop a run after this many seconds")
     parser.add_argument("--kills", type=int, default=0, help="scale: kill -9 and resume this many runs of each size")

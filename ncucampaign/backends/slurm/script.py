@@ -9,6 +9,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from ncucampaign.errors import control_characters, printable
 from ncucampaign.plan.expand import MAX_RETRY_WAIT_S, Invocation
 from ncucampaign.plan.units import UNIONS, ArrayTask, gpus_per_task, signal_grace
 
@@ -111,6 +112,29 @@ def _what(tasks: Sequence[ArrayTask]) -> str:
     return "one per target or shared group"
 
 
+def sbatch_file_name(folder: str, pattern: str) -> str:
+    """A file `pattern` (its %A, %a expanded by Slurm) in `folder` as an `#SBATCH` line's value: sbatch reads the
+    line as a command line of its own (blanks end a value, double quotes group, `\\"` is a quote inside them, `#`
+    outside them starts a comment), then expands `%` patterns in file names (`%%` is one `%`): docs/slurm.md,
+    "Paths" (measured on Slurm 22.05). Quoted here, so any printable folder reads back as itself; a backslash the
+    folder holds would turn Slurm's patterns off, and refused_run_dir refuses it."""
+    return '"' + folder.replace("%", "%%").replace('"', '\\"') + "/" + pattern + '"'
+
+
+def refused_run_dir(run_dir: Path) -> str | None:
+    """Why a run directory cannot be named in a batch script: a control character (a line of its own), or a
+    backslash (Slurm then leaves %A and %a of the output files unexpanded)."""
+    odd = control_characters(str(run_dir)) + (["\\"] if "\\" in str(run_dir) else [])
+    if not odd:
+        return None
+    shown = " and ".join(repr(char) for char in odd)
+    return (
+        f"{printable(str(run_dir))}: a run directory for --slurm cannot hold {shown} (a control character would "
+        "start a line of its own in the batch script; a backslash turns off Slurm's file name patterns); choose "
+        "another --out"
+    )
+
+
 def batch_script(
     *,
     campaign: str,
@@ -141,7 +165,7 @@ def batch_script(
         f"#SBATCH --gpus-per-task={gpus_per_task(everything)}",
         *([] if user_time else [f"#SBATCH --time={slurm_time(longest)}"]),
         f"#SBATCH --signal=B:INT@{signal_grace(everything)}",
-        f"#SBATCH --output={out}/%A_%a.out",
+        f"#SBATCH --output={sbatch_file_name(str(out), '%A_%a.out')}",
         "#SBATCH --open-mode=append",
         *(f"#SBATCH {arg}" for arg in slurm_args),
         # after the user's: a second stage starts once its pools' first tasks end (their plans are written)

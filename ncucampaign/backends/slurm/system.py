@@ -11,9 +11,9 @@ from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.batch.submission import submitted
 from ncucampaign.backends.contract import BatchSystem, BatchWords, Flag, Prepared, Started
 from ncucampaign.backends.slurm.queue import SLURM_BACKEND, active_jobs, placement, slurm_command
-from ncucampaign.backends.slurm.script import batch_script, check_slurm_args
+from ncucampaign.backends.slurm.script import batch_script, check_slurm_args, refused_run_dir
 from ncucampaign.backends.slurm.submit import SlurmSender, max_array_tasks
-from ncucampaign.errors import UsageError, printable
+from ncucampaign.errors import UsageError
 from ncucampaign.execute.attempt.context import Reporter
 from ncucampaign.execute.open_run import OpenRun
 from ncucampaign.execute.process.signals import StopRequest
@@ -74,17 +74,9 @@ class SlurmSystem(BatchSystem[tuple[str, ...]]):
         return Prepared(root, slurm_args)
 
     def before_opening(self, prepared: Prepared[tuple[str, ...]], run_dir: Path) -> None:
-        """sbatch reads the script's `#SBATCH --output=` line as it reads a command line of its own:
-        blanks end the value, quotes and `\\` are taken away, `#` starts a comment, and `%` starts a
-        file-name pattern (%j, %A, ...). A run directory holding any of them would send every task's
-        output elsewhere, or have the script refused after the run directory was made."""
-        odd = sorted({char for char in str(run_dir) if char in "%\\'\"#" or char.isspace() or not char.isprintable()})
-        if odd:
-            shown = " and ".join(repr(char) for char in odd)
-            raise UsageError(
-                f"{printable(str(run_dir))}: a run directory for --slurm cannot hold {shown} (sbatch reads them in its "
-                "script's file names as blanks, quotes, comments or patterns); choose another --out"
-            )
+        problem = refused_run_dir(run_dir)
+        if problem:
+            raise UsageError(problem)
 
     def start(
         self, prepared: Prepared[tuple[str, ...]], opened: OpenRun, reporter: Reporter, stop: StopRequest
@@ -112,6 +104,7 @@ class SlurmSystem(BatchSystem[tuple[str, ...]]):
     ) -> str | None:
         """The batch script of each array the run would submit (as many as the cluster's MaxArraySize asks; a trace
         pool's second stage after the array task of its first, <job N> standing for array N's job id)."""
+        self.before_opening(prepared, run_dir)
         scripts = [
             batch_script(
                 campaign=plan.campaign,
