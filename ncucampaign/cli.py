@@ -10,10 +10,9 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
 
 from ncucampaign import __version__
-from ncucampaign.commands.command import Command
+from ncucampaign.commands.command import Command, CommandParser
 from ncucampaign.errors import (
     EXIT_ENVIRONMENT,
     EXIT_INTERNAL,
@@ -21,7 +20,6 @@ from ncucampaign.errors import (
     EXIT_TARGETS_FAILED,
     CampaignError,
     NcuCampaignError,
-    control_characters,
     printable,
 )
 
@@ -59,35 +57,10 @@ class _CommandsFormatter(argparse.HelpFormatter):
                 self._action_max_length = max(self._action_max_length, width)
 
 
-_PATH_METAVARS = ("DIR", "FILE", "PATH", "RUN", "REPORT")
-_PATH_FLAGS = ("--ncu", "--out", "--output", "--html", "--to")
-
-
-def path_text(value: str) -> str:
-    """A path given on the command line holds no control character: a newline would start a line of its own in
-    the scripts, comments and hints that name the path (the Slurm script runs its lines); as spec/values.py's
-    PATH_PATTERN."""
-    odd = control_characters(value)
-    if odd:
-        raise argparse.ArgumentTypeError(f"a path cannot hold control characters ({', '.join(map(repr, odd))})")
-    return value
-
-
-class _Parser(argparse.ArgumentParser):
-    """Every argument that names a path (its metavar or flag says so) is checked by path_text."""
-
-    def add_argument(self, *names: Any, **options: Any) -> argparse.Action:
-        metavar = str(options.get("metavar") or "")
-        named = any(word in metavar for word in _PATH_METAVARS) or any(name in _PATH_FLAGS for name in names)
-        if named and "type" not in options and options.get("action") in (None, "store", "append", "extend"):
-            options["type"] = path_text
-        return super().add_argument(*names, **options)
-
-
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser; with `argv` that names a command, that command's alone (the
     others' modules are not imported: start-up pays only for the command that runs)."""
-    parser = _Parser(
+    parser = CommandParser(
         prog="ncucampaign",
         formatter_class=_CommandsFormatter,
         description="Validate, plan and run Nsight Compute (ncu) profiling campaigns.",

@@ -12,12 +12,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ncucampaign.errors import UsageError
+from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.rundir.guards import writing
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.store import JOURNAL, MANIFEST, RunStore, open_regular, write_text_atomic
@@ -94,10 +95,22 @@ def journal_lines(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             entries.append(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a line nested 100,000 deep
             if number < len(lines) - 2:  # a torn line may only be the last
-                raise UsageError(f"{path}: line {number + 1} is damaged") from None
+                raise UsageError(_damaged(path, number + 1)) from None
     return entries
+
+
+def _damaged(path: Path, line: int) -> str:
+    """A damaged line before the last is no torn write (a stop tears the last line only): the file was edited or
+    the disk lost a block. The lines before it hold what was recorded up to there; the way back to them."""
+    kept, quoted = shlex.quote(f"{path}.damaged"), shlex.quote(str(path))
+    return (
+        f"{printable(str(path))}: line {line} is damaged (a stop tears only the last line: this one was edited or lost "
+        f"on disk); the {line - 1} line(s) before it are whole. To go on from them, keep a copy and cut the file "
+        f"there:\n  mv {printable(quoted)} {printable(kept)} && head -n {line - 1} {printable(kept)} > "
+        f"{printable(quoted)}\nthen `ncucampaign run --resume` runs again what the lines after it had recorded"
+    )
 
 
 class ManifestFiles:

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.result_records import Record, ResultRecord
@@ -14,6 +15,18 @@ from ncucampaign.execute.rundir.status import SharedRunKind, Status
 from ncucampaign.spec.schema import json_schema
 
 MANIFEST_VERSION: Literal[1] = 1
+
+
+def _in_the_run(path: str) -> str:
+    """A path the manifest names inside its run directory: relative, never up and out of it (`..`), no control
+    character. A reader opens only these (a forged `../../etc/passwd` or `/etc/passwd` is a damaged manifest)."""
+    parts = PurePosixPath(path).parts  # "" names nothing (a record without a log)
+    if path.startswith("/") or ".." in parts or "\\" in path or not path.isprintable():
+        raise ValueError("not a path inside the run directory")
+    return path
+
+
+InRun = Annotated[str, AfterValidator(_in_the_run)]
 
 
 class ToolInfo(Record):
@@ -24,7 +37,7 @@ class ToolInfo(Record):
 class CampaignInfo(Record):
     name: str
     source: str | None = Field(description="the campaign file, made absolute; None for a bare command")
-    copy_path: str = Field(description="the copy inside the run directory")
+    copy_path: InRun = Field(description="the copy inside the run directory")
     sha256: str
     seal: str = Field("", description="sha256 of source and sha256: a resume refuses a manifest whose source moved")
 
@@ -68,11 +81,11 @@ class AttemptRecord(Record):
     message: str = ""
     signals_sent: list[str] = Field(default_factory=list)
     leftovers_killed: int = 0
-    report: str | None = Field(None, description="this attempt's report, when it wrote one and it was kept")
+    report: InRun | None = Field(None, description="this attempt's report, when it wrote one and it was kept")
 
 
 class ReportInfo(Record):
-    path: str
+    path: InRun
     bytes: int
     sha256: str
     results: int | None = Field(description="results in the report; None when it could not be counted")
@@ -171,7 +184,7 @@ class TargetRecord(Record):
     report: ReportInfo | None = None
     diagnosis: list[str] = Field(default_factory=list, description="why nothing was profiled, or what ncu refused")
     results: list[ResultRecord] = Field(default_factory=list, description="read from the report after the run")
-    log: str
+    log: InRun
     obtained: Obtained | None = Field(None, description="None: its own run (runs before shared runs existed)")
     placement: TaskPlacement | None = Field(None, description="the batch task that ran it (run --slurm, --k8s)")
     gpu_time_share: float | None = Field(None, description="share (0-1) of the app's timed GPU time its kernels hold")

@@ -24,10 +24,16 @@ def asked_from_argv(data: Any) -> Any:
         metrics += [m.strip() for m in value.split(",") if m.strip() and m.strip() not in metrics]
     return {
         **data,
-        "launch_count": int(counts[0]) if counts and counts[0].isdigit() else None,
+        "launch_count": _count(counts[0]) if counts else None,
         "metrics": metrics,
         "collects_sections": "--metrics" not in argv or bool({"--section", "--set"} & set(argv)),
     }
+
+
+def _count(word: str) -> int | None:
+    """A recorded --launch-count value as ncu would have read it: ASCII digits ('²'.isdigit() is true, and int()
+    refuses it), no more than a 64-bit count holds (int() refuses 4,300 digits and more)."""
+    return int(word) if word.isascii() and word.isdigit() and len(word) <= 19 else None
 
 
 def _values(argv: list[str], flag: str) -> list[str]:

@@ -46,7 +46,7 @@ def _ask(op: str, report: Path, ncu: str | None, **fields: Any) -> Any:
         raise ReportUnreadable(f"{report}: corrupt or truncated report (the report reader crashed on it: {how})")
     try:
         reply = json.loads(answer.line)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ReportUnreadable(f"{report}: the report reader gave no answer") from None
     if "ok" in reply:
         return reply["ok"]
