@@ -7,7 +7,9 @@ import argparse
 import sys
 
 from ncucampaign.commands.command import Command
+from ncucampaign.commands.common import chosen_ncu
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, printable
+from ncucampaign.execute.prepare import resolve_ncu
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.shared.read_out import export_own
 from ncucampaign.results.reading.runs import load_run
@@ -16,7 +18,11 @@ from ncucampaign.results.reading.runs import load_run
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN_DIR")
     parser.add_argument("--only", nargs="+", metavar="TARGET", default=None, help="these targets (default: all)")
-    parser.add_argument("--ncu", default=None, help="the ncu to export with (default: the one the run used)")
+    parser.add_argument(
+        "--ncu",
+        default=None,
+        help="the ncu to export with (default: $NCUCAMPAIGN_NCU, else ncu on PATH; never one the run directory names)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"nothing to export: no target {'named' if args.only else 'of this run'} was read out of a shared report")
         return EXIT_OK
     failed = 0
-    for written, why in export_own(RunStore.open(loaded.root), records, args.ncu):
+    ncu = resolve_ncu(chosen_ncu(args.ncu) or "ncu")  # this machine's: a run directory names no program to run
+    for written, why in export_own(RunStore.open(loaded.root), records, ncu):
         if why is None:
             print(written)
         else:

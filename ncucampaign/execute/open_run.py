@@ -18,7 +18,13 @@ from ncucampaign.execute.prepare import (
     provenance,
     resumable_manifest,
 )
-from ncucampaign.execute.resume import clean_up_after_a_crash, resumed_manifest, sweep_work_folders, unfinished_note
+from ncucampaign.execute.resume import (
+    clean_up_after_a_crash,
+    kept_report_problems,
+    resumed_manifest,
+    sweep_work_folders,
+    unfinished_note,
+)
 from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
 from ncucampaign.execute.rundir.journal import ManifestFiles
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, campaign_seal
@@ -79,11 +85,11 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
         old = resumable_manifest(store, plan, settings) if settings.resume else None
         previous = previous_seconds(old if old is not None else earlier)
         store.check_contents()
-        book, to_run = _begin(store, loaded, plan, settings, old, found)
+        book, to_run, redone = _begin(store, loaded, plan, settings, old, found)
     except BaseException:
         held.close()
         raise
-    warnings = (unfinished,) if unfinished else ()
+    warnings = ((unfinished,) if unfinished else ()) + redone
     return OpenRun(loaded, plan, settings, store, book, to_run, previous, held, tuple(notes), before, warnings)
 
 
@@ -94,11 +100,13 @@ def _begin(
     settings: RunSettings,
     old: Manifest | None,
     found: Provenance | None,
-) -> tuple[RecordBook, list[Invocation]]:
+) -> tuple[RecordBook, list[Invocation], tuple[str, ...]]:
     run = store.run
+    damaged: dict[str, str] = {}
     if old is not None:
         clean_up_after_a_crash(old, str(run.root), now_iso())
         remove_work_folders(run.reports)  # what traces a killed runner took left
+        damaged = kept_report_problems(run.root, old.targets)
     store.make_folders()
     argvs = {inv.name: ncu_argv(inv, settings.ncu_path, run.reports, run.report_suffix) for inv in plan.invocations}
     copy = store.write_text("campaign.yaml", loaded.text)
@@ -114,7 +122,7 @@ def _begin(
     )
     if old is not None:
         manifest, to_run = resumed_manifest(
-            old, plan.invocations, fresh, info, settings.request.rerun_failed, now_iso(), settings.request
+            old, plan.invocations, fresh, info, settings.request.rerun_failed, now_iso(), settings.request, damaged
         )
     else:
         assert found is not None  # a fresh run's provenance is asked before its directory is made
@@ -123,4 +131,12 @@ def _begin(
     book = RecordBook(manifest, store.save_manifest, files=ManifestFiles(store))
     book.save()
     store.point_latest()
-    return book, to_run
+    return book, to_run, _redone_note(damaged)
+
+
+def _redone_note(damaged: dict[str, str]) -> tuple[str, ...]:
+    if not damaged:
+        return ()
+    shown = "; ".join(f"{name}: {why}" for name, why in list(damaged.items())[:5])
+    more = f"; and {len(damaged) - 5} more" if len(damaged) > 5 else ""
+    return (f"{len(damaged)} ok target(s) run again: their kept reports are not what the run recorded ({shown}{more})",)

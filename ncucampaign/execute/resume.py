@@ -3,14 +3,18 @@ from, and the processes a crashed runner left behind. Pure apart from the cleanu
 
 from __future__ import annotations
 
+import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
+from types import MappingProxyType
 
 from ncucampaign.execute.process.groups import kill_orphaned_group, marked_groups
+from ncucampaign.execute.rundir.cache_files import sha256_of
 from ncucampaign.execute.rundir.lock import last_words, lock_held
-from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, TargetRecord
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, ReportInfo, TargetRecord
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.tracers import remove_work_folders
@@ -33,6 +37,30 @@ def resume_decision(record: TargetRecord | None, new_fingerprint: str, rerun_fai
     return Decision.RUN
 
 
+def kept_report_problems(root: Path, records: Iterable[TargetRecord]) -> dict[str, str]:
+    """Why the report of each ok record is not the one it recorded (missing, another size or digest, not a
+    regular file of the run directory), by target; a resume runs those again. Each file is hashed once (a union's
+    report is read out for hundreds of targets), several at once: hashing is most of what a resume reads."""
+    named = {r.name: r.report for r in records if r.status == Status.OK and r.report is not None}
+    shared: dict[str, ReportInfo] = {info.path: info for info in named.values()}
+
+    def problem(info: ReportInfo) -> str | None:
+        path = root.joinpath(*Path(info.path).parts)
+        try:
+            if path.is_symlink() or not path.is_file():
+                return f"{info.path} is missing (or not a regular file)"
+            size = path.stat().st_size
+            if size != info.bytes:
+                return f"{info.path} is {size} bytes, {info.bytes} when recorded"
+            return None if sha256_of(path) == info.sha256 else f"{info.path} is not the report recorded (sha256)"
+        except OSError as exc:
+            return f"{info.path} cannot be read: {exc.strerror or exc}"
+
+    with ThreadPoolExecutor(max(1, min(8, os.cpu_count() or 1))) as pool:
+        found = dict(zip(shared, pool.map(problem, shared.values()), strict=True))
+    return {name: why for name, info in named.items() if (why := found[info.path]) is not None}
+
+
 def resumed_manifest(
     old: Manifest,
     invocations: Sequence[Invocation],
@@ -41,10 +69,17 @@ def resumed_manifest(
     rerun_failed: bool,
     now: str,
     request: RunRequest | None = None,
+    damaged: Mapping[str, str] = MappingProxyType({}),
 ) -> tuple[Manifest, list[Invocation]]:
     """The manifest a resumed run continues (the request it began with kept, this resume's recorded beside it), and
-    the invocations it runs."""
+    the invocations it runs. `damaged`: ok targets whose kept report is not the one recorded (kept_report_problems),
+    run again, or, no longer planned, interrupted with the reason."""
     previous = {record.name: record for record in old.targets}
+    for name, why in damaged.items():
+        if name in previous:
+            previous[name] = previous[name].model_copy(
+                update={"status": Status.INTERRUPTED, "message": f"its kept report was not what it recorded: {why}"}
+            )
     records, to_run = [], []
     for inv in invocations:
         new, before = fresh[inv.name], previous.pop(inv.name, None)

@@ -147,7 +147,7 @@ def findings_of(path: Path, ncu: str | None = None, run: LoadedRun | None = None
             continue
         if record.report.path not in read:
             try:
-                read[record.report.path] = rules_of(run.root / record.report.path, ncu)
+                read[record.report.path] = rules_of(run.file(record.report.path), ncu)
             except ReportUnreadable as exc:
                 read[record.report.path] = exc
         rules = read[record.report.path]

@@ -45,24 +45,28 @@ def newer_ncu(tmp_path: Path) -> Path:
     return wrapper
 
 
-def test_a_resume_uses_the_ncu_the_run_was_made_with_and_refuses_another_version(tmp_path: Path) -> None:
+def test_a_resume_takes_ncu_from_this_machine_never_from_the_manifest_and_refuses_another_version(
+    tmp_path: Path,
+) -> None:
     """Before: resumed without --ncu, the run re-ran its ok targets with the ncu on PATH (2025.3.1), its manifest
-    still claiming 2026.3.1, reports of both versions side by side."""
+    still claiming 2026.3.1, reports of both versions side by side. Then the resume ran the manifest's `ncu.path`,
+    which anyone who can edit the run directory may point at a program of theirs (round 7, item 5): now it finds
+    ncu as a run does (--ncu, $NCUCAMPAIGN_NCU, the campaign's, PATH) and checks its version against the record."""
     ncu = newer_ncu(tmp_path)
     run = started(tmp_path, "--ncu", str(ncu))
     assert manifest(run)["ncu"]["version"] == "2026.3.1.0"
-    again = resume(run)
+    on_path = resume(run)  # the fake ncu on PATH is 2025.3.1: refused, though the manifest names the newer one
+    assert on_path.returncode == 2, on_path.stdout[-2000:] + on_path.stderr[-2000:]
+    assert "made with ncu 2026.3.1.0" in on_path.stderr and "2025.3.1.0" in on_path.stderr
+    assert "resumed" not in manifest(run) or not manifest(run)["resumed"]  # nothing ran
+    again = resume(run, "--ncu", str(ncu))
     assert again.returncode == 1, again.stdout[-2000:] + again.stderr[-2000:]
     after = {t["name"]: t for t in manifest(run)["targets"]}
     assert [len(after[n]["attempts"]) for n in ("a", "b")] == [1, 1]  # ok: never run again
     assert len(manifest(run)["resumed"]) == 1 and manifest(run)["ncu"]["version"] == "2026.3.1.0"
     started_ncu = {r["argv"][0] for r in [*manifest(run)["shared_runs"], *after.values()] if r["argv"]}
-    assert started_ncu == {str(ncu)}  # every ncu process of the run and of its resume: the run's own
+    assert started_ncu == {str(ncu)}  # every ncu process of the run and of its resume: one version
     assert sorted(p.name for p in (run / "reports").iterdir() if p.is_file()) == ["a.ncu-repz", "b.ncu-repz"]
-    other = resume(run, "--ncu", str(FAKE_NCU_DIR / "ncu"))
-    assert other.returncode == 2, other.stdout[-2000:] + other.stderr[-2000:]
-    assert "made with ncu 2026.3.1.0" in other.stderr and "2025.3.1.0" in other.stderr
-    assert len(manifest(run)["resumed"]) == 1  # nothing ran
 
 
 def test_the_seal_and_the_first_request_survive_three_resumes(tmp_path: Path) -> None:

@@ -4,10 +4,8 @@ run recorded it: nothing parses its command line again), and the targets it reco
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,13 +52,11 @@ class Resumed:
             names = {record.name for record in self.manifest.targets}
             selected = [name for name in plan.names() if name in names]
             plan = plan.select(selected) if selected else plan
-        made = self.manifest.ncu.path
-        if ncu_of(request) is None and made and shutil.which(made):  # the ncu its results came from
-            plan = dataclasses.replace(plan, ncu=made)
-        elif ncu_of(request) is None and made and made != plan.ncu:  # gone: one of its version may stand in
+        made = self.manifest.ncu.path  # named, never run: a run directory names no program (docs/running.md)
+        if ncu_of(request) is None and made and made != plan.ncu:
             print(
-                f"ncucampaign: note: {printable(made)}, the ncu this run was made with, is not there; resuming with "
-                f"{printable(plan.ncu)} if it is of the same version",
+                f"ncucampaign: note: this run was made with {printable(made)}; resuming with this machine's "
+                f"{printable(plan.ncu)}, if it is of the same version ({self.manifest.ncu.version or 'unknown'})",
                 file=sys.stderr,
             )
         return kept, loaded, plan

@@ -30,10 +30,11 @@ def asked_from_argv(data: Any) -> Any:
     }
 
 
-def _count(word: str) -> int | None:
-    """A recorded --launch-count value as ncu would have read it: ASCII digits ('²'.isdigit() is true, and int()
-    refuses it), no more than a 64-bit count holds (int() refuses 4,300 digits and more)."""
-    return int(word) if word.isascii() and word.isdigit() and len(word) <= 19 else None
+def _count(word: str) -> int | str:
+    """A recorded --launch-count value as ncu would have read it: ASCII digits of a 64-bit count. Anything else
+    ('²', which isdigit() calls a digit and int() refuses; 5,000 digits, which int() refuses) is left as written, for
+    the model to refuse: the record is damaged (exit 2), not the reader (it raised here: exit 70)."""
+    return int(word) if word.isascii() and word.isdigit() and len(word) <= 19 else word
 
 
 def _values(argv: list[str], flag: str) -> list[str]:

@@ -65,7 +65,7 @@ class RunDir:
         path = self.root.joinpath(*parts)
         resolved = path.resolve()
         if resolved != self._resolved and self._resolved not in resolved.parents:
-            raise EnvironmentProblem(f"refusing to write outside the run directory: {path}")
+            raise EnvironmentProblem(f"{path}: outside the run directory (links followed); neither read nor written")
         return path
 
     def relative(self, path: Path) -> str:

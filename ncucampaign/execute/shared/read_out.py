@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import PurePosixPath
 
 from ncucampaign.errors import EnvironmentProblem, ReportUnreadable
 from ncucampaign.execute.attempt.context import RunContext
@@ -20,8 +21,10 @@ from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.shared.split import Recorded, Split, SplitJob, listed, record_split, set_aside
 from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, export
 from ncucampaign.own_time import CLOCK, REPORTS, SPLITS, VERIFICATION
+from ncucampaign.plan.argv import escape_macros
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import Launch
+from ncucampaign.plan.share.union import split_words_problem
 from ncucampaign.plan.share.windows import split_command, verified_text, verify_against_trace
 
 # A union of at most this many members exports each its own report: at about 0.7 s of CPU an export on the H200
@@ -124,18 +127,22 @@ def _record(
     ctx.book.commit(lambda: record_split(record, job, member, done), record)
 
 
-def export_own(store: RunStore, records: Sequence[TargetRecord], ncu: str | None) -> list[tuple[str, str | None]]:
+def export_own(store: RunStore, records: Sequence[TargetRecord], ncu: str) -> list[tuple[str, str | None]]:
     """Each read-out target's own report written with its recorded split command (held in the run directory's lock;
-    its ncu `ncu` where given, its report names where the run directory is now), several at once: (the report's
-    path, None) or (the target, why not)."""
+    its ncu this machine's `ncu`, never the one the file names, its report names where the run directory is now),
+    several at once: (the report's path, None) or (the target, why not)."""
     run = store.run
 
     def one(record: TargetRecord) -> tuple[str, str | None]:
         argv = list(record.obtained.split_argv if record.obtained else [])
-        if len(argv) < 5 or argv[1] != "--import" or argv[-2] != "-o" or record.report is None:
+        if not argv or record.report is None:
             return record.name, "no split command recorded"
-        argv[0], argv[2], argv[-1] = ncu or argv[0], str(run.root / record.report.path), str(run.report(record.name))
+        problem = split_words_problem(argv)
+        if problem:
+            return record.name, f"its recorded split command is not one a run writes: {problem}"
         try:
+            argv[0], argv[2] = ncu, str(run.inside(*PurePosixPath(record.report.path).parts))
+            argv[-1] = escape_macros(str(run.report(record.name)))  # as split_argv writes it
             store.keep_report(record.name, len(record.attempts))  # an earlier export: set aside, never overwritten
             export(argv)
         except (ImportFailed, EnvironmentProblem) as exc:

@@ -175,6 +175,24 @@ def split_argv(
     return [ncu, "--import", str(union_report), *NO_CONFIG, *filters, *window, "-f", "-o", escape_macros(str(out))]
 
 
+def split_words_problem(argv: Sequence[str]) -> str | None:
+    """Why a recorded split command is not one split_argv writes (None: it is): `<ncu> --import R <filters and
+    window> -f -o OUT`, its options only the import filters, the window and --config-file off. `export` reads the
+    command from a run directory, which anyone may have edited: an option such as --section-folder would have ncu
+    run the rule files of a folder the file names."""
+    if len(argv) < 5 or argv[1] != "--import" or argv[-3:-1] != ["-f", "-o"]:
+        return "not a split command (<ncu> --import REPORT ... -f -o OUT)"
+    allowed = {spec.flag for spec in OPTION_SPECS if spec.key in IMPORT_FILTERS and spec.form != "switch"}
+    allowed |= {"--launch-skip", "--launch-count", NO_CONFIG[0]}  # each with a value, as the filters
+    words = list(argv[3:-3])
+    for flag, value in zip(words[::2], words[1::2], strict=False):
+        if flag not in allowed:
+            return f"it holds {flag!r}, which no split command of a run has"
+        if flag == NO_CONFIG[0] and value != NO_CONFIG[1]:
+            return f"--config-file {value!r}: a split command reads no config file"
+    return "an option without its value" if len(words) % 2 else None
+
+
 def trace_options(members: Sequence[Invocation], launches: int) -> TargetOptions:
     """The cheap discovery trace of a group: the union's filters (so result IDs count the launches the shared run
     can profile), one metric, NVTX stacks for identities, the first `launches` (~0.02 s a launch)."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ncucampaign.errors import EnvironmentProblem, UsageError
+from ncucampaign.errors import EnvironmentProblem, ReportUnreadable, UsageError
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.reading import read_manifest
 from ncucampaign.execute.rundir.result_records import ResultRecord
@@ -43,6 +43,20 @@ class LoadedRun:
     @property
     def targets(self) -> list[TargetRecord]:
         return self.manifest.targets
+
+    def file(self, relative: str) -> Path:
+        """A file the manifest names (a report, a log), where it is: inside the run directory, links followed. The
+        manifest's model refuses a path that climbs out (`..`) or is absolute; a link inside that points out of the
+        run (reports/x.ncu-rep -> /etc/passwd) is refused here: a reader opens nothing outside the run."""
+        path = self.root.joinpath(*PurePosixPath(relative).parts)
+        root = self.root.resolve()
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):  # a link loop
+            raise ReportUnreadable(f"{path}: a link that leads nowhere") from None
+        if resolved != root and root not in resolved.parents:
+            raise ReportUnreadable(f"{path}: leads outside the run directory (to {resolved}); not read")
+        return path
 
     def rows(self) -> list[dict[str, object]]:
         """The tidy rows of `summarize --format csv|json`: one per result and metric, and one status row
