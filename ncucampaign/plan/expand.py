@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ncucampaign.errors import Problem
-from ncucampaign.plan.checks import too_many_invocations, unknown_codes
+from ncucampaign.plan.checks import too_many_bytes, too_many_invocations, unknown_codes
 from ncucampaign.plan.command import PlanProblems, command_argv
 from ncucampaign.plan.implied import implied_options
 from ncucampaign.plan.matrix import checked_matrix, expanded_name
@@ -95,7 +95,7 @@ def plan_problems(loaded: LoadedCampaign) -> list[Problem]:
 
 
 def expand(loaded: LoadedCampaign) -> tuple[list[Invocation], list[Problem]]:
-    too_many = too_many_invocations(loaded)
+    too_many = too_many_invocations(loaded) or too_many_bytes(loaded)
     if too_many:
         return [], [too_many]
     problems: list[Problem] = []

@@ -162,7 +162,9 @@ def retyped(run: Path, rng: random.Random, outside: Path) -> None:
     data = _json(run / "manifest.json")
     holder: Any = data
     for _ in range(rng.randint(1, 6)):
-        keys = list(holder) if isinstance(holder, dict) else list(range(len(holder))) if isinstance(holder, list) else []
+        keys = (
+            list(holder) if isinstance(holder, dict) else list(range(len(holder))) if isinstance(holder, list) else []
+        )
         if not keys:
             break
         key = rng.choice(keys)
@@ -201,7 +203,9 @@ def base_run(work: Path) -> Path:
     from tests.conftest import campaign_text, run_cli
 
     skips = list(range(20))
-    text = campaign_text(f"- name: t{{launch_skip}}\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: {skips}\n")
+    text = campaign_text(
+        f"- name: t{{launch_skip}}\n  kernel_name: rmsnorm_kernel\n  matrix:\n    launch_skip: {skips}\n"
+    )
     (work / "camp.yaml").write_text(text)
     done = run_cli("run", "camp.yaml", "--out", "runs", cwd=work)
     if done.returncode != 0:
