@@ -22,6 +22,7 @@ from ncucampaign.execute.resume import (
     clean_up_after_a_crash,
     kept_report_problems,
     resumed_manifest,
+    sweep_never_begun,
     sweep_work_folders,
     unfinished_note,
 )
@@ -71,6 +72,7 @@ def open_run(loaded: LoadedCampaign, plan: Plan, settings: RunSettings) -> OpenR
     unfinished = None
     if not settings.resume:
         sweep_work_folders(latest, earlier)
+        sweep_never_begun(latest.parent)
         unfinished = unfinished_note(latest, earlier)
     found = None if settings.resume else provenance(plan, loaded, settings)  # before the directory is made
     suffix = report_suffix(settings.installed)

@@ -3,8 +3,10 @@ from, and the processes a crashed runner left behind. Pure apart from the cleanu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
@@ -13,7 +15,7 @@ from types import MappingProxyType
 
 from ncucampaign.execute.process.groups import kill_orphaned_group, marked_groups
 from ncucampaign.execute.rundir.cache_files import sha256_of
-from ncucampaign.execute.rundir.lock import last_words, lock_held
+from ncucampaign.execute.rundir.lock import LOCK_FILE, last_words, lock_held
 from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, ReportInfo, TargetRecord
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.status import Status
@@ -146,6 +148,44 @@ def sweep_work_folders(latest: Path, manifest: Manifest | None) -> None:
         return
     if manifest is not None and not manifest.submissions and not lock_held(root):
         remove_work_folders(root / "reports")
+
+
+# What a run directory holds before its first manifest is written (execute/open_run.py): a runner killed then left
+# only these, and nothing ran in it.
+_BEFORE_THE_MANIFEST = frozenset({"campaign.yaml", "plan.json", LOCK_FILE, "reports", "logs"})
+
+
+def never_begun(root: Path) -> bool:
+    """Whether `root` is a run directory a runner was killed in before it wrote a manifest (nothing ran there):
+    only what open_run writes first, empty folders, and temporary files; no runner holding it."""
+    try:
+        if root.is_symlink() or not root.is_dir() or (root / "manifest.json").exists():
+            return False
+        entries = list(root.iterdir())
+        if not any(entry.name == "plan.json" for entry in entries) or lock_held(root):
+            return False
+        for entry in entries:
+            if entry.name.endswith(".tmp") and entry.name.startswith(".") and entry.is_file():
+                continue
+            if entry.name not in _BEFORE_THE_MANIFEST or entry.is_symlink():
+                return False
+            if entry.is_dir() and any(part.is_file() or part.is_symlink() for part in entry.rglob("*")):
+                return False
+        return True
+    except OSError:
+        return False
+
+
+def sweep_never_begun(campaign_runs: Path) -> list[Path]:
+    """Remove the campaign's run directories that never began (never_begun), as a new run starts: resume cannot
+    finish them (they have no manifest) and nothing else would remove them. The ones removed."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for root in sorted(campaign_runs.iterdir()):
+            if never_begun(root):
+                shutil.rmtree(root, ignore_errors=True)
+                removed.append(root)
+    return removed
 
 
 def unfinished_note(latest: Path, manifest: Manifest | None) -> str | None:

@@ -215,13 +215,16 @@ class RunStore:
             return log_text(log, offset)
 
     def keep_report(self, name: str, number: int) -> str | None:
-        """Move reports/<name>.ncu-rep aside as <name>.attempt-N.ncu-rep before the next attempt writes
-        it; returns the kept report's relative path, or None when there is none."""
+        """Move reports/<name>.ncu-rep aside as <name>.attempt-N.ncu-rep before the next attempt writes it; returns
+        the kept report's relative path, or None when there is none. With N 0 no record names it: removed."""
         report = self.run.report(name)
         if report.is_symlink():  # ncu -f would write through it
             raise EnvironmentProblem(f"{report} is a symbolic link; refusing to let ncu write through it")
         _refuse_odd(report)  # a FIFO would stall ncu's write, a folder fail every attempt
         if not report.is_file():
+            return None
+        if number == 0:  # what an attempt killed with its runner left (a trace's was 55 MB)
+            report.unlink()
             return None
         kept = self.run.inside("reports", f"{name}.attempt-{number}{report.suffix}")
         with writing(kept):
@@ -230,13 +233,9 @@ class RunStore:
         return self.run.relative(kept)
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-_FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp alone gives 0600
+_UMASK = os.umask(0o22)
+os.umask(_UMASK)  # (read back as it was)
+_FILE_MODE = 0o666 & ~_UMASK  # what open() would give; mkstemp alone gives 0600
 
 
 def _refuse_odd(path: Path) -> None:

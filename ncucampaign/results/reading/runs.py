@@ -104,6 +104,11 @@ def load_run(path: str | Path) -> LoadedRun:
     if (candidate / LATEST).is_dir() and not (candidate / MANIFEST).exists():
         candidate = (candidate / LATEST).resolve()
     if not (candidate / MANIFEST).is_file():
+        if (candidate / "plan.json").is_file():
+            raise UsageError(
+                f"{path}: a run stopped before it began (no {MANIFEST}): nothing ran in it, and a new run of the "
+                "campaign removes it"
+            )
         raise UsageError(f"{path}: not a run directory (no {MANIFEST}){where_runs_are(Path(path))}")
     return LoadedRun(candidate, read_manifest(candidate))
 
