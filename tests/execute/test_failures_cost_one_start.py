@@ -104,3 +104,26 @@ def test_a_union_one_member_makes_fail_is_halved_until_that_member_is_alone(tmp_
     shared = [t for t in manifest["targets"] if (t["obtained"] or {}).get("how") == "shared"]
     assert len(shared) >= 10  # most members still shared
     assert application_starts(manifest) <= 2 * 4 + 4  # the trace, the union, a pair a halving, and a few alone
+
+
+def test_a_kernel_ncu_fails_to_profile_sends_only_its_members_alone_and_the_rest_share(
+    tmp_path: Path, write_campaign
+) -> None:
+    """Round 7, item 7: ncu failing on rmsnorm_kernel (FAKE_NCU_FAIL_ON) failed the union and both of its halves
+    (each held members of both kernels): 100 targets of each kernel took 204 starts, the 100 innocent ones alone,
+    where --no-share takes 200. Parted by the kernel ncu names, the others share one more union."""
+    targets = "".join(
+        f"- name: {kind}_{{launch_skip}}\n  kernel_name: {kernel}\n  matrix:\n    launch_skip: {list(range(100))}\n"
+        for kind, kernel in (("rms", "rmsnorm_kernel"), ("gemm", "regex:nvjet"))
+    )
+    campaign = write_campaign(targets, "args: [--steps, '110']")
+    env = fake_env(FAKE_NCU_FAIL_ON="rmsnorm")
+    shared = run_cli("run", str(campaign), "--out", "shared", cwd=tmp_path, env=env)
+    assert shared.returncode == 1, shared.stdout[-2000:] + shared.stderr[-2000:]
+    _, manifest = load_manifest(tmp_path / "shared")
+    statuses = {t["name"]: t["status"] for t in manifest["targets"]}
+    assert all(statuses[f"gemm_{i}"] == "ok" for i in range(100)), statuses
+    assert all(statuses[f"rms_{i}"] != "ok" for i in range(100))
+    starts = application_starts(manifest)
+    assert starts <= 1 + 1 + 1 + 100, starts  # the trace, the union, the innocent union, each rms alone
+    assert not [t for t in manifest["targets"] if t["name"].startswith("gemm") and t["obtained"]["how"] == "alone"]

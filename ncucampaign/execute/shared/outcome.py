@@ -52,6 +52,7 @@ class Failed:
     members: list[Invocation]
     why: str
     run: str
+    kernel: str | None = None  # the kernel ncu said it failed to profile (shared/refusal.py)
 
 
 @dataclass

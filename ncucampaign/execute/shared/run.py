@@ -16,18 +16,13 @@ from ncucampaign.execute.shared.inferred import ENDED_SHORT, decided_short
 from ncucampaign.execute.shared.outcome import Failed, Handing, Refused, SharedOutcome, decide_miss, settled
 from ncucampaign.execute.shared.past_trace import kept_or_alone, past_the_trace
 from ncucampaign.execute.shared.planning import measured, planned
+from ncucampaign.execute.shared.refusal import apart, refused_kernel
 from ncucampaign.execute.shared.resumed import kept_unions
 from ncucampaign.execute.shared.split import SplitJob
 from ncucampaign.execute.shared.splits import Splits
 from ncucampaign.execute.shared.stages import WHOLE, PoolStage
 from ncucampaign.execute.trace.cache import TraceCache
-from ncucampaign.execute.trace.selection import (
-    Short,
-    TraceSelections,
-    composed_on,
-    placed_members,
-    trace_selections,
-)
+from ncucampaign.execute.trace.selection import Short, TraceSelections, composed_on, placed_members, trace_selections
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import pin
@@ -217,9 +212,12 @@ class _SharedRun:
         turn, so that a member at fault ends up alone and the others share: ncu refused the union's command line (a
         section, set or option one member asks for), or the union failed in a way one member may cause (a kernel
         whose replay hangs, a crash, a timeout). When both halves fail as the union did, the cause is all of theirs:
-        each member runs alone (ncu's refusals aside, which are one member's)."""
-        half = len(failed.members) // 2
-        parts = [failed.members[:half], failed.members[half:]]
+        each member runs alone (ncu's refusals aside, which are one member's). A kernel ncu failed to profile parts
+        the members by it instead (shared/refusal.py): those that may select it run alone, the others share."""
+        half, split = len(failed.members) // 2, apart(failed.members, failed.kernel)
+        parts = [split[0]] if split else [failed.members[:half], failed.members[half:]]
+        if split:
+            self.hand.give_up(split[1], f"{failed.why} (their filters select {failed.kernel})", failed.run)
         results = [
             Failed(failed.status, part, failed.why, failed.run) if len(part) < 2 or self.ctx.stop.level else again(part)
             for part in parts
@@ -265,7 +263,7 @@ class _SharedRun:
             if not members:
                 return None
         if record.report is None or (record.status != Status.OK and not holds):
-            return Failed(record.status, members, why, record.name)
+            return Failed(record.status, members, why, record.name, refused_kernel(console))
         report = ctx.run.root / record.report.path
         if trace is not None and console.profiled:  # this machine's costs, for later partitions
             self.cache.note_run(trace.key, record.seconds, console.profiled * per_launch_s(union.options))
