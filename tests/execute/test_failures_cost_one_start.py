@@ -111,7 +111,7 @@ def test_a_kernel_ncu_fails_to_profile_sends_only_its_members_alone_and_the_rest
 ) -> None:
     """Round 7, item 7: ncu failing on rmsnorm_kernel (FAKE_NCU_FAIL_ON) failed the union and both of its halves
     (each held members of both kernels): 100 targets of each kernel took 204 starts, the 100 innocent ones alone,
-    where --no-share takes 200. Parted by the kernel ncu names, the others share one more union."""
+    where --no-share takes 200. Parted by the kernel ncu names, the others share one more union (106 starts)."""
     targets = "".join(
         f"- name: {kind}_{{launch_skip}}\n  kernel_name: {kernel}\n  matrix:\n    launch_skip: {list(range(100))}\n"
         for kind, kernel in (("rms", "rmsnorm_kernel"), ("gemm", "regex:nvjet"))
@@ -125,5 +125,23 @@ def test_a_kernel_ncu_fails_to_profile_sends_only_its_members_alone_and_the_rest
     assert all(statuses[f"gemm_{i}"] == "ok" for i in range(100)), statuses
     assert all(statuses[f"rms_{i}"] != "ok" for i in range(100))
     starts = application_starts(manifest)
-    assert starts <= 1 + 1 + 1 + 100, starts  # the trace, the union, the innocent union, each rms alone
+    # the trace, the union, the innocent union, the rms union and its halves, each rms alone: fewer than --no-share
+    assert starts <= 1 + 1 + 1 + 3 + 100 < 200, starts
     assert not [t for t in manifest["targets"] if t["name"].startswith("gemm") and t["obtained"]["how"] == "alone"]
+
+
+def test_an_application_that_fails_after_its_work_still_shares_its_trace(tmp_path: Path, write_campaign) -> None:
+    """Round 7, item 7: the application exits 3 after its last step; the trace's report (74 launches) was kept, yet
+    the pool was given up and every target ran alone (41 starts). Its launches are used, as a timeout's are."""
+    targets = "".join(
+        f"- name: {kind}_{{launch_skip}}\n  kernel_name: {kernel}\n  matrix:\n    launch_skip: {list(range(20))}\n"
+        for kind, kernel in (("rms", "rmsnorm_kernel"), ("gemm", "regex:nvjet"))
+    )
+    campaign = write_campaign(targets, "args: [--exit-code, '3']")
+    done = run_cli("run", str(campaign), "--out", "runs", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    _, manifest = load_manifest(tmp_path / "runs")
+    assert {t["status"] for t in manifest["targets"]} == {"ok"}
+    trace = next(r for r in manifest["shared_runs"] if r["kind"] == "trace")
+    assert trace["status"] == "app_failed" and "launches it traced until then are used" in trace["message"]
+    assert application_starts(manifest) <= 3 and "alone" not in {t["obtained"]["how"] for t in manifest["targets"]}

@@ -1,4 +1,5 @@
-"""A union ncu could not profile one kernel of: the members whose filters select that kernel, apart from the rest.
+"""A union ncu could not profile one kernel of: the members whose filters may select that kernel, apart from the rest
+(the cause may be one of theirs, such as a section one asks for, so they share on and are halved while they fail).
 Halving a failed union by position put the refused kernel's members in both halves, both failed as the union did,
 and every member ran alone (200 targets, half of them on a kernel ncu refuses: 204 application starts where each
 alone takes 200). Pure."""

@@ -213,11 +213,9 @@ class _SharedRun:
         section, set or option one member asks for), or the union failed in a way one member may cause (a kernel
         whose replay hangs, a crash, a timeout). When both halves fail as the union did, the cause is all of theirs:
         each member runs alone (ncu's refusals aside, which are one member's). A kernel ncu failed to profile parts
-        the members by it instead (shared/refusal.py): those that may select it run alone, the others share."""
+        the members by it instead of halves (shared/refusal.py): those that cannot select it share apart."""
         half, split = len(failed.members) // 2, apart(failed.members, failed.kernel)
-        parts = [split[0]] if split else [failed.members[:half], failed.members[half:]]
-        if split:
-            self.hand.give_up(split[1], f"{failed.why} (their filters select {failed.kernel})", failed.run)
+        parts = list(split) if split else [failed.members[:half], failed.members[half:]]
         results = [
             Failed(failed.status, part, failed.why, failed.run) if len(part) < 2 or self.ctx.stop.level else again(part)
             for part in parts

@@ -45,8 +45,10 @@ class NcuTracer:
         )
         run_attempts(ctx, trace, record.argv, record, ask.lane, read_results=False)
         # Stopped by its timeout, ncu writes what it traced until then (docs/ncu-behaviour.md, "Signals"): a trace
-        # of those launches, which places every member whose launches came before the cut.
-        cut = record.status == Status.TIMED_OUT
+        # of those launches, which places every member whose launches came before the cut. So does an application
+        # that exited non-zero with its report written (after its work: 74 launches traced, then every target had
+        # run alone, 41 starts where 3 do); a member whose launches it does not hold runs alone.
+        cut = record.status in (Status.TIMED_OUT, Status.APP_FAILED)
         if (record.status != Status.OK and not cut) or record.report is None:
             return f"the discovery trace {record.name} ended {record.status.value}: {record.message}"
         return Taken(Kept(ctx.run.root / record.report.path, key.digest), record, record.seconds, cut=cut)

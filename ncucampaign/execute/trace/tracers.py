@@ -176,7 +176,8 @@ def _checked(listed: Listings | str) -> Listings | str:
 
 
 def _cut(ctx: RunContext, record: SharedRunRecord, launches: int) -> None:
-    """Say of a trace its timeout cut that its launches are used (its status stays what happened to it)."""
+    """Say of a trace its timeout or the application's failure cut that its launches are used (its status stays what
+    happened to it)."""
     message = f"{record.message}; the {launches} launches it traced until then are used"
     ctx.store.append_log(record.name, f"# ncucampaign: {message}\n")
     ctx.book.commit(lambda: setattr(record, "message", message), record)
