@@ -68,6 +68,11 @@ def _one(data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return record
 
 
+def _reports(run: Path) -> list[Path]:
+    """The run's reports that are files of its own (never written through a link an earlier mutation made)."""
+    return [p for p in (run / "reports").rglob("*") if p.is_file() and not p.is_symlink()]
+
+
 def report_outside(run: Path, rng: random.Random, outside: Path) -> None:
     depth = len(run.relative_to(outside.parent).parts) if run.is_relative_to(outside.parent) else 8
     forms = [str(outside / "secret.ncu-rep"), "../" * depth + f"{outside.name}/secret.ncu-rep", "/etc/passwd"]
@@ -83,7 +88,7 @@ def copy_outside(run: Path, rng: random.Random, outside: Path) -> None:
 
 
 def link_out(run: Path, rng: random.Random, outside: Path) -> None:
-    reports = [p for p in (run / "reports").rglob("*") if p.is_file()]
+    reports = _reports(run)
     if reports:
         victim = rng.choice(reports)
         victim.unlink()
@@ -91,7 +96,7 @@ def link_out(run: Path, rng: random.Random, outside: Path) -> None:
 
 
 def fifo_report(run: Path, rng: random.Random, outside: Path) -> None:
-    reports = [p for p in (run / "reports").rglob("*") if p.is_file()]
+    reports = _reports(run)
     if reports:
         victim = rng.choice(reports)
         victim.unlink()
@@ -99,7 +104,7 @@ def fifo_report(run: Path, rng: random.Random, outside: Path) -> None:
 
 
 def garbage_report(run: Path, rng: random.Random, outside: Path) -> None:
-    reports = [p for p in (run / "reports").rglob("*") if p.is_file()]
+    reports = _reports(run)
     if reports:
         victim = rng.choice(reports)
         raw = victim.read_bytes()
@@ -225,6 +230,12 @@ def outside_folder(work: Path, base: Path) -> Path:
     return outside
 
 
+def _mark(log: Path, line: str) -> None:
+    """A line after each reading: what the audit lines above it came from."""
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"- {line}\n")
+
+
 class Hang(Exception):
     pass
 
@@ -277,7 +288,8 @@ def fuzz(dirs: int, seed: int, readers: int, work: Path) -> dict[str, Any]:
             [os.path.realpath(sys.executable), str((FAKE_NCU_DIR / "ncu").resolve()), "ncu", "python3", "python"]
         ),
     )
-    sys.addaudithook(_hook_from(AUDIT))  # this process reports too (its workers through PYTHONPATH)
+    audit = _audit_module(AUDIT)
+    sys.addaudithook(audit.hook)  # this process reports too (its workers through PYTHONPATH)
     rng = random.Random(seed)
     codes: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
@@ -285,16 +297,22 @@ def fuzz(dirs: int, seed: int, readers: int, work: Path) -> dict[str, Any]:
     for number in range(dirs):
         run = work / "runs" / "camp" / f"hostile-{number}"
         shutil.copytree(base, run, symlinks=True)
+        applied = []
+        audit._inside[0] = True  # the mutations' own reads and writes are not the readers'
         for mutator in rng.sample(MUTATORS, rng.choice([1, 1, 2, 3])):
             try:
                 mutator(run, rng, outside)
             except (ValueError, OSError, KeyError, TypeError, IndexError, AttributeError):
                 continue  # an earlier mutation left nothing for this one to change
             kinds[mutator.__name__] += 1
+            applied.append(mutator.__name__)
+        audit._inside[0] = False
         for reader in rng.sample(READERS, min(readers, len(READERS))):
-            codes[f"{reader[0]}:{read_once(argv_for(reader, run, base), work)}"] += 1
+            code = read_once(argv_for(reader, run, base), work)
+            codes[f"{reader[0]}:{code}"] += 1
+            _mark(log, f"after {' '.join(reader)} of {run.name} ({', '.join(applied)}): {code}")
         shutil.rmtree(run, ignore_errors=True)
-    lines = log.read_text().splitlines() if log.exists() else []
+    lines = _attributed(log.read_text().splitlines() if log.exists() else [])
     return {
         "dirs": dirs,
         "readings": sum(codes.values()),
@@ -309,16 +327,27 @@ def fuzz(dirs: int, seed: int, readers: int, work: Path) -> dict[str, Any]:
     }
 
 
-def _hook_from(folder: Path) -> Callable[[str, tuple[object, ...]], None]:
-    """The audit module's hook, loaded from its file (another sitecustomize came first on this Python)."""
+def _attributed(lines: list[str]) -> list[str]:
+    """The audit's lines, each with the reading it came from (the marker line after it)."""
+    found, waiting = [], []
+    for line in lines:
+        if line.startswith("- "):
+            found.extend(f"{what} [{line[2:]}]" for what in waiting)
+            waiting = []
+        else:
+            waiting.append(line)
+    return found + waiting
+
+
+def _audit_module(folder: Path) -> Any:
+    """The audit module, loaded from its file (another sitecustomize may have come first on this Python)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("hostile_audit", folder / "sitecustomize.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    hook: Callable[[str, tuple[object, ...]], None] = module.hook
-    return hook
+    return module
 
 
 def main() -> int:
