@@ -6,9 +6,9 @@ and links to every report and log (relative, so the folder can move)."""
 from __future__ import annotations
 
 import re
-from html import escape
 from pathlib import Path
 
+from ncucampaign.escaping import html_text as escape
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic

@@ -5,8 +5,8 @@ warp states, where its report holds the data. Plain SVG, drawn here: no script, 
 from __future__ import annotations
 
 import math
-from html import escape
 
+from ncucampaign.escaping import html_text as escape
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 from ncucampaign.execute.rundir.result_records import ResultRecord
 from ncucampaign.results.metrics import MEMORY_THROUGHPUT, SM_THROUGHPUT, apart, middle

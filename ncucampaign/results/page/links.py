@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
-from html import escape
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
+from ncucampaign.escaping import html_text as escape
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord
 
 

@@ -5,8 +5,8 @@ ends; the chart shows the samples around the kernel's activity, with two samples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
+from ncucampaign.escaping import html_text as escape
 from ncucampaign.execute.rundir.result_records import PmSeries
 
 WIDTH, HEIGHT = 560, 220

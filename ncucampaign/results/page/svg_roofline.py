@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
+from ncucampaign.escaping import html_text as escape
 from ncucampaign.results.reading.roofline import Roofline
 
 WIDTH, HEIGHT = 560, 360
