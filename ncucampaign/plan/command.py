@@ -91,4 +91,4 @@ def script_of(argv: tuple[str, ...]) -> str | None:
         if argv[at] in ("-m", "-c", "-"):
             return None
         at += 2 if argv[at] in ("-X", "-W") else 1
-    return argv[at] if at < len(argv) and argv[at].endswith(".py") else None
+    return argv[at] if at < len(argv) else None  # a script, a folder or a zip with __main__.py: what Python runs

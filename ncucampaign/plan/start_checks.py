@@ -34,15 +34,30 @@ class Questions:
     kinds: frozenset[Path] = frozenset()
     programs: frozenset[tuple[str, str | None]] = frozenset()
     modules: frozenset[tuple[str, str, Path]] = frozenset()
+    heads: frozenset[Path] = frozenset()  # programs named by a path: how they begin (#!, an ELF header)
 
 
 @dataclass(frozen=True)
 class Facts:
-    """The machine's answers to Questions."""
+    """The machine's answers to Questions. `heads`: a program's first bytes; `interpreters`: whether each #! line's
+    interpreter is a program there."""
 
     kinds: Mapping[Path, Kind] = field(default_factory=dict)
     programs: Mapping[tuple[str, str | None], bool] = field(default_factory=dict)
     modules: Mapping[tuple[str, str, Path], bool] = field(default_factory=dict)
+    heads: Mapping[Path, bytes] = field(default_factory=dict)
+    interpreters: Mapping[str, bool] = field(default_factory=dict)
+
+
+ELF = b"\x7fELF"
+
+
+def interpreter_of(head: bytes) -> str | None:
+    """The program a `#!` line names (the kernel runs it with the script), or None without one."""
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].split()
+    return words[0].decode(errors="replace") if words else ""
 
 
 def questions(starts: Iterable[Start]) -> Questions:
@@ -50,6 +65,7 @@ def questions(starts: Iterable[Start]) -> Questions:
     kinds: set[Path] = set()
     programs: set[tuple[str, str | None]] = set()
     modules: set[tuple[str, str, Path]] = set()
+    heads: set[Path] = set()
     for start in set(starts):
         if start.cwd_given:
             kinds.add(start.cwd)
@@ -59,9 +75,13 @@ def questions(starts: Iterable[Start]) -> Questions:
             programs.add((start.argv[0], start.search))
         if (script := script_of(start.argv)) is not None:
             kinds.add(Path(start.cwd, script))
+            if script == start.argv[0]:
+                heads.add(Path(start.cwd, script))
+            elif is_python(start.argv[0]):
+                kinds.add(Path(start.cwd, script, "__main__.py"))
         if (module := _module_of(start.argv)) is not None:
             modules.add((start.argv[0], module, start.cwd))
-    return Questions(frozenset(kinds), frozenset(programs), frozenset(modules))
+    return Questions(frozenset(kinds), frozenset(programs), frozenset(modules), frozenset(heads))
 
 
 def why_cannot_start(start: Start, facts: Facts) -> tuple[Literal["cwd", "command"], str] | None:
@@ -83,16 +103,42 @@ def why_cannot_start(start: Start, facts: Facts) -> tuple[Literal["cwd", "comman
                 f"{script}: no such file in {cwd} (application.cwd, else the campaign file's folder); the "
                 "application cannot start there"
             )
-        if found == "folder":
-            return "command", f"{script}: a folder in {cwd}, not a file; the application cannot start"
+        if found == "folder" and (script == program or facts.kinds.get(Path(cwd, script, "__main__.py")) == "missing"):
+            if script == program:
+                return "command", f"{script}: a folder in {cwd}, not a file; the application cannot start"
+            return (
+                "command",
+                f"{script}: a folder in {cwd} without __main__.py, which {program} would run; the "
+                "application cannot start",
+            )
         if found == "file" and script == program:  # a script the interpreter reads needs no exec bit
             return "command", f"{script}: not executable (chmod +x {script}); the application cannot start"
+        if found == "program" and script == program and (head := facts.heads.get(Path(cwd, script))) is not None:
+            problem = _exec_problem(head, facts)
+            if problem:
+                return "command", f"{script}: {problem}; the application cannot start"
     module = _module_of(argv)
     if module is not None and not facts.modules.get((program, module, cwd), True):
         return "command", (
             f"{program} -m {module}: {program} here finds no module {module!r} (started in {cwd}); the application "
             "cannot start on this machine"
         )
+    return None
+
+
+def _exec_problem(head: bytes, facts: Facts) -> str | None:
+    """Why the kernel would refuse to run a file with its exec bit: a #! line whose interpreter is not a program
+    there ("bad interpreter"), or neither a #! line nor an ELF binary ("Exec format error": Python starts programs
+    without the shell's fallback)."""
+    interpreter = interpreter_of(head)
+    if interpreter is not None:
+        if not interpreter:
+            return "its #! line names no interpreter"
+        if not facts.interpreters.get(interpreter, True):
+            return f"its #! line names {interpreter}, which is not a program here (bad interpreter)"
+        return None
+    if head and not head.startswith(ELF):
+        return "neither a #! script nor an ELF program (Exec format error): start it with its interpreter"
     return None
 
 

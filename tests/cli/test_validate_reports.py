@@ -62,6 +62,9 @@ def test_commands_that_name_no_file_are_not_looked_for(tmp_path: Path, command: 
         ("  command: python3 bench.py\n  cwd: nowhere\n", "application.cwd: {tmp}/nowhere: no such folder"),
         ("  command: python3 bench.py\n  cwd: bench.py\n", "application.cwd: {tmp}/bench.py: a file, not a folder"),
         ("  command: ./tools\n", "application.command: ./tools: a folder in {tmp}, not a file"),
+        ("  command: python3 tools\n", "application.command: tools: a folder in {tmp} without __main__.py"),
+        ("  command: ./bad.sh\n", "./bad.sh: its #! line names /no/such/sh, which is not a program here"),
+        ("  command: ./blob\n", "./blob: neither a #! script nor an ELF program (Exec format error)"),
         ("  command: python3 -m no_such_module_xyz\n",
          "application.command: python3 -m no_such_module_xyz: python3 here finds no module 'no_such_module_xyz' (started in {tmp})"),
     ],
@@ -70,6 +73,9 @@ def test_validate_sees_an_application_that_cannot_start(tmp_path: Path, applicat
     """Before: validate said ok (or 'no such file' of a folder), and run met each at the first start."""
     (tmp_path / "run.sh").write_text("#!/bin/sh\n")  # without its exec bit
     (tmp_path / "tools").mkdir()
+    for name, text in (("bad.sh", b"#!/no/such/sh\necho\n"), ("blob", b"MZ\x90\x00 not a program here")):
+        (tmp_path / name).write_bytes(text)
+        (tmp_path / name).chmod(0o755)
     done = validate(tmp_path, f"application:\n{application}targets:\n  - name: a\n")
     assert done.returncode == 0, done.stdout + done.stderr
     (warning,) = [line for line in done.stderr.splitlines() if "NCU013" in line]
@@ -121,3 +127,14 @@ def test_validate_keeps_its_findings_on_one_stream_and_counts_warnings_beside_pr
     assert any("NCU001" in line for line in lines) and any("launch_count" in line for line in lines)
     fine = validate(tmp_path, APP + "targets:\n  - name: a\n    nvtx_include: decode_step\n")
     assert fine.stdout == "camp.yaml: ok (1 target, 1 ncu invocation, 1 warning)\n" and "NCU001" in fine.stderr
+
+
+@pytest.mark.parametrize("command", ["python3 pkg", "./ok.sh", "/bin/true", "./rel.sh"])
+def test_validate_says_nothing_of_an_application_that_starts(tmp_path: Path, command: str) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__main__.py").write_text("")
+    for name, text in (("ok.sh", "#!/bin/sh\n"), ("rel.sh", "#!sh-of-the-kernels-own\n")):
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o755)
+    done = validate(tmp_path, f"application:\n  command: {command}\ntargets:\n  - name: a\n")
+    assert done.returncode == 0 and "NCU013" not in done.stderr, done.stdout + done.stderr

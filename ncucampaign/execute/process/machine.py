@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 from ncucampaign.execute.process.short import run_captured
-from ncucampaign.plan.start_checks import Facts, Kind, Questions
+from ncucampaign.plan.start_checks import Facts, Kind, Questions, interpreter_of
 
 MODULE_CHECK_S = 20.0  # an interpreter's start and one import search
 # Exit 0: found; 1: not found; anything else (no interpreter, a crash, a timeout): unknown, so not said.
@@ -19,11 +19,29 @@ _FIND = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.
 
 class ThisMachine:
     def answer(self, questions: Questions) -> Facts:
+        heads = {path: head for path in questions.heads if (head := self.head(path)) is not None}
+        interpreters = {name for head in heads.values() if (name := interpreter_of(head))}
         return Facts(
             {path: self.kind(path) for path in questions.kinds},
             {(name, search): self.on_path(name, search) for name, search in questions.programs},
             {(python, module, cwd): self.has_module(python, module, cwd) for python, module, cwd in questions.modules},
+            heads,
+            {name: self.runs(name) for name in interpreters},
         )
+
+    def runs(self, interpreter: str) -> bool:
+        """Whether a #! line's interpreter is a program here (a relative one is the kernel's to find: not said)."""
+        return not os.path.isabs(interpreter) or (os.access(interpreter, os.X_OK) and not os.path.isdir(interpreter))
+
+    def head(self, path: Path) -> bytes | None:
+        """A program's first bytes (None: unreadable, or not a regular file: nothing said)."""
+        try:
+            with path.open("rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    return None
+                return handle.read(256)
+        except (OSError, ValueError):
+            return None
 
     def kind(self, path: Path) -> Kind:
         try:
