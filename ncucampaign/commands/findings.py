@@ -62,18 +62,19 @@ def run(args: argparse.Namespace) -> int:
     shares = shares_by_kernel(run.manifest) if run is not None else None
     names = kernel_names(run.manifest) if run is not None else None
     groups = rank(read.found, include_ok=args.all, shares=shares, names=names)[: args.top]
-    for note in read.unread:
-        print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
     for problem in read.unreadable:
         print(f"ncucampaign: error: {printable(problem)}", file=sys.stderr)
     # An unreadable report is not "nothing to fix": the exit status says so, as summarize's does.
     status = EXIT_USAGE if read.unreadable else EXIT_OK
     if args.format == "json":
+        for note in read.unread:
+            print(f"ncucampaign: note: {printable(note)}", file=sys.stderr)
         charts = run_charts(run) if run is not None else None
         print(json.dumps([finding_data(group, charts) for group in groups], indent=2))
         return status
     if not groups:
         print(nothing_found(run, read.unreadable, args.all))
+        _not_findings(read.unread)
         return status
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     if run is not None:
@@ -83,7 +84,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"the kernels below hold {100 * held:.1f}% of the application's GPU time")
     for position, group in enumerate(groups, 1):
         print(fitted(printable("\n".join(group_text(position, group)), keep_newlines=True), width))
+    _not_findings(read.unread)
     return status
+
+
+def _not_findings(notes: list[str]) -> None:
+    """What kept ncu's rules from running (a result whose collection failed: every rule errs on it), after the
+    findings and apart from them: they are no findings, and printed first they read as the top ones."""
+    if notes:
+        print("\nnot findings: what ncu's rules could not judge")
+        print("\n".join(f"   {printable(note)}" for note in notes))
 
 
 _LEAD = re.compile(r" *(?:\d+\. )?")

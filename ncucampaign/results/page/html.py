@@ -143,9 +143,9 @@ def _provenance(manifest: Manifest) -> str:
     gpus = "; ".join(f"{g.index}: {g.name} ({g.uuid}), driver {g.driver_version}" for g in manifest.gpus or [])
     git = manifest.workload_git
     rows = [
-        ("started", manifest.started_at),
-        ("ended", manifest.ended_at or "(running)"),
-        ("host", f"{manifest.host.hostname} ({manifest.host.platform})"),
+        ("started", manifest.started_at or "not recorded"),
+        ("ended", manifest.ended_at or ("(running)" if manifest.state == "running" else "not recorded")),
+        ("host", f"{manifest.host.hostname}" + (f" ({manifest.host.platform})" if manifest.host.platform else "")),
         ("GPU", gpus or "unknown (no nvidia-smi)"),
         ("ncu", f"{manifest.ncu.path} {manifest.ncu.version or ''}"),
         ("campaign", f"{manifest.campaign.source or '(command line)'} sha256 {manifest.campaign.sha256[:16]}"),

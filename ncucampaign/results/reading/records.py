@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import platform
-import socket
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,7 +119,10 @@ def report_record(path: Path, name: str | None = None, wanted: tuple[str, ...] =
 
 
 def report_run(path: Path) -> LoadedRun:
-    """The report as a run of one target (TARGET), its id the file's name."""
+    """The report as a run whose targets are its kernels by identity (by_identity), its id the file's name: two
+    reports are then compared kernel by kernel, as two runs are target by target (paired by place, a report's
+    first result met the other's first, whatever kernels they were). What the report does not hold (the host, the
+    times, the ncu that made it) is said to be not recorded, never taken from this machine."""
     record = report_record(path, TARGET, (DEVICE_NAME,))
     return LoadedRun(
         path,
@@ -134,13 +134,38 @@ def report_run(path: Path) -> LoadedRun:
             ended_at="",
             command_line=[],
             campaign=CampaignInfo(name=path.stem, source=None, copy_path="", sha256=""),
-            host=HostInfo(hostname=socket.gethostname(), platform=platform.platform(), python=sys.version.split()[0]),
-            ncu=NcuInfo(path="", version=None),
+            host=HostInfo(hostname=NOT_RECORDED, platform="", python=""),
+            ncu=NcuInfo(path=NOT_RECORDED, version=None),
             gpus=_gpus(record.results),
             workload_git=None,
-            targets=[record],
+            targets=by_identity(record),
         ),
     )
+
+
+NOT_RECORDED = "not recorded in the report"
+
+
+def identity(result: ResultRecord) -> str:
+    """A kernel launch's identity as a target's name: its function, launch configuration (CUDA's <<<grid, block>>>)
+    and NVTX ranges, as a run's targets are (name, grid, block, NVTX)."""
+
+    def dims(values: list[int] | None) -> str:
+        return "(" + ",".join(str(v) for v in values) + ")" if values else "?"
+
+    where = f" @{' | '.join(result.nvtx)}" if result.nvtx else ""
+    return f"{result.kernel}<<<{dims(result.grid)},{dims(result.block)}>>>{where}"
+
+
+def by_identity(record: TargetRecord) -> list[TargetRecord]:
+    """One target per kernel identity, its results in the report's order (several launches of one identity are
+    compared one by one)."""
+    groups: dict[str, list[ResultRecord]] = {}
+    for result in record.results:
+        groups.setdefault(identity(result), []).append(result)
+    return [
+        record.model_copy(update={"name": name, "target": name, "results": results}) for name, results in groups.items()
+    ]
 
 
 def _gpus(results: list[ResultRecord]) -> list[GpuInfo] | None:
