@@ -22,7 +22,7 @@ from rich.table import Table
 
 from ncucampaign.commands import run as run_command
 from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import add_ncu_option, load_plan, ncu_choice, runs_root
+from ncucampaign.commands.common import ONLY_HELP, add_ncu_option, load_plan, ncu_choice, runs_root
 from ncucampaign.commands.compare import add_report_options, print_verdicts, write_reports
 from ncucampaign.commands.consoles import out_console
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
     parser.add_argument("--pairs", type=int, default=3, help="A/B pairs of runs, interleaved (default 3)")
     parser.add_argument("--samples", type=int, metavar="N", help="as run's: samples per target in each run")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help=ONLY_HELP)
     parser.add_argument("--out", metavar="DIR", help="root of run directories (as run's --out)")
     add_ncu_option(parser)
     parser.add_argument("--threshold", type=float, default=THRESHOLD * 100, metavar="PERCENT", help="as compare's")

@@ -95,9 +95,18 @@ def _load_plan(
             name = exc.args[0]
             known = sorted({*plan.names(), *(inv.target for inv in plan.invocations)})
             hint = difflib.get_close_matches(name, known, n=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (targets: {', '.join(known)})"
-            raise UsageError(f"--only: no target named {name!r} in {file}{suggestion}") from None
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (targets: {shown_few(known)})"
+            what = "matches" if any(c in name for c in "*?[") else "is named"
+            raise UsageError(f"--only: no target {what} {name!r} in {file}{suggestion}") from None
     return loaded, plan
+
+
+ONLY_HELP = "only these targets (or expanded names); shell-style patterns too, quoted: 'rms_*' 'gemm_?'"
+
+
+def shown_few(names: Sequence[str], most: int = 8) -> str:
+    """A list cut for one line of an error: 1,000 target names made one of 11,876 characters."""
+    return ", ".join(names[:most]) + (f", ... ({len(names)} in all)" if len(names) > most else "")
 
 
 def exec_limit() -> tuple[int, int]:

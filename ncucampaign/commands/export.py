@@ -12,12 +12,19 @@ from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, printab
 from ncucampaign.execute.prepare import resolve_ncu
 from ncucampaign.execute.rundir.store import RunStore
 from ncucampaign.execute.shared.read_out import export_own
+from ncucampaign.plan.expand import matching
 from ncucampaign.results.reading.runs import load_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN_DIR")
-    parser.add_argument("--only", nargs="+", metavar="TARGET", default=None, help="these targets (default: all)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="TARGET",
+        default=None,
+        help="these targets, or shell-style patterns (default: all)",
+    )
     parser.add_argument(
         "--ncu",
         default=None,
@@ -29,10 +36,11 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_run(args.run)
     records = [r for r in loaded.manifest.targets if r.report is not None and r.report.ids is not None]
     if args.only:
-        unknown = sorted(set(args.only) - {r.name for r in loaded.manifest.targets})
-        if unknown:
-            raise UsageError(f"--only: no target {printable(unknown[0])} in {loaded.root}")
-        records = [r for r in records if r.name in args.only]
+        try:
+            chosen = matching(args.only, [r.name for r in loaded.manifest.targets])
+        except KeyError as exc:
+            raise UsageError(f"--only: no target {printable(exc.args[0])} in {loaded.root}") from None
+        records = [r for r in records if r.name in chosen]
     if not records:
         print(f"nothing to export: no target {'named' if args.only else 'of this run'} was read out of a shared report")
         return EXIT_OK

@@ -10,6 +10,7 @@ from pathlib import Path
 from ncucampaign.backends.systems import BACKENDS
 from ncucampaign.commands.command import Command
 from ncucampaign.commands.common import (
+    ONLY_HELP,
     add_ncu_option,
     file_from_only,
     installed_listing,
@@ -32,7 +33,7 @@ from ncucampaign.spec.ncu_catalog import report_suffix
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", nargs="?")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help=ONLY_HELP)
     add_ncu_option(parser)
     parser.add_argument(
         "--out", metavar="DIR", help="root of run directories, as for run (default: runs_dir: or runs/)"

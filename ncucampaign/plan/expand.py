@@ -3,11 +3,12 @@ implicitly (--nvtx, --call-stack-type, --kill). Pure: no I/O, no processes."""
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import itertools
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,16 +65,27 @@ class Plan:
     invocations: tuple[Invocation, ...]
 
     def select(self, names: Iterable[str]) -> Plan:
-        """Keep invocations named (or expanded from a target named) in `names`; unknown names raise KeyError."""
-        wanted = list(names)
-        unknown = [n for n in wanted if not any(n in (inv.name, inv.target) for inv in self.invocations)]
-        if unknown:
-            raise KeyError(unknown[0])
-        kept = tuple(inv for inv in self.invocations if inv.name in wanted or inv.target in wanted)
+        """Keep invocations named (or expanded from a target named) in `names`, each a name or a shell-style pattern
+        (`rms_00*`, `gemm_?`, `t[0-4]`); a name or pattern that keeps nothing raises KeyError."""
+        keys = [(inv.name, inv.target) for inv in self.invocations]
+        chosen = matching(names, [name for pair in keys for name in pair])
+        kept = tuple(inv for inv, (name, target) in zip(self.invocations, keys, strict=True) if {name, target} & chosen)
         return Plan(self.campaign, self.source, self.ncu, kept)
 
     def names(self) -> list[str]:
         return [inv.name for inv in self.invocations]
+
+
+def matching(patterns: Iterable[str], names: Sequence[str]) -> set[str]:
+    """The names a list of names and shell-style patterns keeps; KeyError with the first that keeps none. A target's
+    name holds no *, ? or [ (spec/model.py), so a word with one is a pattern."""
+    known, chosen = set(names), set()
+    for pattern in patterns:
+        found = set(fnmatch.filter(known, pattern)) if any(c in pattern for c in "*?[") else {pattern} & known
+        if not found:
+            raise KeyError(pattern)
+        chosen |= found
+    return chosen
 
 
 def build_plan(loaded: LoadedCampaign, ncu: str | None = None) -> Plan:

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ncucampaign.backends.systems import BACKENDS
-from ncucampaign.commands.common import add_ncu_option, chosen_ncu
+from ncucampaign.commands.common import ONLY_HELP, add_ncu_option, chosen_ncu
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.rundir.request import HERE, BackendRequest, RunRequest
 from ncucampaign.spec.model import MAX_SAMPLES
@@ -19,7 +19,7 @@ from ncucampaign.spec.model import MAX_SAMPLES
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """run's own options and every backend's."""
     parser.add_argument("file", metavar="FILE", nargs="?", help="the campaign (with --resume: default, the one it ran)")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these targets (or expanded names)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help=ONLY_HELP)
     parser.add_argument(
         "--out", metavar="DIR", help="root of run directories (default: runs_dir: or runs/ beside the campaign file)"
     )
