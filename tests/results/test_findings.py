@@ -116,10 +116,10 @@ def test_the_manifest_records_findings_and_the_html_report_puts_them_first(tmp_p
     done = run_cli("report", str(run_dir), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     page = (run_dir / "report.html").read_text()
-    assert page.index("What to fix first") < page.index("<h2>Targets</h2>")
+    assert page.index("What to fix first") < page.index('<h2 id="targets-table">')
     assert "<b>Small Grid</b>" in page and "SOLBottleneck" in page
-    targets = page[page.index("<h2>Targets</h2>") :]
-    assert "<th>findings</th>" in targets and '<span title="This kernel grid is too small' in targets
+    targets = page[page.index('<h2 id="targets-table">') :]
+    assert ">findings</th>" in targets and '<span title="This kernel grid is too small' in targets
     attention = page[page.index("Targets that need attention") :]
     hints = manifest["targets"][1]["diagnosis"]
     assert hints and all(html.escape(hint) in attention for hint in hints)  # the failed target's hints and fix

@@ -214,7 +214,7 @@ def test_html_report_renders_its_charts_in_headless_chromium(tmp_path: Path, wri
     assert dom.count('class="point"') == 2
     assert dom.count('class="report-link"') == 1 and dom.count('class="log-link"') == 2
     assert "no_kernels" in dom
-    assert dom.index("What to fix first") < dom.index("<h2>Targets</h2>") and "<b>Small Grid</b>" in dom
+    assert dom.index("What to fix first") < dom.index('<h2 id="targets-table">') and "<b>Small Grid</b>" in dom
     attention = dom[dom.index("Targets that need attention") :]
     hints = json.loads((page.parent / "manifest.json").read_text())["targets"][1]["diagnosis"]
     assert hints and all(html.escape(hint, quote=False) in attention for hint in hints)

@@ -1,7 +1,7 @@
-"""`ncucampaign report`: one self-contained HTML file (inline CSS and SVG; no script, no network)
-with the run's provenance, what to fix first, the per-target table, a duration chart and a
-compute-vs-memory throughput chart, the campaign's roofline and each result's charts (html_charts),
-and links to every report and log (relative, so the folder can move)."""
+"""`ncucampaign report`: one self-contained HTML file (inline CSS and SVG, one small script that sorts and filters
+the targets table: navigation.py; no network) with a contents bar, the run's provenance, what to fix first, the
+per-target table, a duration chart and a compute-vs-memory throughput chart, the campaign's roofline and each
+result's charts (html_charts), and links to every report and log (relative, so the folder can move)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ncucampaign.execute.rundir.store import RunDir, RunStore, write_text_atomic
 from ncucampaign.results import findings as found
 from ncucampaign.results.findings import gain_arithmetic, rank, recorded_findings, shares_of_shown
 from ncucampaign.results.metrics import COLUMNS, apart, middle
+from ncucampaign.results.page import navigation
 from ncucampaign.results.page.html_charts import campaign_roofline, duration_chart, target_charts, throughput_chart
 from ncucampaign.results.page.links import TargetLinks, run_link
 from ncucampaign.results.reading.runs import LoadedRun
@@ -63,30 +64,34 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
     links = TargetLinks(manifest, root, href)
 
     charted = [(t, r) for t in manifest.targets for r in t.results]
+    per_result = _per_result(manifest)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>ncucampaign: {escape(manifest.campaign.name)} {escape(manifest.run_id)}</title>",
-        f"<style>{STYLE}</style></head><body>",
+        f"<style>{STYLE}{navigation.STYLE}</style></head><body>",
         f"<h1>{escape(manifest.campaign.name)}</h1>",
+        navigation.contents(_sections(manifest, bool(per_result))),
         f'<div class="sub">run {escape(manifest.run_id)} &middot; {escape(manifest.state)} &middot; '
         f"{', '.join(f'{n} {status}' for status, n in sorted(manifest.counts().items()))}</div>",
         _provenance(manifest),
-        "<h2>What to fix first</h2>",
+        '<h2 id="fix-first">What to fix first</h2>',
         _fix_first(manifest),
         *_failed(manifest),
-        "<h2>Targets</h2>",
+        f'<h2 id="targets-table">Targets ({len(manifest.targets)})</h2>',
+        navigation.table_tools(len(manifest.targets)),
         _target_table(manifest, links),
-        "<h2>Charts</h2>",
+        '<h2 id="charts">Charts</h2>',
         '<div class="charts">',
         duration_chart(charted),
         throughput_chart(charted),
         "</div>",
-        "<h2>Roofline</h2>",
+        '<h2 id="roofline">Roofline</h2>',
         campaign_roofline(manifest),
-        *_per_result(manifest),
+        *per_result,
         f'<p class="sub">Written by ncucampaign {escape(manifest.tool.version)} from '
         f'<a href="{href("manifest.json")}">manifest.json</a>.</p>',
+        navigation.SCRIPT,
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
@@ -95,7 +100,20 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
 def _per_result(manifest: Manifest) -> list[str]:
     """Each result's own charts; nothing at all (not even a heading) when no result has any."""
     blocks = target_charts(manifest)
-    return ["<h2>Charts per result</h2>", *blocks] if blocks else []
+    return ['<h2 id="per-result">Charts per result</h2>', *blocks] if blocks else []
+
+
+def _sections(manifest: Manifest, per_result: bool) -> list[tuple[str, str]]:
+    """The contents bar's links, in the page's order (a section the page leaves out, left out)."""
+    bad = sum(t.status.value != "ok" for t in manifest.targets)
+    return [
+        ("fix-first", "What to fix first"),
+        *([("attention", f"Need attention ({bad})")] if bad else []),
+        ("targets-table", f"Targets ({len(manifest.targets)})"),
+        ("charts", "Charts"),
+        ("roofline", "Roofline"),
+        *([("per-result", "Charts per result")] if per_result else []),
+    ]
 
 
 def _fix_first(manifest: Manifest, count: int = 10) -> str:
@@ -136,7 +154,13 @@ def _failed(manifest: Manifest) -> list[str]:
             f'<li><b>{escape(target.name)}</b>: <span class="status-bad">{target.status.value}</span> '
             f"{escape(target.message)}" + (f"<ul>{hints}</ul>" if hints else "") + "</li>"
         )
-    return ["<h2>Targets that need attention</h2>", "<ul>" + "".join(items) + "</ul>"]
+    listed = "<ul>" + "".join(items) + "</ul>"
+    if len(bad) > FOLDED_FROM:  # 500 of them were 20,000 px before the table
+        listed = f"<details><summary>{len(bad)} targets (show them, or filter the table)</summary>{listed}</details>"
+    return ['<h2 id="attention">Targets that need attention</h2>', listed]
+
+
+FOLDED_FROM = 20  # targets that need attention, listed open up to this many
 
 
 def _provenance(manifest: Manifest) -> str:
@@ -165,10 +189,11 @@ def _target_table(manifest: Manifest, links: TargetLinks) -> str:
     widths = ("name", "status", "narrow", "narrow", "kernel", *("narrow" for _ in COLUMNS), "findings", "files")
     cols = "".join(f'<col class="{w}">' for w in widths)
     rows = [f'<div class="table-box"><table id="targets"><colgroup>{cols}</colgroup><thead><tr>']
-    rows[0] += "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
+    rows[0] += "".join(f'<th data-col="{i}">{h}</th>' for i, h in enumerate(head)) + "</tr></thead>"
     names = apart((target.name for target in manifest.targets), NAME_CELL)
     for target in manifest.targets:
         results: list[ResultRecord | None] = list(target.results) or [None]
+        rows.append("<tbody>")  # a target's rows, sorted and filtered as one (navigation.py)
         for position, result in enumerate(results):
             cells = _target_cells(target, names[target.name], len(results)) if position == 0 else []
             if result is None:
@@ -189,7 +214,8 @@ def _target_table(manifest: Manifest, links: TargetLinks) -> str:
             if position == 0:
                 cells.append(f'<td class="files" rowspan="{len(results)}">{links.of(target)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
-    rows.append("</tbody></table></div>")
+        rows.append("</tbody>")
+    rows.append("</table></div>")
     return "\n".join(rows)
 
 
