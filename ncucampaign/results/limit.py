@@ -100,7 +100,8 @@ def wanted_launches(targets: Sequence[TargetRecord]) -> tuple[int, float]:
 
 
 def limit_line(manifest: Manifest, took: float | None = None) -> str | None:
-    """'limit: ...' for the end of `run`; None when the run profiled nothing or did not end. `took`: this process's
+    """'floor: ...' for the end of `run` (once 'limit:', which read like a time limit: it is the least any run of
+    these targets can take); None when the run profiled nothing or did not end. `took`: this process's
     seconds (the own-time line's); else the manifest's stamps of this session, whole seconds."""
     count, replay = wanted_launches(manifest.targets)
     if not count or manifest.ended_at is None:
@@ -111,20 +112,22 @@ def limit_line(manifest: Manifest, took: float | None = None) -> str | None:
     took = (ended - start_at).total_seconds() if took is None else took
     shown = f"{took:.1f} s" if took < 10 and not whole else f"{took:.0f} s" if took >= 1 else "under a second"
     if manifest.resumed:  # the time between the interrupt and the resume is no one's; a limit prices whole runs
-        return f"limit: this resume took {shown}; a limit prices a whole run, so none is said of a resume"
+        return f"floor: this resume took {shown}; a floor prices a whole run, so none is said of a resume"
     start = measured_start(manifest)
     replayed = f"{count} wanted launches' replay {replay:.1f} s at plan/share/cost.py's prices"
     if start is None:
         return (
-            f"limit: this run took {shown}; no run here measured an application start, so its limit is "
+            f"floor: this run took {shown}; no run here measured an application start, so its floor is "
             f"unknown ({replayed})"
         )
     limit = start.seconds + replay
     parts = f"(one application start {start.seconds:.1f} s: {start.source}; + {replayed}"
     if took < limit:  # the replay is priced, not measured: a machine faster than the prices beats "the limit"
-        beaten = f"less than its estimated limit of {limit:.1f} s {parts}, above what this machine took)"
-        return f"limit: this run took {shown}, {beaten}"
-    return f"limit: this run took {shown}, {took / limit:.1f}x its limit of {limit:.1f} s {parts})"
+        beaten = f"less than its estimated floor of {limit:.1f} s {parts}, above what this machine took)"
+        return f"floor: this run took {shown}, {beaten}"
+    return (
+        f"floor: this run took {shown}, {took / limit:.1f}x its floor of {limit:.1f} s, the least it can take {parts})"
+    )
 
 
 def _when(stamp: str) -> datetime.datetime:

@@ -241,5 +241,5 @@ def test_wait_ends_with_a_local_runs_closing_lines_folded_past_fifty_targets(tmp
     assert "60 targets: 60 ok" in lines, done.stdout
     assert any(line.startswith("sharing: trace by ncu") and "shared/p1.0-0-1: ok" in line for line in lines)
     assert any(line.startswith("own time: submitter ") and " over " in line and " records" in line for line in lines)
-    assert any(line.startswith("limit: this run took") for line in lines), done.stdout
+    assert any(line.startswith("floor: this run took") for line in lines), done.stdout
     assert not any(line.strip().startswith("rms_") for line in lines), "over 50 targets the table shows none ok"

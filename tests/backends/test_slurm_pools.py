@@ -83,7 +83,7 @@ def test_a_pools_unions_run_one_a_task_after_its_trace_and_profile_what_a_local_
     assert identities(data) == identities(_manifest((tmp_path / "local" / "camp" / "latest").resolve()))
     out = done.stdout
     assert "8 targets: 8 ok" in out and "sharing: trace by ncu" in out, out
-    assert "own time: submitter" in out and "records" in out and "limit: this run took" in out, out
+    assert "own time: submitter" in out and "records" in out and "floor: this run took" in out, out
 
 
 def test_a_stopped_pool_resumes_without_tracing_again_and_reruns_only_what_did_not_finish(tmp_path: Path) -> None:

@@ -236,7 +236,9 @@ def bench_workload(
         except (StopIteration, OSError, ValueError):
             row.note = f"{mode}: no manifest: {printed.strip()[-300:]}"
             return row
-        limit = re.search(r"limit: .*?, ([0-9.]+x|less than) its (?:estimated )?limit of ([0-9.]+) s", printed)
+        limit = re.search(
+            r"(?:limit|floor): .*?, ([0-9.]+x|less than) its (?:estimated )?(?:limit|floor) of ([0-9.]+) s", printed
+        )
         row.limits[mode] = f"{limit.group(1).replace('less than', 'under')} of {limit.group(2)} s" if limit else "-"
         made = json.loads(seconds_file.read_text()) if seconds_file.is_file() else {}
         made[mode] = {"seconds": took, "limit": row.limits[mode], "run": str(manifest_path(out))}

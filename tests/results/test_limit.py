@@ -46,7 +46,7 @@ def test_the_start_is_the_median_of_the_targets_own_runs_and_says_so() -> None:
     line = limit_line(manifest)
     # the median 7.0 s + 3 launches x 0.4 s = 8.2 s; 22 s is 2.7x that
     assert line == (
-        "limit: this run took 22 s, 2.7x its limit of 8.2 s (one application start 7.0 s: the median of 2 "
+        "floor: this run took 22 s, 2.7x its floor of 8.2 s, the least it can take (one application start 7.0 s: the median of 2 "
         "targets' own runs, less its priced replay; + 3 wanted launches' replay 1.2 s at plan/share/cost.py's prices)"
     )
 
@@ -74,7 +74,7 @@ def test_a_start_is_never_below_the_least_own_run_nor_zero_and_a_trace_gives_one
     manifest.shared_runs = [union]  # nothing measured a start: the line says so, never 0
     assert measured_start(manifest) is None
     line = limit_line(manifest)
-    assert line is not None and "no run here measured an application start, so its limit is unknown" in line
+    assert line is not None and "no run here measured an application start, so its floor is unknown" in line
     assert "0.0 s" not in line
     own = [target_record(n, **SOL, attempts=[attempt(s)]) for n, s in (("a", 2.0), ("b", 9.0), ("c", 9.4))]
     assert measured_start(manifest_with(own)).seconds == pytest.approx(8.6)  # the median, not the least (1.6)
@@ -124,11 +124,11 @@ def test_a_run_faster_than_the_priced_replay_says_so_instead_of_a_fraction() -> 
     manifest.targets[0].attempts = [attempt(0.3)]  # a start measured at 0.3 - 0.4 -> 0.0 s
     manifest.ended_at = "2026-01-01T00:00:00.400000+00:00"
     line = limit_line(manifest)
-    assert line is not None and line.startswith("limit: this run took 0.4 s; no run here measured an application start")
+    assert line is not None and line.startswith("floor: this run took 0.4 s; no run here measured an application start")
     assert "0.0x" not in line and "0.0 s" not in line
     manifest.targets[0].attempts = [attempt(0.5)]  # a start of 0.1 s measured
     line = limit_line(manifest)
-    assert line is not None and line.startswith("limit: this run took 0.4 s, less than its estimated limit of 1.7 s")
+    assert line is not None and line.startswith("floor: this run took 0.4 s, less than its estimated floor of 1.7 s")
     assert "at plan/share/cost.py's prices, above what this machine took" in line
 
 
@@ -139,14 +139,14 @@ def test_a_run_stamped_in_whole_seconds_claims_no_tenths() -> None:
     manifest.shared_runs = []
     manifest.started_at = manifest.ended_at = "2026-01-01T00:00:00+00:00"
     line = limit_line(manifest)
-    assert line is not None and line.startswith("limit: this run took under a second; no run here measured"), line
+    assert line is not None and line.startswith("floor: this run took under a second; no run here measured"), line
     manifest.ended_at = "2026-01-01T00:00:03+00:00"
     line = limit_line(manifest)
-    assert line is not None and line.startswith("limit: this run took 3 s;"), line
+    assert line is not None and line.startswith("floor: this run took 3 s;"), line
     # `run` hands it its process's seconds, as the own-time line has them: the try campaign read "own time: 0.4 s of
-    # this run's 0.6 s" above "limit: this run took 1 s"
+    # this run's 0.6 s" above "floor: this run took 1 s"
     line = limit_line(manifest, 0.6)
-    assert line is not None and line.startswith("limit: this run took 0.6 s;"), line
+    assert line is not None and line.startswith("floor: this run took 0.6 s;"), line
 
 
 def test_a_resume_says_how_long_it_took_itself_and_prices_no_limit() -> None:
@@ -157,5 +157,5 @@ def test_a_resume_says_how_long_it_took_itself_and_prices_no_limit() -> None:
     manifest.resumed = ["2026-01-01T05:00:00+00:00"]
     manifest.ended_at = "2026-01-01T05:00:12+00:00"
     assert limit_line(manifest) == (
-        "limit: this resume took 12 s; a limit prices a whole run, so none is said of a resume"
+        "floor: this resume took 12 s; a floor prices a whole run, so none is said of a resume"
     )
