@@ -39,9 +39,17 @@ def run(args: argparse.Namespace) -> int:
     found, path, version = ncu_check(ncu or "ncu")
     checks = [found, reader_check(path, version), *machine_checks(path, root, Path.cwd(), os.environ)]
     failed = [c.name for c in checks if c.state == "fail"]
+    warned, skipped = [c.name for c in checks if c.state == "warn"], [c.name for c in checks if c.state == "skip"]
+    others = "".join(
+        f"; {len(names)} {what}: {', '.join(names)}"
+        for names, what in ((warned, "warn"), (skipped, "skipped"))
+        if names
+    )
     verdict = (
-        f"doctor: {len(failed)} of {len(checks)} checks fail: {', '.join(failed)}"
+        f"doctor: {len(failed)} of {len(checks)} checks fail: {', '.join(failed)}{others}"
         if failed
+        else f"doctor: no check fails ({len(checks)}){others}"
+        if others
         else f"doctor: every check passes ({len(checks)})"
     )
     if args.format == "json":

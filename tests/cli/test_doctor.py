@@ -52,7 +52,7 @@ def test_every_check_passes_on_the_fake_machine(tmp_path: Path) -> None:
 def test_text_output_ends_with_the_verdict_and_gives_each_fix(tmp_path: Path) -> None:
     done = run_cli("doctor", cwd=tmp_path, env=fake_env(FAKE_NCU_COUNTERS="denied"))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "doctor: 1 of 7 checks fail: counters"
+    assert done.stdout.strip().splitlines()[-1] == "doctor: 1 of 7 checks fail: counters; 1 warn: trace"
     assert "ERR_NVGPUCTRPERM" in done.stdout and "NVreg_RestrictProfilingToAdminUsers=0" in done.stdout
 
 
@@ -340,3 +340,11 @@ def test_a_hanging_nvidia_smi_is_named_as_hanging_not_as_a_missing_driver(tmp_pa
     assert check.state == "fail" and check.detail == "nvidia-smi did not answer in 0.5 s", check
     assert "no NVIDIA driver" not in check.detail and "driver" in check.fix
     assert gone(int((tmp_path / "smi.pid").read_text()))  # its process group was stopped
+
+
+def test_a_warning_is_named_in_the_verdict_never_every_check_passes(tmp_path: Path) -> None:
+    """Round 7, item 11: 'doctor: every check passes (7)' was printed under a check that showed warn."""
+    (tmp_path / "config.ncu-cfg").write_text("[Launch-and-attach]\n--launch-skip = 8\n")
+    done = run_cli("doctor", cwd=tmp_path, env=fake_env(HOME=str(tmp_path), NCUCAMPAIGN_NSYS=str(NSYS)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "doctor: no check fails (7); 1 warn: config files", done.stdout
