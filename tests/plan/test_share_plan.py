@@ -291,3 +291,23 @@ def test_a_matrix_over_launch_skip_shares_in_unions_of_at_most_union_launches_ea
         count = group.union.options.launch_count
         assert count <= UNION_LAUNCHES
         assert group.union.timeout == pytest.approx(60 + UNION_TIMEOUT_MARGIN * (count - 1) * 0.4)
+
+
+def test_plan_counts_shared_groups_in_validates_words_and_numbers_alone_targets_apart(tmp_path: Path) -> None:
+    """Round 7, item 11: validate said '5 at the fewest' where plan said '1 shared group', and plan numbered
+    '[1/14]' under '21 ncu invocations'."""
+    from tests.conftest import campaign_text, run_cli
+
+    targets = "".join(f"- name: rms_{i}\n  kernel_name: rmsnorm_kernel\n  launch_skip: {i}\n" for i in range(2))
+    targets += "- name: gemm\n  kernel_name: regex:nvjet\n- name: own\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n"
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets))
+    done = run_cli("plan", "camp.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith(": 4 ncu invocations (1 alone, 3 shared)"), lines[0]
+    assert "# [1/1 alone] own" in lines
+    assert any(
+        "3 targets shared: 1 trace pool (a discovery trace, then at least 1 union): 2 application starts at the fewest"
+        in line
+        for line in lines
+    ), lines

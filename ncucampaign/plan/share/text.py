@@ -3,6 +3,7 @@ discovery trace decides the grouping at run time, each target's own command). Pu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from ncucampaign.errors import plural
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Plan
+from ncucampaign.plan.share.cost import UNION_LAUNCHES
 from ncucampaign.plan.share.groups import SharedGroup, SharePlan
 from ncucampaign.plan.share.union import filter_words, split_argv, trace_invocation, trace_launches, with_options
 from ncucampaign.plan.share.windows import split_command, targets_windows
@@ -84,21 +86,38 @@ def share_lines(shares: SharePlan, ncu: str, report_dir: Path, suffix: str) -> l
     return lines
 
 
+def _groups_said(shares: SharePlan) -> str:
+    """The shared groups in the words validate's cost line uses: a trace pool is one discovery trace and at least
+    as many unions as its wanted launches fill (the run partitions it once the trace is known), any other group one
+    application run ('1 shared group' here read against validate's '5 at the fewest')."""
+    pools = [g for g in shares.groups if g.window == "trace"]
+    fixed = len(shares.groups) - len(pools)
+    unions = sum(math.ceil(sum(m.options.launch_count or 1 for m in g.members) / UNION_LAUNCHES) for g in pools)
+    said = []
+    if pools:
+        each = "a discovery trace" + (" each" if len(pools) > 1 else "")
+        said.append(f"{plural(len(pools), 'trace pool')} ({each}, then at least {plural(unions, 'union')})")
+    if fixed:
+        said.append(f"{plural(fixed, 'group')} of one application run each")
+    starts = len(pools) + unions + fixed
+    return f"{' and '.join(said)}: {plural(starts, 'application start')} at the fewest, as validate counts"
+
+
 def plan_text(
     plan: Plan, argvs: dict[str, list[str]], shares: SharePlan, report_dir: Path, source: str, suffix: str
 ) -> list[str]:
     """`plan`'s output: exactly what `run` does, pasteable into bash (nothing it cannot run is left
     uncommented): the targets that run alone as their own commands, the others as their shared runs."""
     count, alone = len(plan.invocations), [inv for inv, _ in shares.alone]
-    lines = [f"# ncucampaign plan: {plan.campaign} ({source}): {plural(count, 'ncu invocation')}"]
+    shared = sum(len(group.members) for group in shares.groups)
+    parts = f" ({len(alone)} alone, {shared} shared)" if alone and shared else ""
+    lines = [f"# ncucampaign plan: {plan.campaign} ({source}): {plural(count, 'ncu invocation')}{parts}"]
     lines.append(f"mkdir -p {shell_command([str(report_dir)])}")
     for position, inv in enumerate(alone, 1):
-        lines.append(f"# [{position}/{len(alone)}] {inv.name}")
+        lines.append(f"# [{position}/{len(alone)} alone] {inv.name}")
         lines.append(shell_command(argvs[inv.name], inv.env, inv.cwd))
     if shares.groups:
-        shared = sum(len(group.members) for group in shares.groups)
-        groups = plural(len(shares.groups), "shared group")
-        lines.append(f"# --- {shared} targets in {groups}; each is split out on import and verified")
+        lines.append(f"# --- {shared} targets shared: {_groups_said(shares)}; each is split out on import and verified")
         lines.append("# (run --no-share: every target alone)")
         lines.append(f"mkdir -p {shell_command([str(report_dir / 'shared')])}")
         lines.extend(share_lines(shares, plan.ncu, report_dir, suffix))

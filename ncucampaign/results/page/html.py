@@ -63,8 +63,7 @@ def render_report(run: LoadedRun, link_base: Path | None = None) -> str:
 
     links = TargetLinks(manifest, root, href)
 
-    charted = [(t, r) for t in manifest.targets for r in t.results]
-    per_result = _per_result(manifest)
+    charted, per_result = [(t, r) for t in manifest.targets for r in t.results], _per_result(manifest)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
