@@ -307,3 +307,16 @@ def test_the_limit_lines_start_is_the_trace_less_its_traced_launches_never_its_w
     start = f"one application start {trace['seconds'] - traced * price:.1f} s: the discovery trace by ncu, "
     assert start + f"less its {traced} traced launches at {price * 1000:.1f} ms each" in line, line
     assert f"one application start {trace['seconds']:.1f} s" not in line
+
+
+def test_a_miss_decided_on_a_union_gives_the_unions_count_never_that_ncu_did_not_connect(tmp_path: Path) -> None:
+    """Round 7, item 11: a member of a union of identical filters whose skip lay past the application's launches
+    was told 'ncu never connected to a CUDA process', while the union's log showed it connected and profiled."""
+    same = "- name: m_{launch_skip}\n  nvtx_include: decode_step/\n  kernel_name: rmsnorm_kernel\n  launch_count: 3\n"
+    same += "  matrix:\n    launch_skip: [0, 2, 4, 30]\n  args: [--steps, '4']\n"
+    done, manifest = run(tmp_path, same)
+    assert done.returncode == 1, done.stdout + done.stderr
+    far = target(manifest, "m_30")
+    assert far["status"] == "no_kernels" and far["obtained"]["how"] == "shared", far
+    assert not any("never connected" in hint for hint in far["diagnosis"]), far["diagnosis"]
+    assert any("launch_skip 30 lies past them" in hint for hint in far["diagnosis"]), far["diagnosis"]

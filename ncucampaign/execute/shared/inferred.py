@@ -51,14 +51,20 @@ def decided_short(
 def _nothing(
     ctx: RunContext, union: SharedRunRecord, member: Invocation, console: ConsoleSummary, profiled: int
 ) -> TargetRecord:
-    record = ctx.record(member.name)
+    record, skip = ctx.record(member.name), member.options.launch_skip or 0
     where = f"{profiled} of its filters' launches" if profiled else "none of its filters' launches"
     reason = (
         f"its shared run {union.name} (the same filters) profiled {where} from the earliest member's skip on before "
-        f"the application ended: its own run, {(member.options.launch_skip or 0)} launches on, would profile nothing"
+        f"the application ended: its own run, {skip} launches on, would profile nothing"
     )
-    hints = diagnose(member.options, ConsoleSummary(no_kernels=True, available_kernels=console.available_kernels),
-                     Status.NO_KERNELS)  # fmt: skip
+    if profiled:  # ncu connected and profiled: the count says why, never "ncu never connected" (round 7)
+        hints = [
+            f"{union.name} profiled {profiled} launch(es) of these filters from the earliest member's skip on before "
+            f"the application ended: launch_skip {skip} lies past them"
+        ]
+    else:
+        seen = ConsoleSummary(no_kernels=True, available_kernels=console.available_kernels, connected=console.connected)
+        hints = diagnose(member.options, seen, Status.NO_KERNELS)
 
     def nothing() -> None:
         record.status = Status.NO_KERNELS
