@@ -48,14 +48,24 @@ def results_text(record: TargetRecord) -> str:
     return f"{record.report.results}{expected}"
 
 
-def finished_line(position: int, total: int, record: TargetRecord) -> str:
+def finished_line(position: int, total: int, record: TargetRecord, said_for: str | None = None) -> str:
+    """`said_for`: the target whose line said this message already (a long one is then not said again)."""
     attempts = len(record.attempts)
     tries = f", {attempts} attempts" if attempts > 1 else ""
     where = f" [GPU {','.join(record.gpus)}]" if record.gpus else ""
     return (
         f"[{position}/{total}] {record.status.value:<14} {record.name}{where}  kernels {results_text(record)}  "
-        f"{record.seconds:.1f}s{tries}  {record.message}"
+        f"{record.seconds:.1f}s{tries}  {_message(record.message, said_for)}"
     )
+
+
+def _message(message: str, said_for: str | None) -> str:
+    if said_for is None or len(message) <= SAID_AGAIN:
+        return message
+    return f"{message[: message.find(':') + 1] or message[:SAID_AGAIN]} as {said_for}'s above"
+
+
+SAID_AGAIN = 100  # characters of a message a target's line says again whole (a longer one: "as t0's above")
 
 
 class ConsoleReporter:
@@ -75,6 +85,7 @@ class ConsoleReporter:
         self.fold = False  # over FOLD_AT targets: a line for each one not ok, and the count now and then
         self.counts: Counter[str] = Counter()
         self.causes: Counter[tuple[Status, str]] = Counter()  # over FOLD_AT: each message said CAUSE_AT times at most
+        self.first_said: dict[tuple[Status, str], str] = {}  # the target whose line said a message first
         self.phase_task: TaskID | None = None
         self.phase_said: tuple[str, float] = ("", 0.0)  # on a pipe: the last phase said, and when
         self.launches_said: dict[str, float] = {}  # on a pipe: when each running attempt's launches were last said
@@ -135,8 +146,10 @@ class ConsoleReporter:
     def target_finished(self, position: int, total: int, record: TargetRecord) -> None:
         self.counts[record.status.value] += 1
         said = self.causes[record.status, record.message] = self.causes[record.status, record.message] + 1
+        first = self.first_said.setdefault((record.status, record.message), record.name)
         if not self.fold or (record.status != Status.OK and said <= CAUSE_AT):
-            self._print(finished_line(position, total, record), style=STATUS_STYLE.get(record.status, "red"))
+            again = first if first != record.name and record.status != Status.OK else None
+            self._print(finished_line(position, total, record, again), style=STATUS_STYLE.get(record.status, "red"))
             for hint in record.diagnosis:
                 self._print(f"    hint: {hint}", style="cyan")
             if self.fold and said == CAUSE_AT:

@@ -244,7 +244,7 @@ def bench_workload(
         made[mode] = {"seconds": took, "limit": row.limits[mode], "run": str(manifest_path(out))}
         seconds_file.write_text(json.dumps(made, indent=1))
         for line in printed.splitlines():
-            if line.startswith(("sharing:", "  alone:", "limit:")):
+            if line.startswith(("sharing:", "  alone:", "limit:", "floor:")):
                 print(f"  [{mode}] {line}")
         own = manifests[mode].get("own_seconds") or {}
         print(f"  [{mode}] own_seconds {sum(own.values()):.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in own.items()))

@@ -303,7 +303,7 @@ def test_the_limit_lines_start_is_the_trace_less_its_traced_launches_never_its_w
     (trace,) = [r for r in manifest["shared_runs"] if r["kind"] == "trace"]
     traced, price = trace["report"]["results"], trace["launch_s"]
     assert traced > 40 and price > 0
-    (line,) = [line for line in done.stdout.splitlines() if line.startswith("limit:")]
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("floor:")]
     start = f"one application start {trace['seconds'] - traced * price:.1f} s: the discovery trace by ncu, "
     assert start + f"less its {traced} traced launches at {price * 1000:.1f} ms each" in line, line
     assert f"one application start {trace['seconds']:.1f} s" not in line

@@ -142,7 +142,7 @@ class _TargetAttempts:
         outcome = self._run_ncu(attempt, offset)
         judged = self.last = self._repeated(self._judge(outcome, offset), number)
         if judged.verdict.cannot_start:
-            self.ctx.failures.cannot_start(application_of(self.inv), self.inv.name)
+            self.ctx.failures.cannot_start(application_of(self.inv), self.inv.name, judged.console.app_last_line)
         self._record(attempt, outcome, judged)
         refusal = machine_refusal(judged.console.errors)
         if not judged.verdict.retryable or self.stop.level or number >= of or refusal:

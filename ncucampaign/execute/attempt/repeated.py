@@ -25,18 +25,19 @@ class RepeatedFailures:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: defaultdict[str, list[str]] = defaultdict(list)
-        self._unstartable: dict[Hashable, str] = {}
+        self._unstartable: dict[Hashable, tuple[str, str | None]] = {}  # the run that found it, and what it said
         self._failing: dict[Hashable, str] = {}  # application -> why its other targets are not started
 
-    def cannot_start(self, application: Hashable, run: str) -> None:
-        """`run` found that `application` (its command line, folder and environment) cannot start."""
+    def cannot_start(self, application: Hashable, run: str, said: str | None = None) -> None:
+        """`run` found that `application` (its command line, folder and environment) cannot start; `said`: the
+        application's last line (`can't open file ...`), which every target it closes repeats."""
         with self._lock:
-            self._unstartable.setdefault(application, run)
+            self._unstartable.setdefault(application, (run, said))
 
     def found_unstartable(self, application: Hashable) -> str | None:
         """Who found that `application` cannot start ('the discovery trace shared/trace-1'), or None."""
         with self._lock:
-            run = self._unstartable.get(application)
+            run, _ = self._unstartable.get(application, (None, None))
         if run is None:
             return None
         if not run.startswith("shared/"):
@@ -55,7 +56,9 @@ class RepeatedFailures:
         """Why a target of `application` is not started, or None: it cannot start, or it fails alike every time."""
         found = self.found_unstartable(application)
         if found is not None:
-            return f"not started: {found} found that the application cannot start"
+            with self._lock:
+                said = self._unstartable[application][1]
+            return f"not started: {found} found that the application cannot start" + (f": {said}" if said else "")
         with self._lock:
             error = self._failing.get(application)
         if error is None:
