@@ -228,6 +228,8 @@ def test_reference_update_says_which_runs_it_left_out(tmp_path: Path) -> None:
         "note: rmsnorm_0: 4 of 5 runs left out (20260101-000000, 20260101-000001, 20260101-000002, ...)" in done.stdout
     )
     assert "NVIDIA-H200.yaml: 1 target from 1 run" in done.stdout  # before: "from 5 runs"
+    header = yaml.safe_load((tmp_path / "campaigns" / "refs" / "NVIDIA-H200.yaml").read_text())["header"]
+    assert header["runs"] == [newest.name]  # round 7, item 11: the runs left out were still listed
 
 
 @pytest.mark.slow

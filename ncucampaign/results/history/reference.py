@@ -74,20 +74,24 @@ def reference_data(runs: Sequence[Manifest], previous: Reference | None) -> Refe
     its results pooled as samples; `gate` and `xfail` kept from `previous`."""
     kept = previous.targets if previous is not None else {}
     targets: dict[str, ReferenceTarget] = {}
+    sampled: set[str] = set()  # the runs some target's samples come from: the header names those alone
     for name in [t.name for t in runs[-1].targets]:
-        records = [t for run in runs for t in run.targets if t.name == name]
-        if not records or any(r.status != Status.OK for r in records):
+        records = [(run.run_id, t) for run in runs for t in run.targets if t.name == name]
+        if not records or any(r.status != Status.OK for _, r in records):
             continue
         # The samples are compare's: results in one launch state, the newest run's first result's. A
         # target whose launches alternate (a GEMM regex in a range that holds two GEMMs) pooled whole
         # made a reference of two kernels that a fresh A/A run failed against (H200, 2026-12-02).
-        state = launch_state(records[-1].results[0]) if records[-1].results else None
-        results = [r for record in records for r in record.results if launch_state(r) == state][-MAX_SAMPLES:]
-        if results:
+        state = launch_state(records[-1][1].results[0]) if records[-1][1].results else None
+        found = [(run, r) for run, record in records for r in record.results if launch_state(r) == state]
+        found = found[-MAX_SAMPLES:]
+        if found:
+            sampled |= {run for run, _ in found}
             own = kept.get(name)
-            made = _target(results)
+            made = _target([r for _, r in found])
             targets[name] = made.model_copy(update={"gate": own.gate, "xfail": own.xfail}) if own else made
-    return Reference(gpu=gpu_model(runs[-1]), header=header(runs), targets=targets)
+    named = [run for run in runs if run.run_id in sampled] or list(runs)
+    return Reference(gpu=gpu_model(runs[-1]), header=header(named), targets=targets)
 
 
 def of_one_setting(runs: Sequence[Manifest]) -> tuple[list[Manifest], list[str]]:
