@@ -15,7 +15,7 @@ from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.request import HERE, BackendRequest
 from ncucampaign.execute.timing_pass import weigh
-from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.cache.store import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.plan.expand import Plan
 from ncucampaign.plan.share.groups import share_plan

@@ -13,9 +13,9 @@ from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.rundir.manifest import GpuTime, KernelTime, Manifest
 from ncucampaign.execute.rundir.status import TIMING_PREFIX, Status
-from ncucampaign.execute.trace.cache import Cached, TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.store import Cached, TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.workload import key_of
 from ncucampaign.execute.trace.ncu_import import importer_of
-from ncucampaign.execute.trace.workload import key_of
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.share.launches import raw_csv_rows
 from ncucampaign.plan.share.union import NO_CONFIG, TIMING_LAUNCHES, timing_invocation

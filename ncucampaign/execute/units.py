@@ -20,8 +20,8 @@ from ncucampaign.execute.shared.outcome import Alone, SharedOutcome
 from ncucampaign.execute.shared.resumed import kept_trace
 from ncucampaign.execute.shared.run import run_shared
 from ncucampaign.execute.shared.stages import WHOLE, PoolStage
-from ncucampaign.execute.trace.cache import TraceCache
-from ncucampaign.execute.trace.kept_misses import kept_miss, miss_key
+from ncucampaign.execute.trace.cache.kept_misses import kept_miss, miss_key
+from ncucampaign.execute.trace.cache.store import TraceCache
 from ncucampaign.own_time import CLOCK, OTHER
 from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation, Plan

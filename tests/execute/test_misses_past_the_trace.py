@@ -1,6 +1,6 @@
 """A target whose launches lie beyond what the discovery trace held runs alone; when that run profiles nothing (a
 misspelt kernel name: the application ran to its end and nothing matched), the miss is kept beside the trace and a
-later run on the kept trace closes the target on it, without a start of its own (execute/trace/kept_misses.py).
+later run on the kept trace closes the target on it, without a start of its own (execute/trace/cache/kept_misses.py).
 On real workloads that start cost half a cached run (llama_serve, docs/shared-runs.md). Tests against the fake ncu,
 end to end: the fake application here launches more than the trace's 2,000-launch bound."""
 

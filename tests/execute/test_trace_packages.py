@@ -1,4 +1,4 @@
-"""A package installed or upgraded in the application's Python is part of the workload (execute/trace/packages.py):
+"""A package installed or upgraded in the application's Python is part of the workload (execute/trace/cache/packages.py):
 the same script launches other kernels after `pip install -U torch`, so a trace kept before is not reused, and
 neither are the misses decided on it. Which Python runs a command: the interpreter it names, or the one a script's
 first line names; other commands are not probed."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.execute.trace.packages import _listed, interpreter, packages_digest
+from ncucampaign.execute.trace.cache.packages import _listed, interpreter, packages_digest
 from tests.conftest import campaign_text, fake_env, load_manifest, run_cli
 from tests.execute.shared_campaigns import TRACE_TARGETS
 

@@ -1,6 +1,6 @@
-"""What the trace cache keeps beside a trace is one model (execute/trace/side_file.py): a value that does not read as
+"""What the trace cache keeps beside a trace is one model (execute/trace/cache/side_file.py): a value that does not read as
 its field is no value, and it costs no other field; a file that is no object is nothing kept. Likewise the misses
-kept beside it (execute/trace/kept_misses.py)."""
+kept beside it (execute/trace/cache/kept_misses.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from ncucampaign.execute.trace.cache import TraceCache, TraceKey
-from ncucampaign.execute.trace.kept_misses import KEPT_MISSES, KeptMisses, kept_miss, miss_key
-from ncucampaign.execute.trace.side_file import TraceSide
+from ncucampaign.execute.trace.cache.kept_misses import KEPT_MISSES, KeptMisses, kept_miss, miss_key
+from ncucampaign.execute.trace.cache.side_file import TraceSide
+from ncucampaign.execute.trace.cache.store import TraceCache, TraceKey
 from ncucampaign.plan.share.partition import KeptPartition
 from tests.conftest import invocation
 
@@ -40,7 +40,7 @@ def test_the_cache_keeps_and_reads_its_side_file(tmp_path: Path) -> None:
 
 
 def test_a_kept_miss_is_of_one_members_own_run_whole() -> None:
-    """The key of a miss kept beside a trace (execute/trace/kept_misses.py) changes with anything its own run is:
+    """The key of a miss kept beside a trace (execute/trace/cache/kept_misses.py) changes with anything its own run is:
     options, command, environment, folder; a member named otherwise with the same run has the same key."""
     base = invocation("typo", kernel_name="rmsnrom_kernel")
     others = [

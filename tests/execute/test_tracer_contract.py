@@ -209,7 +209,7 @@ def test_a_miss_on_a_trace_no_verified_split_confirmed_is_decided_by_its_own_run
     assert late["status"] == "no_kernels" and late["obtained"]["how"] == "alone" and len(late["attempts"]) == 1
     assert "which no verified split of its filters confirmed: its own run decides" in late["obtained"]["reason"]
     # its own run went to the application's end with nothing matched: kept beside the trace, the next run on the
-    # kept trace closes it on that miss, with no start (execute/trace/kept_misses.py)
+    # kept trace closes it on that miss, with no start (execute/trace/cache/kept_misses.py)
     done, _, again = run(tmp_path, name, **UNCONFIRMED[name])
     assert done.returncode == 1, done.stdout + done.stderr
     late = next(t for t in again["targets"] if t["name"] == "late")

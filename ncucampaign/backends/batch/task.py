@@ -23,7 +23,7 @@ from ncucampaign.execute.rundir.journal import ManifestFiles
 from ncucampaign.execute.rundir.manifest import Manifest, TargetRecord, TaskPlacement
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunStore
-from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.cache.store import TraceCache
 from ncucampaign.execute.units import RunResult, UnitRunner, execute_units
 from ncucampaign.own_time import CLOCK
 from ncucampaign.plan.argv import ncu_argv

@@ -1,6 +1,6 @@
 """The members a discovery trace cannot decide: beyond it (execute/trace/selection.py `beyond`), or missed on a trace
 whose listing no verified split confirmed (outcome.settled). Each is closed on the miss its own run left beside the
-kept trace (execute/trace/kept_misses.py), or handed back to run alone, its miss to be kept."""
+kept trace (execute/trace/cache/kept_misses.py), or handed back to run alone, its miss to be kept."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.manifest import Obtained, TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.shared.outcome import Alone
-from ncucampaign.execute.trace.cache import TraceCache
-from ncucampaign.execute.trace.kept_misses import KeptMiss, miss_key
+from ncucampaign.execute.trace.cache.kept_misses import KeptMiss, miss_key
+from ncucampaign.execute.trace.cache.store import TraceCache
 from ncucampaign.execute.trace.selection import TraceSelections
 from ncucampaign.plan.expand import Invocation
 
@@ -48,7 +48,7 @@ def kept_or_alone(
 def decide_kept_miss(
     ctx: RunContext, member: Invocation, found: TraceSelections, miss: KeptMiss, why: str
 ) -> TargetRecord:
-    """Closed on the miss its own run left beside the trace (execute/trace/kept_misses.py): no start of its own."""
+    """Closed on the miss its own run left beside the trace (trace/cache/kept_misses.py): no start of its own."""
     record = ctx.record(member.name)
 
     def missed() -> None:

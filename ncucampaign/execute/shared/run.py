@@ -21,7 +21,7 @@ from ncucampaign.execute.shared.resumed import kept_unions
 from ncucampaign.execute.shared.split import SplitJob
 from ncucampaign.execute.shared.splits import Splits
 from ncucampaign.execute.shared.stages import WHOLE, PoolStage
-from ncucampaign.execute.trace.cache import TraceCache
+from ncucampaign.execute.trace.cache.store import TraceCache
 from ncucampaign.execute.trace.selection import Short, TraceSelections, composed_on, placed_members, trace_selections
 from ncucampaign.own_time import CLOCK, TRACE_LISTING
 from ncucampaign.plan.expand import Invocation

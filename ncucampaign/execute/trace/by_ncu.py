@@ -15,7 +15,7 @@ from ncucampaign.execute.attempt.attempts import run_attempts
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.attempt.shared_record import new_shared_record
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.trace.cache import TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.store import TraceCache, TraceKey
 from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, trace_name
 from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings, Wanted, disagreement
 from ncucampaign.execute.trace.ncu_import import IMPORT_WORKERS, ImportFailed, importer_of, list_launches

@@ -25,7 +25,7 @@ from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, SharedRunRecord
 from ncucampaign.execute.rundir.report_record import report_info
 from ncucampaign.execute.rundir.status import Status
-from ncucampaign.execute.trace.cache import NSYS_SUFFIX, TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.store import NSYS_SUFFIX, TraceCache, TraceKey
 from ncucampaign.execute.trace.contract import Kept, Readiness, Taken, TraceAsk, trace_name
 from ncucampaign.execute.trace.listings import Listings, Wanted, keep_launches, kept_launches, nsys_listings
 from ncucampaign.execute.trace.nsys_export import Bounds, ExportRefused, read_export

@@ -13,7 +13,7 @@ from typing import Protocol
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.manifest import SharedRunRecord, TraceInfo
 from ncucampaign.execute.rundir.status import TRACE_PREFIX
-from ncucampaign.execute.trace.cache import TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.store import TraceCache, TraceKey
 from ncucampaign.execute.trace.listings import Listings, Wanted
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.launches import Launch

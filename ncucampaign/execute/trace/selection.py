@@ -10,11 +10,11 @@ from typing import Any
 
 from ncucampaign.execute.attempt.context import RunContext
 from ncucampaign.execute.rundir.manifest import TraceInfo
-from ncucampaign.execute.trace.cache import TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.store import TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.workload import key_of
 from ncucampaign.execute.trace.contract import TraceAsk
 from ncucampaign.execute.trace.listings import BY_FUNCTION, Listings
 from ncucampaign.execute.trace.tracers import Trace, trace_for
-from ncucampaign.execute.trace.workload import key_of
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.share.cost import Costs
 from ncucampaign.plan.share.group_plan import GroupPlan, MemberTrace, compose_group

@@ -19,7 +19,7 @@ from ncucampaign.execute.rundir.manifest import SharedRunRecord, TraceInfo
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.trace.by_ncu import NcuTracer
 from ncucampaign.execute.trace.by_nsys import NsysTracer
-from ncucampaign.execute.trace.cache import Cached, TraceCache, TraceKey
+from ncucampaign.execute.trace.cache.store import Cached, TraceCache, TraceKey
 from ncucampaign.execute.trace.contract import Kept, TraceAsk, Tracer, trace_name
 from ncucampaign.execute.trace.listings import Listings, Wanted, disagreement
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncucampaign.execute.rundir.cache_files import read_cache_text, sha256_of, stamp_of, write_cache_text
-from ncucampaign.execute.trace.kept_misses import KEPT_MISSES, MAX_MISSES_FILE, KeptMiss, KeptMisses
+from ncucampaign.execute.trace.cache.kept_misses import KEPT_MISSES, MAX_MISSES_FILE, KeptMiss, KeptMisses
+from ncucampaign.execute.trace.cache.side_file import KeptGroups, Seal, TraceSide
 from ncucampaign.execute.trace.listings import MAX_LISTINGS_FILE, Listings, decode, encode
-from ncucampaign.execute.trace.side_file import KeptGroups, Seal, TraceSide
 from ncucampaign.plan.share.partition import KeptPartition
 from ncucampaign.spec.ncu_versions import REPORT_SUFFIXES
 
@@ -169,7 +169,7 @@ class TraceCache:
             self._write_side(digest, side)
 
     def misses(self, digest: str) -> dict[str, KeptMiss]:
-        """Members' own runs that profiled nothing past this trace (execute/trace/kept_misses.py), by member key."""
+        """Members' own runs that profiled nothing past this trace (cache/kept_misses.py), by member key."""
         text = read_cache_text(self._beside(digest, _MISSES), MAX_MISSES_FILE) if self.folder is not None else None
         try:
             return KeptMisses.model_validate_json(text).misses if text is not None else {}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ncucampaign.execute.process.short import probe, probed
 from ncucampaign.execute.rundir.manifest import GitInfo, Manifest
-from ncucampaign.execute.trace.cache import TraceKey, trace_key
-from ncucampaign.execute.trace.packages import packages_digest
+from ncucampaign.execute.trace.cache.packages import packages_digest
+from ncucampaign.execute.trace.cache.store import TraceKey, trace_key
 from ncucampaign.plan.argv import ncu_options
 from ncucampaign.plan.expand import Invocation
 from ncucampaign.plan.gpus import VISIBLE
