@@ -73,3 +73,31 @@ def test_a_damaged_cached_pass_is_dropped_and_timed_again(tmp_path: Path) -> Non
     cached.write_bytes(b"not a report any more\n")
     assert timed_now(tmp_path)  # and the note is not "not known" (timed_now checks gpu_time)
     assert not timed_now(tmp_path)  # the new entry is used
+
+
+def test_the_runs_own_output_file_does_not_change_the_workload_and_a_file_that_does_is_named(tmp_path: Path) -> None:
+    """Round 7, item 10: `run camp.yaml > run3.log` in the campaign's folder changed the workload's stamp, and the
+    next run traced again without a word. The run's own output is no part of the workload; a file that is, changed,
+    is named when the command is traced again."""
+    targets = "".join(
+        f"- name: {kind}_{{launch_skip}}\n  kernel_name: {kernel}\n  matrix:\n    launch_skip: [0, 1, 2, 3, 4]\n"
+        for kind, kernel in (("rms", "rmsnorm_kernel"), ("gemm", "regex:nvjet"))
+    )
+    (tmp_path / "camp.yaml").write_text(campaign_text(targets))
+
+    def run(log: str) -> str:
+        with (tmp_path / log).open("w") as out:
+            done = subprocess.run(
+                [sys.executable, "-m", "ncucampaign", "run", "camp.yaml", "--out", "runs"],
+                cwd=tmp_path, env=fake_env(), stdout=out, stderr=subprocess.STDOUT, timeout=300,
+            )  # fmt: skip
+        printed = (tmp_path / log).read_text()
+        assert done.returncode == 0, printed
+        return printed
+
+    run("run1.log")
+    again = run("run1.log")  # the same file, rewritten: as `>` does on the next run
+    assert "traced again" not in again and "sharing: trace cached" in again, again
+    (tmp_path / "helper_data.txt").write_text("read by the application, say\n")
+    changed = run("run1.log")
+    assert "traced again: the workload changed since this command's last trace: helper_data.txt (new)" in changed

@@ -105,7 +105,11 @@ def trace_selections(
     pool = tuple(traced or members)  # asked as the pool's first stage asked it: the same tracer, the same key
     trace = trace_invocation(pool, launches)
     # A pinned trace is found by the key it was taken under: this task's own would walk the working folder for nothing
-    key = TraceKey(pinned.key, reusable=False) if pinned else key_of(trace, ctx.book.manifest, gpus, cache.runs_root)
+    key = (
+        TraceKey(pinned.key, reusable=False)
+        if pinned
+        else key_of(trace, ctx.book.manifest, gpus, cache.runs_root, cache.folder)
+    )
     ask = TraceAsk(trace, pool, gpus, lane, key, pinned=pinned)
     found = trace_for(ctx, cache, ask, {(): _NONE, BY_FUNCTION: _NONE, **member_listings(members)})
     if isinstance(found, str):

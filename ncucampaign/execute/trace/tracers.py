@@ -128,6 +128,9 @@ def _taken(
 ) -> Trace | str:
     """The trace taken now by `tracer`, listed, kept in the cache; or why not."""
     ctx.store.make_folders("shared")
+    if key.changed:  # its command was traced before: say why this trace is taken again
+        notes = [*notes, (None, f"the workload changed since this command's last trace: {', '.join(key.changed)}")]
+        ctx.reporter.phase(f"{trace_name(key)}: traced again: {notes[-1][1]}")
     for declined, why in notes:
         line = f"traced by {tracer.label}, not by {declined}: {why}" if declined else f"{why}: traced again"
         ctx.store.append_log(trace_name(key), f"# ncucampaign: {line}\n")

@@ -1,7 +1,6 @@
-"""The discovery trace of a shared run (every launch, one metric, NVTX stacks) and its cache. A trace is reused
-only when it is the file kept (stamp and digest) and describes the same launches: the same command, environment,
-folder, workload (workload.py), ncu and GPU model. A stale trace cannot give a wrong result (every split is
-verified); the timing pass, cached alike, is not verified, so the key must change whenever launches may."""
+"""The cache of discovery traces: reused only when it is the file kept (stamp and digest) and describes the same
+launches (command, environment, folder, workload: workload.py, ncu, GPU model). A stale trace cannot give a wrong
+result (every split is verified); the timing pass, cached alike, is not, so the key changes whenever launches may."""
 
 from __future__ import annotations
 
@@ -39,6 +38,7 @@ class Cached:
 class TraceKey:
     digest: str
     reusable: bool  # False: the workload cannot be identified, so only this run may use it
+    changed: tuple[str, ...] = ()  # what changed in the workload since its command's last trace (changes.py)
 
     @property
     def short(self) -> str:

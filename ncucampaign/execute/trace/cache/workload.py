@@ -6,14 +6,18 @@ exported environment but for what only says where and how a shell runs (VOLATILE
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ncucampaign.execute.process.short import probe, probed
 from ncucampaign.execute.rundir.manifest import GitInfo, Manifest
+from ncucampaign.execute.trace.cache.changes import changed_since, label_of
 from ncucampaign.execute.trace.cache.packages import packages_digest
 from ncucampaign.execute.trace.cache.store import TraceKey, trace_key
 from ncucampaign.plan.argv import ncu_options
@@ -40,20 +44,30 @@ VOLATILE_PREFIXES = ("SSH_", "XDG_", "TMUX", "VTE_", "KITTY_", "WT_", "ITERM", "
 
 
 def key_of(
-    trace: Invocation, manifest: Manifest, gpus: tuple[str, ...] | None, runs_root: Path | None = None
+    trace: Invocation,
+    manifest: Manifest,
+    gpus: tuple[str, ...] | None,
+    runs_root: Path | None = None,
+    kept_in: Path | None = None,
 ) -> TraceKey:
     """What a trace (or the timing pass) depends on: its command, environment (the campaign's over the
-    exported one), the workload, ncu and the GPU model. `runs_root`: where run directories go."""
+    exported one), the workload, ncu and the GPU model. `runs_root`: where run directories go; `kept_in`: the
+    cache's folder, where the workload is kept to say what changed since the command's last trace (changes.py)."""
     env = {**exported_environment(os.environ), **dict(trace.env)}
     env.pop(VISIBLE, None)  # the GPU model counts, not which one
     known = {str(g.index): g.name for g in manifest.gpus or ()}
     gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
     argv = [*ncu_options(trace), *trace.app_argv]
-    workload = workload_digest(trace.cwd, trace.app_argv, manifest.workload_git, runs_root)
+    data = workload_data(trace.cwd, trace.app_argv, manifest.workload_git, runs_root)
+    workload = _digest(data) if data is not None else None
     packages = packages_digest(trace.app_argv, {**os.environ, **dict(trace.env)}, trace.cwd, manifest.run_id)
     if workload is not None and packages is not None:  # the environment the application runs with, as a run's
         workload = hashlib.sha256(f"{workload} {packages}".encode()).hexdigest()
-    return trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
+    key = trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
+    if data is None or kept_in is None:
+        return key
+    changed = changed_since(kept_in, label_of(trace.cwd, trace.app_argv), data)
+    return dataclasses.replace(key, changed=changed)
 
 
 def exported_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -70,6 +84,19 @@ def workload_digest(
 ) -> str | None:
     """The workload by content and stamps (module docstring); None when it cannot be identified.
     `runs_root`: where run directories go, left out (they change with every run)."""
+    data = workload_data(cwd, app_argv, git, runs_root)
+    return _digest(data) if data is not None else None
+
+
+def _digest(data: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def workload_data(
+    cwd: Path, app_argv: tuple[str, ...], git: GitInfo | None, runs_root: Path | None = None
+) -> dict[str, Any] | None:
+    """What workload_digest hashes: the commit, the uncommitted changes' digest, the named files' digests and the
+    other files' stamps; None when the workload cannot be identified."""
     files = {}
     for word in app_argv:
         path = Path(word) if Path(word).is_absolute() else cwd / word
@@ -86,8 +113,7 @@ def workload_digest(
     stamps = _stamps(cwd, others, runs_root) if others is not None else None
     if stamps is None:
         return None
-    data = {"commit": git.commit if git else None, "changes": changes, "files": files, "stamps": stamps}
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    return {"commit": git.commit if git else None, "changes": changes, "files": files, "stamps": stamps}
 
 
 def _untracked(cwd: Path) -> list[Path] | None:
@@ -111,6 +137,7 @@ def _walked(cwd: Path) -> list[Path] | None:
 def _stamps(cwd: Path, paths: Iterable[Path], runs_root: Path | None) -> dict[str, list[int]] | None:
     """Name -> [size, modification time] of each file (a link's own), run directories left out."""
     skip = _resolved(runs_root) if runs_root is not None else None
+    own = _own_outputs()
     stamps = {}
     for path in paths:
         with contextlib.suppress(OSError, ValueError):
@@ -118,8 +145,22 @@ def _stamps(cwd: Path, paths: Iterable[Path], runs_root: Path | None) -> dict[st
             if skip is not None and where is not None and (where == skip or skip in where.parents):
                 continue
             info = path.lstat()
+            if (info.st_dev, info.st_ino) in own:
+                continue
             stamps[str(path.relative_to(cwd))] = [info.st_size, info.st_mtime_ns]
     return stamps
+
+
+def _own_outputs() -> set[tuple[int, int]]:
+    """The files this process's output goes to (`run big.yaml > run3.log` in the workload's folder): the run writes
+    them as it goes, the application never reads them, and stamped they made every next run trace again."""
+    found = set()
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode):
+                found.add((info.st_dev, info.st_ino))
+    return found
 
 
 def _resolved(path: Path) -> Path | None:
