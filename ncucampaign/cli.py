@@ -1,5 +1,5 @@
 """The command table, and errors mapped to exit codes; each command is `ncucampaign.commands.<name>`, which exports
-its COMMAND (commands/command.py: name, help, arguments, run) and is registered and dispatched here. Only the
+its COMMAND (commands/parts/command.py: name, help, arguments, run) and is registered and dispatched here. Only the
 standard library here (and that record): `_entry` imports commands under a Ctrl-C guard, `main` exits 130 on one."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ncucampaign import __version__
-from ncucampaign.commands.command import Command, CommandParser
+from ncucampaign.commands.parts.command import Command, CommandParser
 from ncucampaign.errors import (
     EXIT_ENVIRONMENT,
     EXIT_INTERNAL,
@@ -22,6 +22,8 @@ from ncucampaign.errors import (
     NcuCampaignError,
     printable,
 )
+
+TASKS = "running.task_commands"  # each batch backend's `<backend>-task`: no command of the flat list
 
 COMMANDS = (
     "validate",
@@ -39,7 +41,7 @@ COMMANDS = (
     "export",
     "schema",
     "doctor",
-    "task",  # each batch backend's `<backend>-task` (commands/task.py)
+    TASKS,
 )
 TASK_SUFFIX = "-task"
 RUNS = "ncucampaign_runs"  # where a parsed command line keeps the function that runs it (no option's name)
@@ -89,7 +91,7 @@ def commands_for(argv: Sequence[str] | None) -> tuple[str, ...]:
     words = list(sys.argv[1:] if argv is None else argv)
     first = next((word for word in words if not word.startswith("-")), None)
     if first is not None and first.endswith(TASK_SUFFIX) and words[0] == first:
-        return ("task",)
+        return (TASKS,)
     return (first,) if first in COMMANDS and words[0] == first else COMMANDS
 
 

@@ -1,5 +1,5 @@
 """A lower stage hands values back; it calls up into a higher stage only through what the command line handed
-down for that purpose, and only for two things: telling the display what is happening (commands/progress.py) and
+down for that purpose, and only for two things: telling the display what is happening (commands/parts/progress.py) and
 reading a report ncu wrote (results/reading/records.py, through ncu's own report module). A run is watched call by
 call (sys.setprofile) on the fake ncu: every call from a module of one stage into a function of a later stage is
 such a round trip."""
@@ -17,7 +17,7 @@ from tests.conftest import fake_env, run_cli_here
 from tests.test_architecture import STAGES, stage_of
 
 # The round trips a run is allowed, by the module called up into.
-ALLOWED = {"ncucampaign.commands.progress", "ncucampaign.results.reading.records"}
+ALLOWED = {"ncucampaign.commands.parts.progress", "ncucampaign.results.reading.records"}
 
 
 def calls_up(*args: str, cwd: Path) -> Counter[tuple[str, str]]:

@@ -21,10 +21,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ncucampaign.commands import run as run_command
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import ONLY_HELP, add_ncu_option, load_plan, ncu_choice, runs_root
 from ncucampaign.commands.compare import add_report_options, print_verdicts, write_reports
-from ncucampaign.commands.consoles import out_console
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import ONLY_HELP, add_ncu_option, load_plan, ncu_choice, runs_root
+from ncucampaign.commands.parts.consoles import out_console
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.execute.rundir.request import RunRequest
 from ncucampaign.execute.rundir.store import LATEST

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.consoles import out_console
-from ncucampaign.commands.progress import final_table
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.consoles import out_console
+from ncucampaign.commands.parts.progress import final_table
 from ncucampaign.commands.running.batch import collect_run, describe
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError
 from ncucampaign.execute.rundir.status import Status

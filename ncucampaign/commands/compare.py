@@ -9,9 +9,9 @@ from collections import Counter
 from pathlib import Path
 
 from ncucampaign.backends.systems import load_collected
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import many_values
-from ncucampaign.commands.consoles import out_console
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import many_values
+from ncucampaign.commands.parts.consoles import out_console
 from ncucampaign.commands.reference import read_reference
 from ncucampaign.errors import (
     EXIT_NOT_COMPARABLE,

@@ -9,10 +9,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import add_ncu_option, checked_ncu, load_plan, ncu_choice, runs_root
-from ncucampaign.commands.consoles import out_console
-from ncucampaign.commands.progress import ConsoleReporter
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import add_ncu_option, checked_ncu, load_plan, ncu_choice, runs_root
+from ncucampaign.commands.parts.consoles import out_console
+from ncucampaign.commands.parts.progress import ConsoleReporter
 from ncucampaign.discover.analysis import Mode
 from ncucampaign.discover.session import (
     Discovery,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import add_ncu_option, ncu_choice, runs_root
-from ncucampaign.commands.consoles import out_console
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import add_ncu_option, ncu_choice, runs_root
+from ncucampaign.commands.parts.consoles import out_console
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.doctor import machine_checks, ncu_check

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import chosen_ncu
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import chosen_ncu
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, printable
 from ncucampaign.execute.prepare import resolve_ncu
 from ncucampaign.execute.rundir.store import RunStore

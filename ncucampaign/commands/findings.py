@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from ncucampaign.backends.systems import load_collected
-from ncucampaign.commands.command import Command
+from ncucampaign.commands.parts.command import Command
 from ncucampaign.errors import EXIT_OK, EXIT_USAGE, UsageError, printable
 from ncucampaign.results.findings import (
     finding_data,

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ncucampaign.backends.systems import load_collected
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import many_values
-from ncucampaign.commands.consoles import out_console
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import many_values
+from ncucampaign.commands.parts.consoles import out_console
 from ncucampaign.errors import EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.escaping import console_text, csv_text
 from ncucampaign.execute.process.short import probed

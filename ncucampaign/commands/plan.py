@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ncucampaign.backends.systems import BACKENDS
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import (
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import (
     ONLY_HELP,
     add_ncu_option,
     file_from_only,

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from ncucampaign.backends.systems import load_collected
-from ncucampaign.commands.command import Command
+from ncucampaign.commands.parts.command import Command
 from ncucampaign.errors import EXIT_OK, EnvironmentProblem, UsageError, plural, printable
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.store import write_text_atomic

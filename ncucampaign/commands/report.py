@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ncucampaign.backends.systems import load_collected
-from ncucampaign.commands.command import Command
+from ncucampaign.commands.parts.command import Command
 from ncucampaign.errors import EXIT_OK, UsageError
 from ncucampaign.results.page.html import write_report
 from ncucampaign.results.reading.records import is_bare_report, report_run

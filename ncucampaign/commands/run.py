@@ -11,16 +11,16 @@ from typing import Any
 
 from ncucampaign.backends.contract import Backend, Prepared
 from ncucampaign.backends.systems import BACKENDS
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import (
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import (
     file_from_only,
     installed_listing,
     print_warnings,
     refused_by,
     runs_root,
 )
-from ncucampaign.commands.consoles import out_console
-from ncucampaign.commands.progress import ConsoleReporter
+from ncucampaign.commands.parts.consoles import out_console
+from ncucampaign.commands.parts.progress import ConsoleReporter
 from ncucampaign.commands.running.batch import before_resume, retire_rerun_claims
 from ncucampaign.commands.running.closing import show
 from ncucampaign.commands.running.request import add_run_arguments, request_from

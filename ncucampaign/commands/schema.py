@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ncucampaign.commands.command import Command
+from ncucampaign.commands.parts.command import Command
 from ncucampaign.errors import EXIT_OK
 from ncucampaign.execute.rundir.manifest import manifest_schema
 from ncucampaign.spec.schema import campaign_schema, render

@@ -9,9 +9,9 @@ from pathlib import Path
 from rich.text import Text
 
 from ncucampaign.backends.systems import load_collected
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import many_values
-from ncucampaign.commands.consoles import PipedConsole, out_console
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import many_values
+from ncucampaign.commands.parts.consoles import PipedConsole, out_console
 from ncucampaign.errors import EXIT_OK, UsageError, printable
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.results.gate.samples import sample_summary

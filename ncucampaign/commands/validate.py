@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ncucampaign.commands.command import Command
-from ncucampaign.commands.common import (
+from ncucampaign.commands.parts.command import Command
+from ncucampaign.commands.parts.common import (
     add_ncu_option,
     installed_listing,
     load_plan,

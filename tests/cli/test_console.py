@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ncucampaign.commands.progress import ConsoleReporter, final_table, finished_line
+from ncucampaign.commands.parts.progress import ConsoleReporter, final_table, finished_line
 from ncucampaign.execute.rundir.manifest import TargetRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.execute.rundir.store import RunDir
@@ -47,7 +47,7 @@ def test_final_table_and_lines() -> None:
 
 def test_piped_output_is_not_wrapped_at_80_columns_on_stdout_or_stderr(capsys) -> None:
     """Before the fix: rich wrapped prose at 80 columns when piped (stderr had rich's own default)."""
-    from ncucampaign.commands.consoles import out_console
+    from ncucampaign.commands.parts.consoles import out_console
 
     line = "ncucampaign: stopping: asking ncu to finish and write its report " + "x" * 120
     for stderr in (False, True):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ncucampaign.commands import progress
-from ncucampaign.commands.progress_text import duration, launches_text
+from ncucampaign.commands.parts import progress
+from ncucampaign.commands.parts.progress_text import duration, launches_text
 from ncucampaign.execute.attempt.launches import MEASURED_AFTER, LaunchCount
 from tests.benchmarks.scale import campaign
 from tests.conftest import fake_env, run_cli

@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from ncucampaign.backends.systems import BACKENDS
-from ncucampaign.cli import build_parser
+from ncucampaign.cli import TASKS, build_parser
 from ncucampaign.commands.running.request import ncu_of, request_from
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.rundir.request import BackendRequest, RunRequest
@@ -134,7 +134,7 @@ def test_each_batch_backends_task_command_comes_from_the_table_and_no_command_mo
     parser = build_parser(["slurm-task"])
     for backend in BATCH.values():
         name = backend.words.task_command
-        assert commands_for([name, "RUN", "--array", "1"]) == ("task",)  # its start imports that command alone
+        assert commands_for([name, "RUN", "--array", "1"]) == (TASKS,)  # its start imports that command alone
         parsed = parser.parse_args(
             [name, "RUN", "--array", "3", *(["--index", "2"] if backend.words.task_index_help else [])]
         )

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.common import load_plan
+from ncucampaign.commands.parts.common import load_plan
 from ncucampaign.execute.rundir.cache_files import stamp_of
 from ncucampaign.execute.rundir.status import TRACE_PREFIX
 from ncucampaign.execute.trace.listings import BY_FUNCTION, decode, kept_launches, nsys_listings

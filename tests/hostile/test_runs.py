@@ -324,7 +324,7 @@ def test_5_keyboard_interrupt_anywhere_inside_main_is_exit_130(
     if where == "commands":
         monkeypatch.setattr(importlib, "import_module", interrupt)
     elif where == "loader":
-        monkeypatch.setattr("ncucampaign.commands.common.load_campaign", interrupt)
+        monkeypatch.setattr("ncucampaign.commands.parts.common.load_campaign", interrupt)
     else:
         monkeypatch.setattr("ncucampaign.commands.run.open_run", interrupt)
     monkeypatch.setattr(sys, "argv", ["ncucampaign", "run", str(campaign), "--out", str(tmp_path / "runs")])

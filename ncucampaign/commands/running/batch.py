@@ -18,7 +18,7 @@ from ncucampaign.backends.batch.collect import Collected, collect
 from ncucampaign.backends.batch.files import BatchFiles
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.backends.systems import BATCH, batch_system
-from ncucampaign.commands.progress import LAUNCHES_EVERY_S
+from ncucampaign.commands.parts.progress import LAUNCHES_EVERY_S
 from ncucampaign.commands.running.resume import Resumed
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, EnvironmentProblem, UsageError
 from ncucampaign.execute.attempt.launches import profiled_in

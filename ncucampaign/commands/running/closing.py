@@ -9,8 +9,8 @@ import sys
 from rich.console import Console
 
 from ncucampaign.backends.contract import Started
-from ncucampaign.commands.consoles import out_console
-from ncucampaign.commands.progress import final_table, left_out_line
+from ncucampaign.commands.parts.consoles import out_console
+from ncucampaign.commands.parts.progress import final_table, left_out_line
 from ncucampaign.commands.running.batch import batch_own_line, wait
 from ncucampaign.commands.running.steps import samples_short
 from ncucampaign.errors import EXIT_OK

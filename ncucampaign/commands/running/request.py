@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ncucampaign.backends.systems import BACKENDS
-from ncucampaign.commands.common import ONLY_HELP, add_ncu_option, chosen_ncu
+from ncucampaign.commands.parts.common import ONLY_HELP, add_ncu_option, chosen_ncu
 from ncucampaign.errors import UsageError
 from ncucampaign.execute.rundir.request import HERE, BackendRequest, RunRequest
 from ncucampaign.spec.model import MAX_SAMPLES

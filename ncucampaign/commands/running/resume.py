@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncucampaign.commands.common import load_plan
+from ncucampaign.commands.parts.common import load_plan
 from ncucampaign.commands.running.request import ncu_of
 from ncucampaign.errors import EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.rundir.cache_files import stamp_of

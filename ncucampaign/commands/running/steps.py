@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from ncucampaign.commands.common import checked_ncu
+from ncucampaign.commands.parts.common import checked_ncu
 from ncucampaign.errors import EXIT_OK, UsageError, plural, printable
 from ncucampaign.execute.prepare import resolve_ncu
 from ncucampaign.execute.process.provenance import usable_gpus

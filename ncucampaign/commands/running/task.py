@@ -9,8 +9,8 @@ from pathlib import Path
 from ncucampaign.backends.batch.pool_tasks import run_pool_first, run_pool_units
 from ncucampaign.backends.batch.task import Task, run_task
 from ncucampaign.backends.systems import batch_system
-from ncucampaign.commands.consoles import out_console
-from ncucampaign.commands.progress import ConsoleReporter
+from ncucampaign.commands.parts.consoles import out_console
+from ncucampaign.commands.parts.progress import ConsoleReporter
 from ncucampaign.errors import EXIT_OK, UsageError, printable
 from ncucampaign.execute.prepare import RunSettings, resolve_ncu
 from ncucampaign.execute.process.installed import installed_ncu

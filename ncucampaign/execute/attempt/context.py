@@ -32,7 +32,7 @@ class ReportReader(Protocol):
 
 
 class Reporter(Protocol):
-    """What a run tells the person watching it (commands/progress.py draws it)."""
+    """What a run tells the person watching it (commands/parts/progress.py draws it)."""
 
     def started(self, run: RunDir, plan: Plan, skipped: int) -> None: ...
     def attempt_started(self, invocation: Invocation, number: int, of: int, lane: str | None) -> None: ...

@@ -12,7 +12,7 @@ from typing import Any
 from ncucampaign.backends.batch.pools import nothing_left
 from ncucampaign.backends.contract import BatchSystem
 from ncucampaign.backends.systems import BATCH
-from ncucampaign.commands.command import Command
+from ncucampaign.commands.parts.command import Command
 from ncucampaign.commands.running.task import array_listing, run_listed_task, task_names
 from ncucampaign.errors import EXIT_OK
 from ncucampaign.execute.rundir.store import RunStore

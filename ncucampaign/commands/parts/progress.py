@@ -15,8 +15,8 @@ from rich.table import Table
 
 from ncucampaign.backends.local import LOCAL
 from ncucampaign.backends.systems import batch_system
-from ncucampaign.commands.consoles import out_console
-from ncucampaign.commands.progress_text import launches_text
+from ncucampaign.commands.parts.consoles import out_console
+from ncucampaign.commands.parts.progress_text import launches_text
 from ncucampaign.errors import printable
 from ncucampaign.escaping import console_text
 from ncucampaign.execute.attempt.launches import LaunchCount
