@@ -112,6 +112,7 @@ SESSION = _session_folder()
 # In this process's environment, so that every process a test starts has them, through fake_env() or not.
 os.environ["FAKE_NCU_STATE"] = str(SESSION / "fake-ncu-state")
 os.environ["XDG_CACHE_HOME"] = str(SESSION / "cache")
+os.environ["XDG_CONFIG_HOME"] = str(SESSION / "config")  # the key run directories are sealed with (rundir/seal.py)
 
 
 def checkout_in(folder: Path, *parts: str) -> None:

@@ -28,7 +28,8 @@ from ncucampaign.execute.resume import (
 )
 from ncucampaign.execute.rundir.book import RecordBook, now_iso, pending_record
 from ncucampaign.execute.rundir.journal import ManifestFiles
-from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest, campaign_seal
+from ncucampaign.execute.rundir.manifest import CampaignInfo, Manifest
+from ncucampaign.execute.rundir.seal import campaign_seal
 from ncucampaign.execute.rundir.store import RunStore, latest_run
 from ncucampaign.execute.trace.tracers import remove_work_folders
 from ncucampaign.plan.argv import ncu_argv, plan_json

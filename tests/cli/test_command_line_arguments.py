@@ -62,7 +62,7 @@ def test_a_campaign_file_after_only_is_the_file_not_a_target_name(tmp_path: Path
     done = run_cli(command, "--only", "b", "camp.yaml", *(["--out", "runs"] if command == "run" else []), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     if command == "plan":
-        assert "[1/1] b" in done.stdout and "# [1/1] a" not in done.stdout
+        assert "[1/1 alone] b" in done.stdout and "] a\n" not in done.stdout
     else:
         assert [t["name"] for t in load_manifest(tmp_path / "runs")[1]["targets"]] == ["b"]
     alone = run_cli(command, "--only", "camp.yaml", cwd=tmp_path)

@@ -44,7 +44,7 @@ def test_an_older_run_reads_as_it_did(tmp_path: Path) -> None:
     summary = run_cli("summarize", str(run), cwd=tmp_path, env=fake_env())
     assert summary.returncode == 0 and "missing: no_kernels" in summary.stdout, summary.stderr
     findings = run_cli("findings", str(run), cwd=tmp_path, env=fake_env())
-    assert "metrics_only: ncu's rules did not run" in findings.stderr  # its argv says metrics alone
+    assert "metrics_only: ncu's rules did not run" in findings.stdout  # its argv says metrics alone
     compared = run_cli("compare", str(run), str(run), cwd=tmp_path, env=fake_env())
     assert compared.returncode == 0 and "0 problems" in compared.stdout, compared.stdout + compared.stderr
     again = tmp_path / "older" / "again"
@@ -63,8 +63,14 @@ def test_an_older_run_unpacks_naming_only_the_tests_folder(tmp_path: Path) -> No
 
 
 def test_an_older_run_resumes_what_failed_and_keeps_what_is_ok(tmp_path: Path) -> None:
+    """Its seal is an older version's plain digest, which anyone could recompute: resumed with its FILE named
+    (round 7, item 5: its copy is run only under a seal of this user's key)."""
     run = _unpacked(tmp_path)
-    done = run_cli("run", "--resume", str(run), "--rerun-failed", cwd=tmp_path, env=fake_env())
+    alone = run_cli("run", "--resume", str(run), "--rerun-failed", cwd=tmp_path, env=fake_env())
+    assert alone.returncode == 2 and "not sealed by you" in alone.stderr, alone.stderr
+    done = run_cli(
+        "run", str(tmp_path / "camp.yaml"), "--resume", str(run), "--rerun-failed", cwd=tmp_path, env=fake_env()
+    )
     assert done.returncode == 1, done.stderr  # `missing` profiles nothing again
     assert "shared/1: ok, 2 launches for 2 wanted" in done.stdout  # its launch count, from its argv
     manifest = run_cli("summarize", str(run), "--format", "json", cwd=tmp_path, env=fake_env())

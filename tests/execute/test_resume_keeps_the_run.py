@@ -98,8 +98,30 @@ def test_a_forged_campaign_source_is_refused(tmp_path: Path) -> None:
     data["campaign"]["source"] = str(elsewhere / "camp.yaml")
     (run / "manifest.json").write_text(json.dumps(data))
     done = resume(run)
-    assert done.returncode == 2 and "campaign.source" in done.stderr, done.stderr
+    assert done.returncode == 2 and "not sealed by you" in done.stderr, done.stderr
     assert [len(t["attempts"]) for t in manifest(run)["targets"]] == before and not manifest(run)["resumed"]
+
+
+def test_a_source_forged_with_its_seal_recomputed_is_refused_and_the_key_is_the_users_alone(
+    tmp_path: Path,
+) -> None:
+    """Round 7, item 5: the seal was a plain sha256 of source and digest: anyone who could write the run directory
+    recomputed it, and the forged source ran. Keyed by this user's key, a recomputed seal does not hold."""
+    import hashlib
+
+    run = started(tmp_path)
+    data = manifest(run)
+    assert data["campaign"]["seal"].startswith("hmac-sha256:")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "camp.yaml").write_text((run / "campaign.yaml").read_text())
+    forged = str(elsewhere / "camp.yaml")
+    data["campaign"]["source"] = forged
+    data["campaign"]["seal"] = hashlib.sha256(f"{forged}\0{data['campaign']['sha256']}".encode()).hexdigest()
+    (run / "manifest.json").write_text(json.dumps(data))
+    assert resume(run).returncode == 2 and not manifest(run)["resumed"]
+    key = Path(os.environ["XDG_CONFIG_HOME"]) / "ncucampaign" / "seal.key"
+    assert key.stat().st_mode & 0o777 == 0o600
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,9 @@ from ncucampaign.commands.parts.common import load_plan
 from ncucampaign.commands.running.request import ncu_of
 from ncucampaign.errors import EnvironmentProblem, UsageError, printable
 from ncucampaign.execute.rundir.cache_files import stamp_of
-from ncucampaign.execute.rundir.manifest import Manifest, campaign_seal
+from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.execute.rundir.request import RunRequest
+from ncucampaign.execute.rundir.seal import seal_holds
 from ncucampaign.execute.rundir.store import MANIFEST, latest_run, open_regular
 from ncucampaign.plan.expand import Plan
 from ncucampaign.results.reading.runs import load_run
@@ -109,10 +110,13 @@ def resumed_campaign(resumed: Resumed) -> tuple[str, str]:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except (OSError, EnvironmentProblem) as exc:
         raise UsageError(f"{copy}: cannot read the run's copy of its campaign ({exc}); {NAME_IT}") from None
-    if info.sha256 and hashlib.sha256(raw).hexdigest() != info.sha256:
+    if not seal_holds(info.seal, info.source, info.sha256):  # a source or digest another wrote, or moved
+        raise UsageError(
+            f"{resumed.root}: its manifest's campaign record is not sealed by you (made by another user or machine, "
+            f"by an ncucampaign before keyed seals, or edited since), so its copy is not run; {NAME_IT}"
+        )
+    if hashlib.sha256(raw).hexdigest() != info.sha256:
         raise UsageError(f"{copy} is not the campaign this run recorded (its sha256 differs); {NAME_IT}")
-    if info.seal and info.seal != campaign_seal(info.source, info.sha256):  # relative paths: another folder
-        raise UsageError(f"{resumed.root}: its manifest's campaign.source is not the one the run recorded; {NAME_IT}")
     return info.source, raw.decode("utf-8", errors="replace")
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -39,11 +38,11 @@ class CampaignInfo(Record):
     source: str | None = Field(description="the campaign file, made absolute; None for a bare command")
     copy_path: InRun = Field(description="the copy inside the run directory")
     sha256: str
-    seal: str = Field("", description="sha256 of source and sha256: a resume refuses a manifest whose source moved")
-
-
-def campaign_seal(source: str | None, sha256: str) -> str:
-    return hashlib.sha256(f"{source}\0{sha256}".encode()).hexdigest()
+    seal: str = Field(
+        "",
+        description="an HMAC of source and sha256 under the user's key (execute/rundir/seal.py): a resume without "
+        "the FILE named refuses a manifest whose source another wrote or moved",
+    )
 
 
 class HostInfo(Record):
