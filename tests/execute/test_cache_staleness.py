@@ -98,6 +98,9 @@ def test_the_runs_own_output_file_does_not_change_the_workload_and_a_file_that_d
     run("run1.log")
     again = run("run1.log")  # the same file, rewritten: as `>` does on the next run
     assert "traced again" not in again and "sharing: trace cached" in again, again
+    other = run("run2.log")  # another file: run1.log, an earlier run's output, is no part of the workload either
+    assert "traced again" not in other and "sharing: trace cached" in other, other
     (tmp_path / "helper_data.txt").write_text("read by the application, say\n")
-    changed = run("run1.log")
-    assert "traced again: the workload changed since this command's last trace: helper_data.txt (new)" in changed
+    changed = run("run3.log")
+    said = "traced again: the workload changed since this command's last trace: helper_data.txt (new)\n"
+    assert said in changed, changed

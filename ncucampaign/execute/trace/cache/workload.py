@@ -17,7 +17,7 @@ from typing import Any
 
 from ncucampaign.execute.process.short import probe, probed
 from ncucampaign.execute.rundir.manifest import GitInfo, Manifest
-from ncucampaign.execute.trace.cache.changes import changed_since, label_of
+from ncucampaign.execute.trace.cache.changes import changed_since, earlier_outputs, label_of
 from ncucampaign.execute.trace.cache.packages import packages_digest
 from ncucampaign.execute.trace.cache.store import TraceKey, trace_key
 from ncucampaign.plan.argv import ncu_options
@@ -58,7 +58,9 @@ def key_of(
     known = {str(g.index): g.name for g in manifest.gpus or ()}
     gpu = known.get(gpus[0]) if gpus else (manifest.gpus[0].name if manifest.gpus else None)
     argv = [*ncu_options(trace), *trace.app_argv]
-    data = workload_data(trace.cwd, trace.app_argv, manifest.workload_git, runs_root)
+    label = label_of(trace.cwd, trace.app_argv)
+    written = earlier_outputs(kept_in, label) | own_outputs(trace.cwd)
+    data = workload_data(trace.cwd, trace.app_argv, manifest.workload_git, runs_root, written)
     workload = _digest(data) if data is not None else None
     packages = packages_digest(trace.app_argv, {**os.environ, **dict(trace.env)}, trace.cwd, manifest.run_id)
     if workload is not None and packages is not None:  # the environment the application runs with, as a run's
@@ -66,7 +68,7 @@ def key_of(
     key = trace_key(argv, env, str(trace.cwd), workload, manifest.ncu.version, gpu)
     if data is None or kept_in is None:
         return key
-    changed = changed_since(kept_in, label_of(trace.cwd, trace.app_argv), data)
+    changed = changed_since(kept_in, label, data, written)
     return dataclasses.replace(key, changed=changed)
 
 
@@ -93,10 +95,15 @@ def _digest(data: dict[str, Any]) -> str:
 
 
 def workload_data(
-    cwd: Path, app_argv: tuple[str, ...], git: GitInfo | None, runs_root: Path | None = None
+    cwd: Path,
+    app_argv: tuple[str, ...],
+    git: GitInfo | None,
+    runs_root: Path | None = None,
+    written: set[str] | frozenset[str] = frozenset(),
 ) -> dict[str, Any] | None:
     """What workload_digest hashes: the commit, the uncommitted changes' digest, the named files' digests and the
-    other files' stamps; None when the workload cannot be identified."""
+    other files' stamps, but those of `written` (names under `cwd` runs wrote their own output to); None when the
+    workload cannot be identified."""
     files = {}
     for word in app_argv:
         path = Path(word) if Path(word).is_absolute() else cwd / word
@@ -110,7 +117,7 @@ def workload_data(
             return None  # a checkout whose changes cannot be read cannot be identified
         changes = hashlib.sha256(diff.data).hexdigest()  # bytes: a diff need not be UTF-8
     others = _untracked(cwd) if git is not None else _walked(cwd)
-    stamps = _stamps(cwd, others, runs_root) if others is not None else None
+    stamps = _stamps(cwd, others, runs_root, written) if others is not None else None
     if stamps is None:
         return None
     return {"commit": git.commit if git else None, "changes": changes, "files": files, "stamps": stamps}
@@ -134,32 +141,37 @@ def _walked(cwd: Path) -> list[Path] | None:
     return found
 
 
-def _stamps(cwd: Path, paths: Iterable[Path], runs_root: Path | None) -> dict[str, list[int]] | None:
-    """Name -> [size, modification time] of each file (a link's own), run directories left out."""
+def _stamps(
+    cwd: Path, paths: Iterable[Path], runs_root: Path | None, written: set[str] | frozenset[str]
+) -> dict[str, list[int]] | None:
+    """Name -> [size, modification time] of each file (a link's own), run directories and `written` left out."""
     skip = _resolved(runs_root) if runs_root is not None else None
-    own = _own_outputs()
     stamps = {}
     for path in paths:
         with contextlib.suppress(OSError, ValueError):
             where = _resolved(path)
             if skip is not None and where is not None and (where == skip or skip in where.parents):
                 continue
-            info = path.lstat()
-            if (info.st_dev, info.st_ino) in own:
+            name = str(path.relative_to(cwd))
+            if name in written:
                 continue
-            stamps[str(path.relative_to(cwd))] = [info.st_size, info.st_mtime_ns]
+            info = path.lstat()
+            stamps[name] = [info.st_size, info.st_mtime_ns]
     return stamps
 
 
-def _own_outputs() -> set[tuple[int, int]]:
-    """The files this process's output goes to (`run big.yaml > run3.log` in the workload's folder): the run writes
-    them as it goes, the application never reads them, and stamped they made every next run trace again."""
+def own_outputs(cwd: Path) -> set[str]:
+    """The files under `cwd` this process's output goes to (`run big.yaml > run3.log` in the workload's folder),
+    by name: the run writes them as it goes, the application never reads them, and stamped they made every next
+    run trace again (changes.py keeps them for later runs too)."""
     found = set()
+    root = _resolved(cwd)
     for fd in (1, 2):
-        with contextlib.suppress(OSError):
-            info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode):
-                found.add((info.st_dev, info.st_ino))
+        with contextlib.suppress(OSError, ValueError):
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                where = Path(os.readlink(f"/proc/self/fd/{fd}")).resolve()
+                if root is not None and root in where.parents:
+                    found.add(str(where.relative_to(root)))
     return found
 
 
