@@ -315,7 +315,7 @@ def test_an_application_that_outlasts_the_trace_closes_nothing_on_what_was_not_t
     late = next(t for t in manifest["targets"] if t["name"] == "late")
     assert late["status"] == "timed_out" and late["obtained"]["how"] == "alone", late
     # why it ran alone says the trace was cut, and what would let it reach the target
-    assert "the discovery trace held when its timeout stopped it (a longer timeout" in late["obtained"]["reason"], late
+    assert "the discovery trace held when it was cut short (by its timeout, which a longer one" in late["obtained"]["reason"], late
     manifest["targets"] = [t for t in manifest["targets"] if t["name"] != "late"]
     held_as_alone(run_dir, manifest, expected)
     assert set(obtained(manifest).values()) == {"shared"}  # what the cut trace holds is used

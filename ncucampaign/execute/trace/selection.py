@@ -75,12 +75,13 @@ class TraceSelections:
 
     @property
     def beyond_reason(self) -> str:
-        """Why the members `beyond` run alone: the trace held its launch count, or its timeout cut it."""
+        """Why the members `beyond` run alone: the trace held its launch count, or its timeout or the application's
+        failure cut it."""
         held = self.info.launches
         if held >= self.asked:
             return f"its launches lie beyond the discovery trace's first {held} launches"
-        return (f"its launches lie beyond the {held} launches the discovery trace held when its timeout stopped it "
-                "(a longer timeout lets the trace reach them)")  # fmt: skip
+        return (f"its launches lie beyond the {held} launches the discovery trace held when it was cut short (by "
+                "its timeout, which a longer one lets reach them, or by the application's failure: see its log)")  # fmt: skip
 
     @property
     def complete(self) -> bool:
