@@ -226,7 +226,7 @@ def test_a_kept_trace_that_is_forged_or_damaged_is_traced_again(
         subprocess.run(["git", *command], cwd=tmp_path, check=True, capture_output=True)
     assert run(tmp_path, name)[0].returncode == 0
     cache = tmp_path / "runs" / ".cache" / "traces"
-    (kept,) = [p for p in cache.iterdir() if p.suffix != ".json" or p.name.endswith("-launches.json")]
+    (kept,) = [p for p in cache.iterdir() if p.is_file() and (p.suffix != ".json" or p.name.endswith("-launches.json"))]
     forge(kept)
     done, run_dir, manifest = run(tmp_path, name)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -315,7 +315,10 @@ def test_an_application_that_outlasts_the_trace_closes_nothing_on_what_was_not_t
     late = next(t for t in manifest["targets"] if t["name"] == "late")
     assert late["status"] == "timed_out" and late["obtained"]["how"] == "alone", late
     # why it ran alone says the trace was cut, and what would let it reach the target
-    assert "the discovery trace held when it was cut short (by its timeout, which a longer one" in late["obtained"]["reason"], late
+    assert (
+        "the discovery trace held when it was cut short (by its timeout, which a longer one"
+        in late["obtained"]["reason"]
+    ), late
     manifest["targets"] = [t for t in manifest["targets"] if t["name"] != "late"]
     held_as_alone(run_dir, manifest, expected)
     assert set(obtained(manifest).values()) == {"shared"}  # what the cut trace holds is used

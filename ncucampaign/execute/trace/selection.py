@@ -80,8 +80,8 @@ class TraceSelections:
         held = self.info.launches
         if held >= self.asked:
             return f"its launches lie beyond the discovery trace's first {held} launches"
-        return (f"its launches lie beyond the {held} launches the discovery trace held when it was cut short (by "
-                "its timeout, which a longer one lets reach them, or by the application's failure: see its log)")  # fmt: skip
+        cut = "by its timeout, which a longer one lets reach them, or by the application's failure: see its log"
+        return f"its launches lie beyond the {held} launches the discovery trace held when it was cut short ({cut})"
 
     @property
     def complete(self) -> bool:
