@@ -320,3 +320,18 @@ def test_a_miss_decided_on_a_union_gives_the_unions_count_never_that_ncu_did_not
     assert far["status"] == "no_kernels" and far["obtained"]["how"] == "shared", far
     assert not any("never connected" in hint for hint in far["diagnosis"]), far["diagnosis"]
     assert any("launch_skip 30 lies past them" in hint for hint in far["diagnosis"]), far["diagnosis"]
+
+
+def test_an_nvtx_typo_on_a_target_that_runs_alone_names_the_range_it_meant(tmp_path: Path) -> None:
+    """Round 7, item 11: a target alone (share: off) whose nvtx_include misspelt a range got the thread-scope hint;
+    the ranges this run's results ran in name the one it meant, as a trace-decided miss's hints do."""
+    targets = (
+        "- name: good\n  nvtx_include: decode_step/\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n"
+        "- name: typo\n  nvtx_include: decode_stpe/\n  kernel_name: rmsnorm_kernel\n  share: 'off'\n"
+    )
+    done, manifest = run(tmp_path, targets, "--gpus", "0", FAKE_NCU_FIXTURE="nvtx_nested")  # results with ranges
+    assert done.returncode == 1, done.stdout + done.stderr
+    typo = target(manifest, "typo")
+    assert typo["status"] == "no_kernels" and typo["obtained"]["how"] == "alone", typo
+    assert typo["diagnosis"] and "did you mean 'decode_step/'" in typo["diagnosis"][0], typo["diagnosis"]
+    assert not any("per thread" in hint for hint in typo["diagnosis"])

@@ -18,6 +18,7 @@ from ncucampaign.execute.attempt.launches import launch_watch
 from ncucampaign.execute.attempt.ncu_checks import InstalledNcuChecks
 from ncucampaign.execute.attempt.refusals import MachineRefused, machine_refusal
 from ncucampaign.execute.attempt.repeated import SAME_ERROR_STOPS
+from ncucampaign.execute.attempt.trace_hints import ranges_seen_hints
 from ncucampaign.execute.process.groups import RUN_MARKER, ProcessOutcome, run_in_group
 from ncucampaign.execute.rundir.book import now_iso
 from ncucampaign.execute.rundir.manifest import AttemptRecord, ReportInfo, TargetRecord
@@ -240,6 +241,9 @@ class _TargetAttempts:
         if outcome.leftovers_killed:
             message += f"; killed {outcome.leftovers_killed} leftover process(es)"
         hints = diagnose(self.inv.options, judged.console, judged.verdict.status, InstalledNcuChecks(self.argv[0]))
+        if judged.verdict.status == Status.NO_KERNELS and self.inv.options.nvtx_include:  # a typo, said alone
+            paths = [path for t in list(self.ctx.book.manifest.targets) for r in t.results for path in r.nvtx]
+            hints = ranges_seen_hints(self.inv.options, paths) or hints
 
         def finished() -> None:
             attempt.ended_at = now_iso()

@@ -28,7 +28,19 @@ def trace_hints(options: TargetOptions, stacks: Iterable[tuple[str, ...]], match
     return hints
 
 
-def _unseen(expression: str, seen: list[str]) -> list[str]:
+def ranges_seen_hints(options: TargetOptions, paths: Iterable[str]) -> list[str]:
+    """For a target that ran alone and profiled nothing: the NVTX ranges its include names that none of this run's
+    results ran in (`paths`: their push/pop paths, 'Domain@a/b'), with the one it likely meant. A typo there got the
+    thread-scope hint, which points the wrong way; [] when no result of the run says which ranges exist."""
+    seen = sorted({part for path in paths for part in path.split("@")[-1].split("/") if part})
+    if not seen:
+        return []
+    return [
+        hint for expression in options.nvtx_include or () for hint in _unseen(expression, seen, "this run's results")
+    ]
+
+
+def _unseen(expression: str, seen: list[str], where: str = "the discovery trace") -> list[str]:
     if split_regex(expression)[0]:
         return []  # a regex names no range
     wanted = [name for name in push_pop_names(expression) if name and name not in ("*", "+")]
@@ -37,5 +49,5 @@ def _unseen(expression: str, seen: list[str]) -> list[str]:
         listed = ", ".join(seen[:SHOWN]) + (", ..." if len(seen) > SHOWN else "") if seen else "none"
         close = difflib.get_close_matches(name, seen, n=1)
         meant = f"; did you mean {expression.replace(name, close[0], 1)!r}?" if close else ""
-        hints.append(f"no NVTX range {name!r} in the discovery trace; ranges seen: {listed}{meant}")
+        hints.append(f"no NVTX range {name!r} in {where}; ranges seen: {listed}{meant}")
     return hints
