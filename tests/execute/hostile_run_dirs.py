@@ -92,7 +92,9 @@ def link_out(run: Path, rng: random.Random, outside: Path) -> None:
     if reports:
         victim = rng.choice(reports)
         victim.unlink()
-        victim.symlink_to(rng.choice([outside / "secret.ncu-rep", Path("/etc/passwd"), outside]))
+        # decoys only, never a file of the machine: an early version of this harness wrote garbage through a link
+        # to /etc/passwd (a mutation after this one followed it), and the machine lost its users' names
+        victim.symlink_to(rng.choice([outside / "secret.ncu-rep", outside / "passwd", outside]))
 
 
 def fifo_report(run: Path, rng: random.Random, outside: Path) -> None:
@@ -227,6 +229,7 @@ def outside_folder(work: Path, base: Path) -> Path:
     evil.write_text(f"#!/bin/sh\ntouch {outside / 'PWNED'}\n")
     evil.chmod(0o755)
     (outside / "camp.yaml").write_text("application:\n  command: [sh, evil.sh]\ntargets: [{name: t0}]\n")
+    (outside / "passwd").write_text("root:x:0:0:a decoy of /etc/passwd:/root:/bin/sh\n")
     return outside
 
 
