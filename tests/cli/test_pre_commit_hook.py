@@ -20,6 +20,7 @@ pytestmark = [
     pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed (extra dev)"),
 ]
 
+EXAMPLE = ROOT / "examples" / "pre-commit-config.yaml"
 GOOD = "application:\n  command: python3 app.py\ntargets:\n  - name: a\n    kernel_name: rmsnorm_kernel\n"
 BAD = "application:\n  command: python3 app.py\ntargets:\n  - name: a\n    lauch_count: 3\n"
 
@@ -48,3 +49,18 @@ def test_pre_commit_try_repo_passes_a_good_campaign_and_fails_a_bad_one_with_val
         both.stdout
     )
     assert "campaigns/good.yaml: ok" in both.stdout
+
+    # README's snippet (examples/pre-commit-config.yaml) as a repository would use it, pointed at this checkout
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    config = EXAMPLE.read_text().replace("https://github.com/OWNER/ncucampaign", str(ROOT))
+    (user / ".pre-commit-config.yaml").write_text(config.replace("rev: v0.1.0", f"rev: {head.strip()}"))
+    subprocess.run(["git", "add", "-A"], cwd=user, check=True, env=env)
+    pasted = subprocess.run(
+        [PRE_COMMIT, "run", "--files", "campaigns/good.yaml", "campaigns/bad.yaml"],
+        cwd=user, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert pasted.returncode == 1 and "did you mean 'launch_count'?" in pasted.stdout, pasted.stdout + pasted.stderr
+
+
+def test_the_readme_shows_the_example_config_as_it_is() -> None:
+    assert EXAMPLE.read_text() in (ROOT / "README.md").read_text()
