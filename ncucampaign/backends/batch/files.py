@@ -24,6 +24,21 @@ from ncucampaign.execute.rundir.task_list import BATCH
 MAX_RECORD_BYTES = 256 << 20
 
 
+def created(path: Path, text: str) -> bool:
+    """Create `path` holding `text`; False when it exists (O_EXCL is atomic on NFS too: a claim of one task)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+    with writing(path), os.fdopen(fd, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())  # on the shared disk before another task looks
+    return True
+
+
 class Claim(TaskPlacement):
     """slurm/claims/<target>.claim: the task that runs a target (where it runs, its record file), its runner's pid,
     and when it claimed it."""
@@ -61,18 +76,7 @@ class BatchFiles:
 
     def claim(self, target: str, claim: Claim) -> bool:
         """Create the target's claim; False when another task holds it (O_EXCL is atomic on NFS too)."""
-        path = self.claim_path(target)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        except FileExistsError:
-            return False
-        except OSError as exc:
-            raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
-        with writing(path), os.fdopen(fd, "w") as handle:
-            handle.write(claim.model_dump_json())
-            handle.flush()
-            os.fsync(handle.fileno())
-        return True
+        return created(self.claim_path(target), claim.model_dump_json())
 
     def read_claim(self, target: str) -> Claim | str | None:
         """The target's claim; why it cannot be read (a task died writing it); None when there is none."""

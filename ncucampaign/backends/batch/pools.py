@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ncucampaign.errors import EnvironmentProblem
+from ncucampaign.backends.batch.files import created
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.guards import writing
 from ncucampaign.execute.rundir.manifest import TraceInfo
@@ -95,16 +95,7 @@ class PoolFiles:
 
     def claim_unit(self, unit: int, claim: str) -> bool:
         """Take unit `unit` (False: another task has it). O_EXCL is atomic on NFS too."""
-        path = self.folder / f"{self.pool}-{unit}.claim"
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        except FileExistsError:
-            return False
-        except OSError as exc:
-            raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
-        with writing(path), os.fdopen(fd, "w") as handle:
-            handle.write(claim)
-        return True
+        return created(self.folder / f"{self.pool}-{unit}.claim", claim)
 
     def unit_holder(self, unit: int) -> str | None:
         """What the task that took unit `unit` wrote in its claim (None: none took it, or it cannot be read)."""

@@ -1,4 +1,4 @@
-"""How far an attempt got while it runs (issue 80): the launches ncu says it profiled, a line each (`==PROF== Profiling
+"""How far an attempt got while it runs: the launches ncu says it profiled, a line each (`==PROF== Profiling
 "kernel" - 3: 0%....50%....100% - 10 passes`: the launch is done when its passes are said), out of those it will
 profile at most (its --launch-count), and the time left: the launches left at the price list's seconds a launch
 (plan/share/cost.py), replaced by this attempt's own once it has profiled MEASURED_AFTER of them. A union of 240

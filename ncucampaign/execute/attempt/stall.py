@@ -5,17 +5,9 @@ new for the stall time, or when nothing at all is printed for the stall time aft
 
 from __future__ import annotations
 
-import codecs
-import os
 import re
-import time
-import weakref
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ncucampaign.errors import EnvironmentProblem
-from ncucampaign.execute.rundir.store import open_regular
 from ncucampaign.plan.collectives import REPLAY_WARNING, is_collective
 
 _PROFILING = re.compile(r'==PROF== Profiling "([^"]*)"')
@@ -76,25 +68,3 @@ class StallState:
                 f"then printed nothing for {quiet:.0f} s"
             )
         return None
-
-
-def stall_watch(log_path: Path, offset: int, stall_s: float) -> Callable[[], str | None] | None:
-    """A check for the supervisor's loop, reading what the attempt appended to its log since the last
-    call (one handle, kept open while the check lives); None when there is nothing to watch for."""
-    if stall_s <= 0:
-        return None
-    try:
-        handle = os.fdopen(open_regular(log_path, os.O_RDONLY), "rb")
-    except (OSError, EnvironmentProblem):
-        return None
-    handle.seek(offset)
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character split across reads
-    state = StallState(stall_s, time.monotonic())
-
-    def check() -> str | None:
-        now = time.monotonic()
-        state.feed(decoder.decode(handle.read(1 << 20)), now)
-        return state.reason(now)
-
-    weakref.finalize(check, handle.close)
-    return check

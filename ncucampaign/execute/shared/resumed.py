@@ -1,4 +1,4 @@
-"""What a resumed run keeps of the shared runs it made before it stopped (issue 80): nothing finished is done again.
+"""What a resumed run keeps of the shared runs it made before it stopped: nothing finished is done again.
 The discovery trace it took, its report still the file recorded, is the trace its pool runs on again (pinned: no
 application start, whatever key this session computes); a union that finished, its report whole, whose members were
 not read out before the stop (all of them not ok), is read out of that report, not run again. "Whole": the size and

@@ -1,5 +1,5 @@
 """The links of the run's page: every href names a file in the run directory (never one a manifest names outside it),
-and every link resolves (issue 80). A target read out of a shared run has no log nor report of its own: its log link
+and every link resolves. A target read out of a shared run has no log nor report of its own: its log link
 opens its shared run's log, its report link the shared run's report with which of its results are the target's, and
 the page names the command that writes a report of its own (`ncucampaign export`)."""
 
