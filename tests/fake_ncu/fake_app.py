@@ -62,6 +62,13 @@ def main() -> int:
         "--templated", action="store_true", help="also launch two instances of one templated elementwise kernel a layer"
     )
     parser.add_argument("--mlp-range", default="mlp", help="the name of the mlp range (aten::linear, as PyTorch's)")
+    parser.add_argument(
+        "--slower",
+        action="append",
+        default=[],
+        metavar="REGEX=FACTOR",
+        help="the kernels whose function REGEX matches last FACTOR times as long (as a change to their code would)",
+    )
     args = parser.parse_args()
     ranks = args.nproc_per_node or args.ranks
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
@@ -79,6 +86,10 @@ def main() -> int:
     if pid_file:  # which a trace's key would hash (a count of starts that changed the key at every start)
         with open(pid_file, "a") as handle:
             handle.write("".join(f"{pid}\n" for pid in pids))
+
+    for slower in args.slower:
+        pattern, _, factor = slower.rpartition("=")
+        emit(f"slower {pattern} {float(factor)}")
 
     if args.flaky_file and not os.path.exists(args.flaky_file):
         open(args.flaky_file, "w").close()
