@@ -50,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="NAME=VALUE",
             help=f"an environment variable of the {what}'s application (repeatable)",
         )
+    parser.add_argument(
+        "--a-file",
+        metavar="FILE",
+        help="the baseline's campaign file (default FILE): the same campaign in another checkout, whose application "
+        "A then runs (a pull request's base)",
+    )
     parser.add_argument("--pairs", type=int, default=3, help="A/B pairs of runs, interleaved (default 3)")
     parser.add_argument("--samples", type=int, metavar="N", help="as run's: samples per target in each run")
     parser.add_argument("--only", nargs="+", metavar="NAME", help=ONLY_HELP)
@@ -67,25 +73,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     sides = {"A": environment(args.a, "--a"), "B": environment(args.b, "--b")}
-    calibrating = not args.a and not args.b
-    if sides["A"] == sides["B"] and not calibrating:
-        raise UsageError("A and B are the same: give what differs with --a NAME=VALUE and/or --b NAME=VALUE")
+    files = {"A": Path(args.a_file or args.file), "B": Path(args.file)}
+    calibrating = not args.a and not args.b and args.a_file is None
+    if sides["A"] == sides["B"] and same_file(files["A"], files["B"]) and not calibrating:
+        raise UsageError(
+            "A and B are the same: give what differs with --a NAME=VALUE, --b NAME=VALUE or --a-file (another file)"
+        )
+    if args.a_file is not None and not files["A"].is_file():
+        raise UsageError(f"--a-file {args.a_file}: no such campaign file (the baseline needs the campaign too)")
     if not 1 <= args.pairs <= MAX_PAIRS:
         raise UsageError(f"--pairs must be between 1 and {MAX_PAIRS}")
-    loaded, plan = load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)  # problems up front
-    texts = {side: derived_text(Path(args.file), env, plan.campaign) for side, env in sides.items()}
-    for side, text in texts.items():  # each side as it will run, checked before anything runs
-        _, derived = load_plan(args.file, ncu_choice(args), args.only, text=text, samples=args.samples)
-        check_side(derived, sides[side], f"--{side.lower()}")
-    folder = new_folder(runs_root(args.out, loaded) / plan.campaign)
-    files = {side: folder / f"{side}.yaml" for side in sides}
-    for side, text in texts.items():
-        files[side].write_text(text, encoding="utf-8")
+    folder, plan = prepared(args, sides, files)
     runs: dict[str, list[Path]] = {"A": [], "B": []}
     for pair in range(args.pairs):
         for side in ("A", "B") if pair % 2 == 0 else ("B", "A"):
             started = time.monotonic()
-            code = one_run(args, files[side], folder / side)
+            code = one_run(args, folder / f"{side}.yaml", folder / side)
             if code == EXIT_INTERRUPTED:
                 return code
             runs[side].append((folder / side / plan.campaign / LATEST).resolve())
@@ -94,15 +97,36 @@ def run(args: argparse.Namespace) -> int:
     a, b = (pooled([load_run(path).manifest for path in runs[side]]) for side in ("A", "B"))
     threshold = args.threshold / 100
     comparison = compare_runs(a, b, threshold, (), (threshold, ALPHA, args.size_threshold / 100))
-    write_reports(args, comparison, "ncucampaign ab (A/A calibration)" if calibrating else "ncucampaign ab")
+    more = {"folder": str(folder), "runs": {side: [str(path) for path in paths] for side, paths in runs.items()}}
+    write_reports(args, comparison, "ncucampaign ab (A/A calibration)" if calibrating else "ncucampaign ab", more)
     if calibrating:
         return print_calibration(calibration(a, b, comparison, args.size_threshold / 100), args, folder)
     if args.format == "json":
-        sys.stdout.write(comparison_json(comparison, args.strict))
+        sys.stdout.write(comparison_json(comparison, args.strict, more))
     else:
         out_console().print(f"A/B: {args.pairs} pairs of runs in {folder}")
         print_verdicts(comparison, True, args.strict)
     return EXIT_TARGETS_FAILED if comparison.failed(args.strict) else EXIT_OK
+
+
+def same_file(one: Path, other: Path) -> bool:
+    return one.absolute().resolve() == other.absolute().resolve()
+
+
+def prepared(args: argparse.Namespace, sides: dict[str, dict[str, str]], files: dict[str, Path]) -> tuple[Path, Plan]:
+    """Each side's campaign as it will run (its env added, its working directory absolute), checked before anything
+    runs and written into a new ab folder as A.yaml and B.yaml; the folder and B's plan (whose name both keep)."""
+    loaded, plan = load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)  # problems up front
+    if not same_file(files["A"], files["B"]):
+        load_plan(str(files["A"]), ncu_choice(args), args.only, samples=args.samples)  # A's, as A's file says them
+    texts = {side: derived_text(files[side], env, plan.campaign) for side, env in sides.items()}
+    for side, text in texts.items():
+        _, derived = load_plan(str(files[side]), ncu_choice(args), args.only, text=text, samples=args.samples)
+        check_side(derived, sides[side], f"--{side.lower()}")
+    folder = new_folder(runs_root(args.out, loaded) / plan.campaign)
+    for side, text in texts.items():
+        (folder / f"{side}.yaml").write_text(text, encoding="utf-8")
+    return folder, plan
 
 
 def run_line(counts: dict[str, int], seconds: float, where: Path) -> str:

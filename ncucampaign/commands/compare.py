@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from ncucampaign.backends.systems import load_collected
@@ -86,11 +87,18 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--markdown", metavar="FILE", help="write a Markdown summary (a CI job's page, e.g. $GITHUB_STEP_SUMMARY)"
     )
+    parser.add_argument(
+        "--json", metavar="FILE", dest="json_file", help="write the verdicts as JSON (as --format json prints them)"
+    )
 
 
-def write_reports(args: argparse.Namespace, comparison: Comparison, title: str) -> None:
-    """The --junit and --markdown files, each replaced whole (--markdown appends to an existing file
-    that is not ours to replace, like $GITHUB_STEP_SUMMARY)."""
+def write_reports(
+    args: argparse.Namespace, comparison: Comparison, title: str, more: Mapping[str, object] | None = None
+) -> None:
+    """The --junit, --markdown and --json files, each replaced whole (--markdown appends to an existing file
+    that is not ours to replace, like $GITHUB_STEP_SUMMARY); `more`: the command's own JSON fields."""
+    if args.json_file:
+        _write(Path(args.json_file), comparison_json(comparison, args.strict, more), append=False)
     if args.junit:
         _write(Path(args.junit), junit_xml(comparison, args.strict, title), append=False)
     if args.markdown:

@@ -12,6 +12,7 @@ import pytest
 from ncucampaign.execute.rundir.result_records import MetricValue, ResultRecord
 from ncucampaign.execute.rundir.status import Status
 from ncucampaign.results.gate.compare import compare_runs
+from ncucampaign.results.gate.report import gate_verdict
 from ncucampaign.results.gate.samples import target_verdicts
 from ncucampaign.results.gate.verdicts import pooled
 from ncucampaign.results.metrics import CYCLES, DURATION, REGISTERS, SM_FREQUENCY
@@ -102,10 +103,27 @@ def test_a_gate_fails_on_slower_and_with_strict_on_undecided_verdicts() -> None:
     assert not same.failed() and same.failed(strict=True)  # "one" has one sample a side: undecided
 
 
+def test_the_gate_in_one_word_is_a_failed_gates_first_failure_or_a_passed_gates_most_telling_verdict() -> None:
+    a = manifest_with([target_record("slow", results=results(1, 32)), target_record("one", results=results(3, 1))])
+    b = manifest_with([target_record("slow", results=results(2, 32, 1.1)), target_record("one", results=results(4, 1))])
+    assert gate_verdict(compare_runs(a, b)) == "SLOWER"
+    faster = manifest_with([target_record("slow", results=results(2, 32, 0.9))])
+    assert (
+        gate_verdict(compare_runs(manifest_with([target_record("slow", results=results(1, 32))]), faster)) == "FASTER"
+    )
+    assert gate_verdict(compare_runs(a, a)) == "AMBIGUOUS"  # "one" has one sample a side; "slow" is SAME
+    assert gate_verdict(compare_runs(a, a), strict=True) == "AMBIGUOUS"  # ... which --strict fails on
+    broke = manifest_with([target_record("slow", Status.APP_FAILED), target_record("one", results=results(4, 1))])
+    assert gate_verdict(compare_runs(a, broke)) == "PROBLEM"
+    assert gate_verdict(compare_runs(manifest_with([]), manifest_with([]))) == "PROBLEM"  # nothing compared
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--a", "X=1", "--b", "X=1"], "A and B are the same"),
+        (["--a-file", "camp.yaml"], "A and B are the same"),
+        (["--a-file", "base/camp.yaml"], "--a-file base/camp.yaml: no such campaign file"),
         (["--a", "X"], "--a 'X': expected NAME=VALUE"),
         (["--a", "X=1", "--pairs", "0"], "--pairs must be between 1 and 100"),
         # before the fix: names a campaign refuses, and variables the campaign's own env sets again

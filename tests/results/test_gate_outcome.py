@@ -63,7 +63,10 @@ def test_a_50_percent_slowdown_with_one_sample_a_side_fails_the_gate_and_says_wh
     text = summary.read_text()
     assert text.startswith("earlier steps\n### ncucampaign compare") and "**gate: FAIL: 1 SLOWER (gemm +50%)**" in text
     quiet = json.loads(run_cli("compare", str(a), str(b), "--format", "json", cwd=tmp_path).stdout)
-    assert quiet["gate"] == {"passed": False, "line": last}
+    assert quiet["gate"] == {"passed": False, "line": last, "verdict": "SLOWER"}
+    kept = tmp_path / "gate.json"  # --json: the same document in a file, the tables still on the console
+    told = run_cli("compare", str(a), str(b), "--fail-on-regression", "--json", str(kept), cwd=tmp_path)
+    assert told.returncode == 1 and told.stdout == done.stdout and json.loads(kept.read_text()) == quiet
 
 
 def test_a_3_percent_change_with_one_sample_a_side_passes_and_says_what_would_decide(tmp_path: Path) -> None:

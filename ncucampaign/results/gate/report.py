@@ -63,6 +63,19 @@ def gate_line(comparison: Comparison, strict: bool = False, enforced: bool = Tru
     return "gate: pass: " + ("; ".join(parts) or "nothing to decide")
 
 
+def gate_verdict(comparison: Comparison, strict: bool = False) -> str:
+    """The gate's outcome in one word, for a CI output: a failed gate's first kind of failure in gate_line's order
+    (SLOWER, CHANGED, AMBIGUOUS, then PROBLEM for a target that broke); a passed gate's most telling verdict
+    (FASTER, AMBIGUOUS, CHANGED, SAME). Nothing compared is a problem, so a passed gate has verdicts."""
+    failing = comparison.failing(strict)
+    if failing or comparison.problems:
+        kinds = {v.verdict for v in failing}
+        return next((k.value for k in (Verdict.SLOWER, Verdict.CHANGED, Verdict.AMBIGUOUS) if k in kinds), "PROBLEM")
+    kinds = {v.verdict for v in comparison.verdicts}
+    order = (Verdict.FASTER, Verdict.AMBIGUOUS, Verdict.CHANGED, Verdict.SAME)
+    return next((kind.value for kind in order if kind in kinds), Verdict.SAME.value)
+
+
 def junit_xml(comparison: Comparison, strict: bool = False, suite: str = "ncucampaign compare") -> str:
     """One test case per target and metric, a <failure> for each verdict the gate fails on; each
     problem a failing case of its own."""

@@ -4,7 +4,7 @@ and JSON forms of both."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich import box
 from rich.console import RenderableType
@@ -16,7 +16,7 @@ from ncucampaign.errors import printable
 from ncucampaign.escaping import csv_text
 from ncucampaign.results.gate.compare import Change, Comparison
 from ncucampaign.results.gate.folding import largest
-from ncucampaign.results.gate.report import gate_line
+from ncucampaign.results.gate.report import gate_line, gate_verdict
 from ncucampaign.results.gate.tables import verdict_records
 from ncucampaign.results.metrics import STANDARD_METRICS, middle
 from ncucampaign.results.reading.runs import TIDY_COLUMNS
@@ -101,7 +101,8 @@ def _change_row(change: Change, verdict_of: dict[str, str], wide: bool) -> list[
     ]
 
 
-def comparison_json(comparison: Comparison, strict: bool = False) -> str:
+def comparison_json(comparison: Comparison, strict: bool = False, more: Mapping[str, object] | None = None) -> str:
+    """compare's and ab's JSON; `more`: fields of the command's own (ab's run directories)."""
     lists = {
         "only_in_a": comparison.only_in_a,
         "only_in_b": comparison.only_in_b,
@@ -117,5 +118,7 @@ def comparison_json(comparison: Comparison, strict: bool = False) -> str:
     fields.append(f' "regressions": {len(comparison.regressions)}')
     fields.append(f' "failing": {len(comparison.failing(strict))}')
     passed = not comparison.failed(strict)
-    fields.append(f' "gate": {json.dumps({"passed": passed, "line": gate_line(comparison, strict)})}')
+    gate = {"passed": passed, "line": gate_line(comparison, strict), "verdict": gate_verdict(comparison, strict)}
+    fields.append(f' "gate": {json.dumps(gate)}')
+    fields += [f" {json.dumps(key)}: {json.dumps(value)}" for key, value in (more or {}).items()]
     return "{\n" + ",\n".join(fields) + "\n}\n"
