@@ -123,6 +123,18 @@ def checkout_in(folder: Path, *parts: str) -> None:
         (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
 
 
+def tracked_copy(folder: Path) -> Path:
+    """The checkout's tracked files (git ls-files) copied into `folder`: the package as a clone has it, without
+    what building or testing left beside it (build/, *.egg-info, .venv)."""
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    for name in (n.decode() for n in names if n):
+        source = ROOT / name
+        if source.is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, folder / name)
+    return folder
+
+
 def fake_env(**extra: str) -> dict[str, str]:
     """The environment a CLI run under test gets: the fake ncu first on PATH, under this Python."""
     env = dict(os.environ)

@@ -16,22 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, tracked_copy
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("git") is None, reason="the tracked files are listed by git"),
 ]
-
-
-def tracked_copy(folder: Path) -> Path:
-    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
-    for name in (n.decode() for n in names if n):
-        source = ROOT / name
-        if source.is_file():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, folder / name)
-    return folder
 
 
 def test_the_wheel_installs_clean_and_runs_from_a_fresh_environment(tmp_path: Path) -> None:

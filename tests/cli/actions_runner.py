@@ -63,7 +63,7 @@ def evaluate(text: str, contexts: dict[str, Any], failed: bool = False) -> Any:
     parser = _Parser(tokens, contexts, failed)
     value = parser.either()
     if parser.at != len(tokens):
-        raise Unsupported(f"expression {text!r}: left over {tokens[parser.at:]}")
+        raise Unsupported(f"expression {text!r}: left over {tokens[parser.at :]}")
     return value
 
 

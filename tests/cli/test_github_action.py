@@ -81,6 +81,7 @@ def origin(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[st
     work.mkdir()
     git("init", "-q", "-b", "main", cwd=work)
     base = commit(work, {"campaigns/decode.yaml": CAMPAIGN, "workload.py": workload()}, "the workload")
+    git("checkout", "-q", "-b", "pr", cwd=work)
     heads = {"pr": commit(work, {"workload.py": workload("--slower", "rmsnorm=1.5")}, "a slower rmsnorm")}
     git("checkout", "-q", "-b", "docs", base, cwd=work)
     heads["docs"] = commit(work, {"README.md": "words\n"}, "words only")
@@ -141,7 +142,7 @@ def test_a_pull_request_that_slows_a_kernel_fails_the_job_with_the_gates_table_a
     [row] = [line for line in job.summary.splitlines() if line.startswith("| rms ") and "duration" in line]
     assert "SLOWER" in row, job.summary
     kept = job.artifacts / "ncucampaign-gate" / "ncucampaign-runs"  # uploaded although the job failed
-    manifests = sorted(kept.glob("decode/ab-*/*/decode/*/manifest.json"))
+    manifests = sorted(kept.glob("decode/ab-*/*/decode/2*/manifest.json"))  # run directories, not latest
     assert [path.parts[-4] for path in manifests] == ["A", "B"], manifests
     for path in manifests:
         assert {t["status"] for t in json.loads(path.read_text())["targets"]} == {"ok"}
@@ -186,3 +187,36 @@ def test_fail_on_verdict_false_keeps_the_job_green_and_the_verdict_in_the_output
     assert ok and outputs["verdict"] == "SLOWER" and outputs["passed"] == "false", "\n".join(job.log)
     assert job.outcomes["Fail on the gate's verdict"] == "skipped"
     assert "gemm" not in job.summary  # --only 'rm*', quoted as a shell would, reached ab as one pattern
+
+
+def test_the_gitlab_example_runs_its_script_and_fails_on_the_slower_kernel(
+    origin: tuple[Path, str, dict[str, str]], tmp_path: Path, action: Path
+) -> None:
+    """examples/gitlab-ci.yml's script as a GitLab runner runs it (one bash, -eo pipefail, in the project's folder, a
+    merge request's variables), ncucampaign installed from this checkout's copy where it names the release."""
+    import xml.etree.ElementTree as ET
+
+    import yaml
+
+    _, base, heads = origin
+    workspace, _ = pull_request(origin, "pr", tmp_path, full=True)  # GIT_DEPTH: 0
+    job = yaml.safe_load((ROOT / "examples" / "gitlab-ci.yml").read_text())["profile-gate"]
+    released = "ncucampaign[reports] @ git+https://github.com/OWNER/ncucampaign@v1"
+    script = "\n".join(job["script"])
+    assert released in script
+    script = script.replace(released, f"ncucampaign[reports] @ file://{action}")
+    variables = {"CI_PIPELINE_SOURCE": "merge_request_event", "CI_PROJECT_DIR": str(workspace)}
+    variables |= {"CI_MERGE_REQUEST_DIFF_BASE_SHA": base, "CI_COMMIT_SHA": heads["pr"], "GITLAB_CI": "true"}
+    done = subprocess.run(
+        ["bash", "-c", "set -eo pipefail\n" + script],
+        cwd=workspace,
+        env={**runner_env(), **variables},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "gate: FAIL: 1 SLOWER (rms +50%)" in done.stdout
+    assert "**gate: FAIL: 1 SLOWER (rms +50%)**" in (workspace / "gate.md").read_text()
+    assert ET.fromstring((workspace / "gate.xml").read_text()).get("failures") == "1"
+    assert len(list(workspace.glob("runs/decode/ab-*/A/decode/2*/manifest.json"))) == 3  # --pairs 3
