@@ -85,6 +85,16 @@ def main() -> int:
     git("clone", "-q", "--depth", "1", "--branch", "pr", f"file://{bare}", str(workspace), cwd=work)
     action = work / "action"
     shutil.copytree(ROOT, action, ignore=shutil.ignore_patterns(".git", ".whl", "__pycache__", "runs", ".venv"))
+    # The runner's Python has the workload's packages installed, ncucampaign among them (the decode workload imports
+    # ncucampaign.markers): a .pth file in its site-packages, where a venv does not look, as an install would be;
+    # PYTHONPATH would reach the action's own environment too.
+    site_packages = Path(
+        subprocess.check_output(
+            [sys.executable, "-c", "import site; print(site.getsitepackages()[0])"], text=True
+        ).strip()
+    )
+    runner_pth = site_packages / "zz_action_check_runner.pth"
+    runner_pth.write_text("".join(f"{part}\n" for part in os.environ.get("PYTHONPATH", "").split(os.pathsep) if part))
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env |= {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(ROOT / ".whl")}
     event = {"pull_request": {"number": 1, "base": {"sha": base, "ref": "main"}, "head": {"sha": head}}}
@@ -93,6 +103,7 @@ def main() -> int:
     started = time.monotonic()
     ok, outputs = run_action(job, action, {"campaign": "campaigns/gate.yaml", "args": "--pairs 1"})
     seconds = time.monotonic() - started
+    runner_pth.unlink()
     (out / "action_log.txt").write_text("\n".join(job.log))
     (out / "action_summary.md").write_text(job.summary)
     result = {"job_ok": ok, "seconds": round(seconds, 1), "outputs": outputs, "steps": job.outcomes}
