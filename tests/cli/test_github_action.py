@@ -220,3 +220,16 @@ def test_the_gitlab_example_runs_its_script_and_fails_on_the_slower_kernel(
     assert "**gate: FAIL: 1 SLOWER (rms +50%)**" in (workspace / "gate.md").read_text()
     assert ET.fromstring((workspace / "gate.xml").read_text()).get("failures") == "1"
     assert len(list(workspace.glob("runs/decode/ab-*/A/decode/2*/manifest.json"))) == 3  # --pairs 3
+
+
+def test_args_that_the_action_sets_itself_are_refused_before_anything_runs(
+    origin: tuple[Path, str, dict[str, str]], tmp_path: Path, runner_temp: Path, action: Path
+) -> None:
+    """Before the fix: `args: --json mine.json` came after the action's own --json, and the outputs were empty."""
+    workspace, github = pull_request(origin, "pr", tmp_path, full=False)
+    job = job_for(workspace, github, tmp_path, runner_temp, action)
+    ok, outputs = run_action(job, action, {"campaign": "campaigns/decode.yaml", "args": "--pairs 1 --json=mine.json"})
+    log = "\n".join(job.log)
+    assert not ok and "the args input gives --json=mine.json: the action sets these itself" in log, log
+    assert outputs["verdict"] == "" and not (workspace / "mine.json").exists()
+    assert "A/B: " not in log and "ncucampaign ab: pair" not in log  # ab never started
