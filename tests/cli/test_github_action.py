@@ -228,8 +228,8 @@ def test_args_that_the_action_sets_itself_are_refused_before_anything_runs(
     """Before the fix: `args: --json mine.json` came after the action's own --json, and the outputs were empty."""
     workspace, github = pull_request(origin, "pr", tmp_path, full=False)
     job = job_for(workspace, github, tmp_path, runner_temp, action)
-    ok, outputs = run_action(job, action, {"campaign": "campaigns/decode.yaml", "args": "--pairs 1 --json=mine.json"})
+    ok, outputs = run_action(job, action, {"campaign": "campaigns/decode.yaml", "args": "--pairs 1 --json=mine.json --mark x"})
     log = "\n".join(job.log)
-    assert not ok and "the args input gives --json=mine.json: the action sets these itself" in log, log
+    assert not ok and "the args input gives --json=mine.json, --mark: the action sets these itself" in log, log
     assert outputs["verdict"] == "" and not (workspace / "mine.json").exists()
     assert "A/B: " not in log and "ncucampaign ab: pair" not in log  # ab never started
