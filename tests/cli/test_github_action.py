@@ -75,7 +75,8 @@ def commit(repo: Path, files: dict[str, str], message: str) -> str:
 
 @pytest.fixture(scope="module")
 def origin(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str]]:
-    """A bare repository: main (the base) and the pull request's branches pr (slows rmsnorm) and docs (does not)."""
+    """A bare repository: main (the base) and the pull request's branches pr (slows rmsnorm), docs (changes no
+    kernel) and adds (adds a campaign)."""
     top = tmp_path_factory.mktemp("origin")
     work, bare = top / "work", top / "origin.git"
     work.mkdir()
@@ -85,6 +86,8 @@ def origin(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[st
     heads = {"pr": commit(work, {"workload.py": workload("--slower", "rmsnorm=1.5")}, "a slower rmsnorm")}
     git("checkout", "-q", "-b", "docs", base, cwd=work)
     heads["docs"] = commit(work, {"README.md": "words\n"}, "words only")
+    git("checkout", "-q", "-b", "adds", base, cwd=work)
+    heads["adds"] = commit(work, {"campaigns/more.yaml": CAMPAIGN}, "a new campaign")
     git("clone", "-q", "--bare", str(work), str(bare), cwd=top)
     git("config", "uploadpack.allowReachableSHA1InWant", "true", cwd=bare)  # as GitHub's: a fetch by commit
     return bare, base, heads
@@ -228,8 +231,25 @@ def test_args_that_the_action_sets_itself_are_refused_before_anything_runs(
     """Before the fix: `args: --json mine.json` came after the action's own --json, and the outputs were empty."""
     workspace, github = pull_request(origin, "pr", tmp_path, full=False)
     job = job_for(workspace, github, tmp_path, runner_temp, action)
-    ok, outputs = run_action(job, action, {"campaign": "campaigns/decode.yaml", "args": "--pairs 1 --json=mine.json --mark x"})
+    ok, outputs = run_action(
+        job, action, {"campaign": "campaigns/decode.yaml", "args": "--pairs 1 --json=mine.json --mark x"}
+    )
     log = "\n".join(job.log)
     assert not ok and "the args input gives --json=mine.json, --mark: the action sets these itself" in log, log
     assert outputs["verdict"] == "" and not (workspace / "mine.json").exists()
     assert "A/B: " not in log and "ncucampaign ab: pair" not in log  # ab never started
+
+
+def test_a_pull_request_that_adds_the_campaign_passes_with_a_notice_and_no_gate(
+    origin: tuple[Path, str, dict[str, str]], tmp_path: Path, runner_temp: Path, action: Path
+) -> None:
+    workspace, github = pull_request(origin, "adds", tmp_path, full=False)
+    job = job_for(workspace, github, tmp_path, runner_temp, action)
+    ok, outputs = run_action(job, action, {"campaign": "campaigns/more.yaml"})
+    log = "\n".join(job.log)
+    assert ok and outputs["verdict"] == "NEW" and outputs["passed"] == "true", log
+    assert "::notice title=ncucampaign::the base has no campaigns/more.yaml (this pull request adds it)" in log
+    assert "no gate: the base has no `campaigns/more.yaml`" in job.summary
+    assert "A/B: " not in log and job.outcomes["Keep both sides' runs"] == "skipped"
+    missing = run_action(job, action, {"campaign": "campaigns/nowhere.yaml"})  # in neither: ab's own error
+    assert not missing[0] and "no such campaign file" in "\n".join(job.log), job.log[-1]
