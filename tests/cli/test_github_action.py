@@ -76,7 +76,7 @@ def commit(repo: Path, files: dict[str, str], message: str) -> str:
 @pytest.fixture(scope="module")
 def origin(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str]]:
     """A bare repository: main (the base) and the pull request's branches pr (slows rmsnorm), docs (changes no
-    kernel) and adds (adds a campaign)."""
+    kernel) and adds (adds a campaign); lib, whose workload imports its knob from src/, and lib-pr from it."""
     top = tmp_path_factory.mktemp("origin")
     work, bare = top / "work", top / "origin.git"
     work.mkdir()
@@ -88,6 +88,14 @@ def origin(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[st
     heads["docs"] = commit(work, {"README.md": "words\n"}, "words only")
     git("checkout", "-q", "-b", "adds", base, cwd=work)
     heads["adds"] = commit(work, {"campaigns/more.yaml": CAMPAIGN}, "a new campaign")
+    git("checkout", "-q", "-b", "lib", base, cwd=work)  # a workload whose knob is a module it imports
+    lib = {"src/knob.py": "SLOWER = []\n", "campaigns/lib.yaml": CAMPAIGN.replace("workload.py", "workload_lib.py")}
+    lib["workload_lib.py"] = (
+        workload().replace("import os, sys\n", "import os, sys\nimport knob\n").replace("[]]", "knob.SLOWER]")
+    )
+    heads["lib"] = commit(work, lib, "the knob in a module")
+    git("checkout", "-q", "-b", "lib-pr", cwd=work)
+    heads["lib-pr"] = commit(work, {"src/knob.py": "SLOWER = ['--slower', 'rmsnorm=1.5']\n"}, "a slower rmsnorm")
     git("clone", "-q", "--bare", str(work), str(bare), cwd=top)
     git("config", "uploadpack.allowReachableSHA1InWant", "true", cwd=bare)  # as GitHub's: a fetch by commit
     return bare, base, heads
@@ -253,3 +261,20 @@ def test_a_pull_request_that_adds_the_campaign_passes_with_a_notice_and_no_gate(
     assert "A/B: " not in log and job.outcomes["Keep both sides' runs"] == "skipped"
     missing = run_action(job, action, {"campaign": "campaigns/nowhere.yaml"})  # in neither: ab's own error
     assert not missing[0] and "no such campaign file" in "\n".join(job.log), job.log[-1]
+
+
+def test_python_path_makes_each_side_import_its_own_code(
+    origin: tuple[Path, str, dict[str, str]], tmp_path: Path, runner_temp: Path, action: Path
+) -> None:
+    """The head's src/ on the runner's PYTHONPATH (as a package installed from the head's checkout would be): with
+    python-path src, the base imports its own knob (no slowdown) and the pull request its own (rmsnorm slower).
+    Without python-path both sides imported the head's knob: 3 SAME, 1 AMBIGUOUS, and the gate passed."""
+    _, _, heads = origin
+    workspace, github = pull_request(origin, "lib-pr", tmp_path, full=False)
+    job = job_for(workspace, github, tmp_path, runner_temp, action)
+    job.env["PYTHONPATH"] = str(workspace / "src")
+    inputs = {"campaign": "campaigns/lib.yaml", "base-ref": heads["lib"], "args": "--pairs 1", "python-path": "src"}
+    ok, outputs = run_action(job, action, inputs)
+    assert not ok and outputs["verdict"] == "SLOWER", "\n".join(job.log)
+    a_side = next((runner_temp / "ncucampaign-runs").glob("lib/ab-*/A.yaml")).read_text()
+    assert f"PYTHONPATH: {runner_temp / 'ncucampaign-base' / 'src'}:{workspace / 'src'}" in a_side, a_side
