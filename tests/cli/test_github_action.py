@@ -194,10 +194,12 @@ def test_fail_on_verdict_false_keeps_the_job_green_and_the_verdict_in_the_output
     workspace, github = pull_request(origin, "pr", tmp_path, full=False)
     job = job_for(workspace, github, tmp_path, runner_temp, action)
     inputs = {"campaign": "campaigns/decode.yaml", "args": "--pairs 1 --only 'rm*'", "fail-on-verdict": "false"}
+    inputs["base-ref"] = "main"  # a branch the one-commit checkout does not hold: fetched by name
     ok, outputs = run_action(job, action, inputs)
     assert ok and outputs["verdict"] == "SLOWER" and outputs["passed"] == "false", "\n".join(job.log)
     assert job.outcomes["Fail on the gate's verdict"] == "skipped"
     assert "gemm" not in job.summary  # --only 'rm*', quoted as a shell would, reached ab as one pattern
+    assert "* branch            main       -> FETCH_HEAD" in "\n".join(job.log)
 
 
 def test_the_gitlab_example_runs_its_script_and_fails_on_the_slower_kernel(
