@@ -132,7 +132,7 @@ def runner_env() -> dict[str, str]:
 
 
 def job_for(workspace: Path, github: dict[str, Any], tmp_path: Path, runner_temp: Path, action: Path) -> Job:
-    uses = {"./": action, "OWNER/ncucampaign@v1": action}
+    uses = {"./": action, "OWNER/ncucampaign@v0.1.0": action}
     return new_job(workspace, tmp_path / "job", runner_env(), github, uses, runner_temp)
 
 
@@ -165,7 +165,7 @@ def test_a_pull_request_that_slows_a_kernel_fails_the_job_with_the_gates_table_a
 def test_the_example_workflow_runs_its_job_and_a_gate_that_passes_passes(
     origin: tuple[Path, str, dict[str, str]], tmp_path: Path, runner_temp: Path, action: Path
 ) -> None:
-    """examples/github-workflow.yml as written (`uses: OWNER/ncucampaign@v1` is this checkout's action), on a pull
+    """examples/github-workflow.yml as written (`uses: OWNER/ncucampaign@v0.1.0` is this checkout's action), on a pull
     request that changes no kernel: the job passes, its last step says the verdict."""
     workspace, github = pull_request(origin, "docs", tmp_path, full=True)
     job = job_for(workspace, github, tmp_path, runner_temp, action)
@@ -214,7 +214,7 @@ def test_the_gitlab_example_runs_its_script_and_fails_on_the_slower_kernel(
     _, base, heads = origin
     workspace, _ = pull_request(origin, "pr", tmp_path, full=True)  # GIT_DEPTH: 0
     job = yaml.safe_load((ROOT / "examples" / "gitlab-ci.yml").read_text())["profile-gate"]
-    released = "ncucampaign[reports] @ git+https://github.com/OWNER/ncucampaign@v1"
+    released = "ncucampaign[reports] @ git+https://github.com/OWNER/ncucampaign@v0.1.0"
     script = "\n".join(job["script"])
     assert released in script
     script = script.replace(released, f"ncucampaign[reports] @ file://{action}")
