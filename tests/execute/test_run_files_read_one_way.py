@@ -57,7 +57,7 @@ def test_damage_is_said_the_same_by_every_reader(tmp_path: Path) -> None:
 
 def test_too_large_a_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
     root = _run_dir(tmp_path)
-    with pytest.raises(RunFileDamaged, match="more than any run writes"):
+    with pytest.raises(RunFileDamaged, match="more than the 0 MiB its readers take"):
         read_model(root / "manifest.json", Manifest, 100)
 
 

@@ -5,6 +5,7 @@ submitted (and, with --wait, the submission followed until it ends)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
@@ -16,6 +17,7 @@ from ncucampaign.commands.running.steps import samples_short
 from ncucampaign.errors import EXIT_OK
 from ncucampaign.execute.prepare import RunSettings
 from ncucampaign.execute.process.signals import StopRequest
+from ncucampaign.execute.rundir.limits import over_limit_note
 from ncucampaign.execute.rundir.manifest import Manifest
 from ncucampaign.own_time import since_process_start
 from ncucampaign.plan.expand import Plan
@@ -39,6 +41,7 @@ def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings,
         for line in samples_short(plan, manifest):
             out.print(line, highlight=False, markup=False)
         out.print(f"manifest: {started.root / 'manifest.json'}", highlight=False)
+        _size_note(out, started.root / "manifest.json")
         return started.result.exit_code
     if started.submission is not None and settings.request.backend.wait:
         waited = wait(started.root, stop, out)
@@ -46,6 +49,7 @@ def show(started: Started, plan: Plan, stop: StopRequest, settings: RunSettings,
         _ending(out, waited.manifest, str(started.root), every_row, [own, limit_line(waited.manifest)])
         for line in waited.notes:
             out.print(line, highlight=False)
+        _size_note(out, started.root / "manifest.json")
         return waited.exit_code
     if started.submission is not None and stop.by_signal:
         print("ncucampaign: interrupted; the submission stands (cancel it as shown above)", file=sys.stderr)
@@ -66,3 +70,13 @@ def _ending(out: Console, manifest: Manifest, root: str, every_row: bool, timing
     for line in [*lines, gpu_time_line(manifest)]:
         if line:
             out.print(line, highlight=False, markup=False)
+
+
+def _size_note(out: Console, manifest: Path) -> None:
+    """Where the manifest written is larger than its readers take by default: what reads it (limits.py)."""
+    try:
+        note = over_limit_note(manifest.stat().st_size)
+    except OSError:
+        return
+    if note:
+        out.print(note, style="yellow", highlight=False, markup=False)

@@ -20,13 +20,13 @@ from typing import Any
 
 from ncucampaign.errors import UsageError, printable
 from ncucampaign.execute.rundir.guards import writing
+from ncucampaign.execute.rundir.limits import manifest_limit, too_large
 from ncucampaign.execute.rundir.manifest import Manifest, SharedRunRecord, TargetRecord
 from ncucampaign.execute.rundir.store import JOURNAL, MANIFEST, RunStore, open_regular, write_text_atomic
 
 REWRITE_S = 1.0  # manifest.json is rewritten at most about this often...
 REWRITE_SHARE = 0.1  # ...and only when the last rewrite took at most this share of the time since
 SYNC_S = 1.0  # the journal reaches the disk at least this often
-MAX_JOURNAL_BYTES = 256 * 2**20  # as execute/rundir/reading.py's MAX_MANIFEST_BYTES
 _OWN = ("targets", "shared_runs")  # what the manifest's own line leaves out
 
 
@@ -86,8 +86,9 @@ def journal_lines(path: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise UsageError(f"{path}: unreadable: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > MAX_JOURNAL_BYTES:
-            raise UsageError(f"{path}: more than any run writes ({MAX_JOURNAL_BYTES // 2**20} MiB)")
+        size, limit = os.fstat(handle.fileno()).st_size, manifest_limit()
+        if size > limit:
+            raise UsageError(f"{path}: {too_large(size, limit)}")
         lines = handle.read().split(b"\n")
     entries = []
     for number, line in enumerate(lines):

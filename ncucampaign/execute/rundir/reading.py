@@ -16,13 +16,11 @@ from pydantic import BaseModel, ValidationError
 from ncucampaign.errors import EnvironmentProblem, UsageError, first_line, printable
 from ncucampaign.execute.rundir.guards import collector_paused
 from ncucampaign.execute.rundir.journal import journal_lines, journal_of, replayed
+from ncucampaign.execute.rundir.limits import manifest_limit, too_large
 from ncucampaign.execute.rundir.manifest import MANIFEST_VERSION, Manifest
 from ncucampaign.execute.rundir.older import upgraded
 from ncucampaign.execute.rundir.store import MANIFEST, open_regular
 
-# 20,000 targets (the campaign limit) of one result each make about 55 MB; retries and several results per target
-# stay well within this.
-MAX_MANIFEST_BYTES = 256 * 2**20
 Model = TypeVar("Model", bound=BaseModel)
 
 
@@ -48,10 +46,8 @@ def read_bytes(path: Path, limit: int) -> bytes:
         raise RunFileDamaged(path, f"unreadable ({why})", opened=False) from None
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        if size > limit:  # far beyond what a run writes: refused before it fills memory
-            raise RunFileDamaged(
-                path, f"{size / 2**20:,.0f} MiB, more than any run writes (the limit read is {limit // 2**20} MiB)"
-            )
+        if size > limit:  # refused before it fills memory
+            raise RunFileDamaged(path, too_large(size, limit))
         return handle.read(limit + 1)
 
 
@@ -88,7 +84,7 @@ def read_journaled(path: Path) -> Manifest:
     """A manifest or a batch task's record (its own manifest), with the journal beside it applied."""
     for _ in range(5):
         before = _stamp(path)
-        raw = read_bytes(path, MAX_MANIFEST_BYTES)
+        raw = read_bytes(path, manifest_limit())
         changes = journal_lines(journal_of(path))
         if _stamp(path) == before:
             break
