@@ -23,7 +23,7 @@ from rich.table import Table
 from ncucampaign.commands import run as run_command
 from ncucampaign.commands.compare import add_report_options, print_verdicts, write_reports
 from ncucampaign.commands.parts.command import Command
-from ncucampaign.commands.parts.common import ONLY_HELP, add_ncu_option, load_plan, ncu_choice, runs_root
+from ncucampaign.commands.parts.common import ONLY_HELP, add_ncu_option, load_plan, ncu_choice, runs_root, shown_few
 from ncucampaign.commands.parts.consoles import out_console
 from ncucampaign.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGETS_FAILED, UsageError, plural, printable
 from ncucampaign.execute.rundir.request import RunRequest
@@ -83,12 +83,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--a-file {args.a_file}: no such campaign file (the baseline needs the campaign too)")
     if not 1 <= args.pairs <= MAX_PAIRS:
         raise UsageError(f"--pairs must be between 1 and {MAX_PAIRS}")
-    folder, plan = prepared(args, sides, files)
+    folder, plan, only, apart = prepared(args, sides, files)
     runs: dict[str, list[Path]] = {"A": [], "B": []}
     for pair in range(args.pairs):
         for side in ("A", "B") if pair % 2 == 0 else ("B", "A"):
             started = time.monotonic()
-            code = one_run(args, folder / f"{side}.yaml", folder / side)
+            code = one_run(args, folder / f"{side}.yaml", folder / side, only)
             if code == EXIT_INTERRUPTED:
                 return code
             runs[side].append((folder / side / plan.campaign / LATEST).resolve())
@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     a, b = (pooled([load_run(path).manifest for path in runs[side]]) for side in ("A", "B"))
     threshold = args.threshold / 100
     comparison = compare_runs(a, b, threshold, (), (threshold, ALPHA, args.size_threshold / 100))
+    comparison = dataclasses.replace(comparison, notes=(*apart_notes(apart), *comparison.notes))
     more = {"folder": str(folder), "runs": {side: [str(path) for path in paths] for side, paths in runs.items()}}
     write_reports(args, comparison, "ncucampaign ab (A/A calibration)" if calibrating else "ncucampaign ab", more)
     if calibrating:
@@ -105,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(comparison_json(comparison, args.strict, more))
     else:
         out_console().print(f"A/B: {args.pairs} pairs of runs in {folder}")
+        for note in apart_notes(apart):
+            out_console().print(note, highlight=False, markup=False)
         print_verdicts(comparison, True, args.strict)
     return EXIT_TARGETS_FAILED if comparison.failed(args.strict) else EXIT_OK
 
@@ -113,20 +116,47 @@ def same_file(one: Path, other: Path) -> bool:
     return one.absolute().resolve() == other.absolute().resolve()
 
 
-def prepared(args: argparse.Namespace, sides: dict[str, dict[str, str]], files: dict[str, Path]) -> tuple[Path, Plan]:
+def prepared(
+    args: argparse.Namespace, sides: dict[str, dict[str, str]], files: dict[str, Path]
+) -> tuple[Path, Plan, list[str] | None, dict[str, list[str]]]:
     """Each side's campaign as it will run (its env added, its working directory absolute), checked before anything
-    runs and written into a new ab folder as A.yaml and B.yaml; the folder and B's plan (whose name both keep)."""
+    runs and written into a new ab folder as A.yaml and B.yaml: the folder, B's plan (whose name both keep), the
+    targets both run (--only's, or where --a-file's campaign holds other targets, those both hold) and the others."""
     loaded, plan = load_plan(args.file, ncu_choice(args), args.only, samples=args.samples)  # problems up front
-    if not same_file(files["A"], files["B"]):
-        load_plan(str(files["A"]), ncu_choice(args), args.only, samples=args.samples)  # A's, as A's file says them
+    only: list[str] | None = args.only
+    apart: dict[str, list[str]] = {"A": [], "B": []}
+    if not same_file(files["A"], files["B"]):  # A's, as A's file says them; a change may add or remove targets
+        _, a_plan = load_plan(str(files["A"]), ncu_choice(args), args.only, samples=args.samples)
+        only, apart = in_both(a_plan.names(), plan.names(), only, files)
     texts = {side: derived_text(files[side], env, plan.campaign) for side, env in sides.items()}
     for side, text in texts.items():
-        _, derived = load_plan(str(files[side]), ncu_choice(args), args.only, text=text, samples=args.samples)
+        _, derived = load_plan(str(files[side]), ncu_choice(args), only, text=text, samples=args.samples)
         check_side(derived, sides[side], f"--{side.lower()}")
     folder = new_folder(runs_root(args.out, loaded) / plan.campaign)
     for side, text in texts.items():
         (folder / f"{side}.yaml").write_text(text, encoding="utf-8")
-    return folder, plan
+    return folder, plan, only, apart
+
+
+def in_both(
+    a_names: list[str], b_names: list[str], only: list[str] | None, files: dict[str, Path]
+) -> tuple[list[str] | None, dict[str, list[str]]]:
+    """The targets both campaigns hold (None: the same ones, `only` stands) and those only one holds: a change that
+    adds or removes a target is no gate failure, and neither side profiles what the other cannot compare."""
+    known_a, known_b = set(a_names), set(b_names)
+    apart = {"A": [n for n in a_names if n not in known_b], "B": [n for n in b_names if n not in known_a]}
+    if not apart["A"] and not apart["B"]:
+        return only, apart
+    common = [name for name in b_names if name in known_a]
+    if not common:
+        raise UsageError(f"{files['A']} and {files['B']} hold no target of one name: there is nothing to compare")
+    return common, apart
+
+
+def apart_notes(apart: dict[str, list[str]]) -> list[str]:
+    """What was not compared, for the console, the JSON and the job's page."""
+    whose = {"A": "only the baseline's campaign (--a-file) holds", "B": "only the candidate's campaign holds"}
+    return [f"not compared: {shown_few(names)}: {whose[side]}" for side, names in apart.items() if names]
 
 
 def run_line(counts: dict[str, int], seconds: float, where: Path) -> str:
@@ -210,10 +240,10 @@ def new_folder(parent: Path) -> Path:
     raise UsageError(f"{parent}: a thousand ab runs started in the same second")
 
 
-def one_run(args: argparse.Namespace, campaign: Path, out: Path) -> int:
+def one_run(args: argparse.Namespace, campaign: Path, out: Path, only: list[str] | None) -> int:
     """One ordinary `run` of `campaign` into `out`: the same request `run` builds, so the same checks."""
     request = RunRequest(
-        file=str(campaign), out=str(out), ncu_flag=args.ncu, only=tuple(args.only or ()), samples=args.samples
+        file=str(campaign), out=str(out), ncu_flag=args.ncu, only=tuple(only or ()), samples=args.samples
     )
     # The runs' own progress and tables are diagnostics here: stderr with --verbose (stdout holds only
     # the verdicts, and stays one JSON document with --format json), else nothing: a line a run says it.

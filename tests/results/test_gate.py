@@ -218,3 +218,26 @@ def test_two_ab_runs_started_in_the_same_second_get_folders_of_their_own(tmp_pat
     monkeypatch.setattr(ab.time, "strftime", lambda _format: "ab-20261201-120000")
     first, second = ab.new_folder(tmp_path), ab.new_folder(tmp_path)
     assert (first.name, second.name) == ("ab-20261201-120000", "ab-20261201-120000-2")
+
+
+@pytest.mark.slow  # ab end to end: a process of its own
+def test_ab_on_another_checkouts_campaign_compares_what_both_hold_and_profiles_nothing_else(tmp_path: Path) -> None:
+    """A change that removes one target and adds another: before, the gate failed ("gemm: in A, missing from B")."""
+    for side, targets in (("base", ("rms", "gemm")), ("head", ("rms", "added"))):
+        (tmp_path / side).mkdir()
+        kernels = {"rms": "rmsnorm_kernel", "gemm": "regex:nvjet", "added": "regex:nvjet"}
+        text = "".join(f"- name: {name}\n  kernel_name: {kernels[name]}\n" for name in targets)
+        (tmp_path / side / "camp.yaml").write_text(campaign_text(text))
+    args = ("ab", "head/camp.yaml", "--a-file", "base/camp.yaml", "--pairs", "1", "--json", "gate.json")
+    done = run_cli(*args, cwd=tmp_path, env=fake_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not compared: gemm: only the baseline's campaign (--a-file) holds" in done.stdout
+    assert "not compared: added: only the candidate's campaign holds" in done.stdout
+    found = json.loads((tmp_path / "gate.json").read_text())
+    assert found["gate"]["passed"] and len(found["notes"]) == 2 and found["problems"] == []
+    for side in ("A", "B"):  # neither side profiled what the other could not compare
+        [run] = found["runs"][side]
+        assert [t["name"] for t in json.loads((Path(run) / "manifest.json").read_text())["targets"]] == ["rms"]
+    (tmp_path / "head" / "camp.yaml").write_text(campaign_text("- name: other\n  kernel_name: rmsnorm_kernel\n"))
+    apart = run_cli(*args, cwd=tmp_path, env=fake_env())
+    assert apart.returncode == 2 and "hold no target of one name: there is nothing to compare" in apart.stderr

@@ -117,8 +117,9 @@ def markdown(
         ]
     if hidden:  # a CI job's summary page takes 1 MiB; 20,000 verdicts made 6.5 MB
         lines += ["", f"{' and '.join(hidden)} not shown: the JUnit XML and `compare --format json` hold every one"]
-    problems = folded_lines(comparison.problems)
-    lines += [f"- problem: {markdown_inline(p, cell=False)}" for p in problems[:LISTED]]
-    if len(problems) > LISTED:
-        lines.append(f"- and {len(problems) - LISTED} more problems")
+    for word, said in (("problem", comparison.problems), ("note", comparison.notes)):
+        folded = folded_lines(said)
+        lines += [f"- {word}: {markdown_inline(line, cell=False)}" for line in folded[:LISTED]]
+        if len(folded) > LISTED:
+            lines.append(f"- and {len(folded) - LISTED} more {word}s")
     return "\n".join(lines) + "\n"
