@@ -97,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
     a, b = (pooled([load_run(path).manifest for path in runs[side]]) for side in ("A", "B"))
     threshold = args.threshold / 100
     comparison = compare_runs(a, b, threshold, (), (threshold, ALPHA, args.size_threshold / 100))
-    comparison = dataclasses.replace(comparison, notes=(*apart_notes(apart), *comparison.notes))
+    not_compared = apart_notes(apart)
+    comparison = dataclasses.replace(comparison, notes=(*not_compared, *comparison.notes))
     more = {"folder": str(folder), "runs": {side: [str(path) for path in paths] for side, paths in runs.items()}}
     write_reports(args, comparison, "ncucampaign ab (A/A calibration)" if calibrating else "ncucampaign ab", more)
     if calibrating:
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(comparison_json(comparison, args.strict, more))
     else:
         out_console().print(f"A/B: {args.pairs} pairs of runs in {folder}")
-        for note in apart_notes(apart):
+        for note in not_compared:
             out_console().print(note, highlight=False, markup=False)
         print_verdicts(comparison, True, args.strict)
     return EXIT_TARGETS_FAILED if comparison.failed(args.strict) else EXIT_OK
