@@ -185,6 +185,7 @@ def test_not_a_pull_request_and_no_base_ref_is_one_clear_error_before_anything_r
     log = "\n".join(job.log)
     assert not ok and "::error title=ncucampaign::no base to compare with: give the base-ref input" in log, log
     assert job.outcomes["Profile the base (A) and the pull request (B) on this GPU"] == "skipped"
+    assert job.outcomes["Install ncucampaign from the action's own checkout"] == "skipped"  # the error came first
     assert outputs["verdict"] == "" and not job.artifacts.exists()
 
 
@@ -248,6 +249,7 @@ def test_args_that_the_action_sets_itself_are_refused_before_anything_runs(
     assert not ok and "the args input gives --json=mine.json, --mark: the action sets these itself" in log, log
     assert outputs["verdict"] == "" and not (workspace / "mine.json").exists()
     assert "A/B: " not in log and "ncucampaign ab: pair" not in log  # ab never started
+    assert job.outcomes["Install ncucampaign from the action's own checkout"] == "skipped"  # nor the install
 
 
 def test_a_pull_request_that_adds_the_campaign_passes_with_a_notice_and_no_gate(
@@ -261,8 +263,10 @@ def test_a_pull_request_that_adds_the_campaign_passes_with_a_notice_and_no_gate(
     assert "::notice title=ncucampaign::the base has no campaigns/more.yaml (this pull request adds it)" in log
     assert "no gate: the base has no `campaigns/more.yaml`" in job.summary
     assert "A/B: " not in log and job.outcomes["Keep both sides' runs"] == "skipped"
-    missing = run_action(job, action, {"campaign": "campaigns/nowhere.yaml"})  # in neither: ab's own error
-    assert not missing[0] and "no such campaign file" in "\n".join(job.log), job.log[-1]
+    assert job.outcomes["Install ncucampaign from the action's own checkout"] == "skipped"  # nothing to compare
+    missing = run_action(job, action, {"campaign": "campaigns/nowhere.yaml"})  # not in the pull request: at once
+    assert not missing[0] and "no campaign file campaigns/nowhere.yaml in the pull request's" in "\n".join(job.log)
+    assert job.outcomes["Install ncucampaign from the action's own checkout"] == "skipped"
 
 
 def test_python_path_makes_each_side_import_its_own_code(
