@@ -57,20 +57,21 @@ def test_a_tally_prices_a_group_as_group_cost_does_however_members_came_and_went
             assert prices.price(tally) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.slow  # 100 pools of up to 150 members: about 20 s of CPU
-def test_the_search_costs_at_most_one_percent_more_than_the_search_of_311a033_on_random_pools() -> None:
+@pytest.mark.slow  # 100 pools of up to 150 members, a quarter a test (the workers share them): about 20 s of CPU
+@pytest.mark.parametrize("quarter", range(4))
+def test_the_search_costs_at_most_one_percent_more_than_the_search_of_311a033_on_random_pools(quarter: int) -> None:
     """tests/fixtures/partition_reference.json: what 311a033's search priced on each pool (recorded with
     `python -m tests.plan.partition_pools --record`, that checkout first on PYTHONPATH)."""
     recorded = {entry["seed"]: entry for entry in json.loads((FIXTURES / "partition_reference.json").read_text())}
     worst, worst_seed = -math.inf, None
-    for seed, size in pools():
+    for seed, size in pools()[quarter::4]:
         members, costs = pool(seed, size)
         assert recorded[seed]["size"] == size
         # The search compared, not the bound on a union's launches (311a033 had none: its own test is below).
         change = total_cost(members, dataclasses.replace(costs, union_launches=10**9)) / recorded[seed]["cost"] - 1
         if change > worst:
             worst, worst_seed = change, seed
-    print(f"worst pool: seed {worst_seed}, {worst:+.4%} against 311a033's search")
+    print(f"worst pool of this quarter: seed {worst_seed}, {worst:+.4%} against 311a033's search")
     assert worst <= 0.01
 
 
