@@ -41,24 +41,28 @@ def test_pre_commit_try_repo_passes_a_good_campaign_and_fails_a_bad_one_with_val
             cwd=user, env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
 
-    good = hook("campaigns/good.yaml")
-    assert good.returncode == 0 and "Passed" in good.stdout, good.stdout + good.stderr
-    both = hook("campaigns/good.yaml", "campaigns/bad.yaml")
+    both = hook("campaigns/good.yaml", "campaigns/bad.yaml")  # each try-repo installs the hook afresh: one
     assert both.returncode == 1, both.stdout + both.stderr
     assert "campaigns/bad.yaml:5: targets[0].lauch_count: unknown key 'lauch_count'; did you mean 'launch_count'?" in (
         both.stdout
     )
     assert "campaigns/good.yaml: ok" in both.stdout
 
-    # README's snippet (examples/pre-commit-config.yaml) as a repository would use it, pointed at this checkout
+    # README's snippet (examples/pre-commit-config.yaml) as a repository would use it, pointed at this checkout:
+    # installed once into PRE_COMMIT_HOME, then a good file passes and a bad one fails
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     config = EXAMPLE.read_text().replace("https://github.com/OWNER/ncucampaign", str(ROOT))
     (user / ".pre-commit-config.yaml").write_text(config.replace("rev: v0.1.0", f"rev: {head.strip()}"))
     subprocess.run(["git", "add", "-A"], cwd=user, check=True, env=env)
-    pasted = subprocess.run(
-        [PRE_COMMIT, "run", "--files", "campaigns/good.yaml", "campaigns/bad.yaml"],
-        cwd=user, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+
+    def run(*files: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PRE_COMMIT, "run", "--files", *files], cwd=user, env=env, capture_output=True, text=True, timeout=600
+        )
+
+    good = run("campaigns/good.yaml")
+    assert good.returncode == 0 and "Passed" in good.stdout, good.stdout + good.stderr
+    pasted = run("campaigns/good.yaml", "campaigns/bad.yaml")
     assert pasted.returncode == 1 and "did you mean 'launch_count'?" in pasted.stdout, pasted.stdout + pasted.stderr
 
 
