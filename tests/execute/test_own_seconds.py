@@ -170,6 +170,7 @@ def test_start_up_imports_only_the_command_that_runs() -> None:
     assert not {"ncucampaign.commands.run", "ncucampaign.backends.local"} & loaded["validate"]
     assert "ncucampaign.backends.local" in loaded["run"] and "ncucampaign.commands.report" not in loaded["run"]
     assert commands_for(["--help"]) == COMMANDS and commands_for(["bogus"]) == COMMANDS
+    assert commands_for(["--version"]) == ()  # before the fix, every command: 0.65 s to print the version
     assert commands_for(["plan", "--only", "run"]) == ("plan",)
 
 
