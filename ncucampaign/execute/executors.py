@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ncucampaign.execute.process.signals import StopRequest
 from ncucampaign.execute.rundir.manifest import TargetRecord
-from ncucampaign.plan.units import Unit, gpus_needed, invocations_of
+from ncucampaign.plan.units import Unit, gpus_needed
 
 
 class Session(Protocol):
@@ -19,7 +19,7 @@ class Session(Protocol):
     stop: StopRequest
 
     def run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]: ...
-    def target_finished(self, record: TargetRecord, position: int, total: int) -> None: ...
+    def target_finished(self, record: TargetRecord) -> None: ...
 
 
 class Executor(Protocol):
@@ -31,13 +31,12 @@ class SequentialExecutor:
 
     def run(self, batch: Sequence[Unit], session: Session) -> list[TargetRecord]:
         records: list[TargetRecord] = []
-        total = sum(len(invocations_of(unit)) for unit in batch)
         for unit in batch:
             if session.stop.level:
                 break  # stopping: nothing more starts
             for record in session.run_unit(unit, None, None):
                 records.append(record)
-                session.target_finished(record, len(records), total)
+                session.target_finished(record)
         return records
 
 
@@ -60,7 +59,6 @@ class GpuLanesExecutor:
 
     def run(self, batch: Sequence[Unit], session: Session) -> list[TargetRecord]:
         queue, free = list(batch), list(self.lanes)
-        total = sum(len(invocations_of(unit)) for unit in batch)
         running: dict[Future[list[TargetRecord]], list[Lane]] = {}
         records: list[TargetRecord] = []
         with ThreadPoolExecutor(max_workers=len(self.lanes), thread_name_prefix="ncu") as pool:
@@ -75,7 +73,7 @@ class GpuLanesExecutor:
                         free.extend(running.pop(future))
                         for record in future.result():
                             records.append(record)
-                            session.target_finished(record, len(records), total)
+                            session.target_finished(record)
             except BaseException:
                 session.stop.request(1)  # a failing worker stops the others before the pool waits for them
                 raise

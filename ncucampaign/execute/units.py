@@ -27,7 +27,7 @@ from ncucampaign.plan.argv import ncu_argv, shell_command
 from ncucampaign.plan.expand import Invocation, Plan
 from ncucampaign.plan.gpus import pin
 from ncucampaign.plan.share.groups import SharedGroup
-from ncucampaign.plan.units import Unit
+from ncucampaign.plan.units import Unit, invocations_of
 
 READER_WARM_AFTER_S = 1.0
 
@@ -47,6 +47,7 @@ def execute_units(
     manifest = ctx.book.manifest
     try:
         ctx.reporter.started(ctx.run, plan, skipped)
+        ctx.finished.total = sum(len(invocations_of(unit)) for unit in units)
         # The reader gets ready while the first ncu process runs, once the run has lasted
         # READER_WARM_AFTER_S: a run over sooner (a fake ncu, nothing to profile) reads too little to
         # pay for starting readers it may not need; on a GPU an application's start under ncu alone
@@ -112,8 +113,8 @@ class UnitRunner:
         self.stop, self.stage = ctx.stop, stage
         self.planned: list[SharedOutcome] = []  # a pool's first stage: what each shared run handed back, unrun
 
-    def target_finished(self, record: TargetRecord, position: int, total: int) -> None:
-        self.ctx.reporter.target_finished(position, total, record)
+    def target_finished(self, record: TargetRecord) -> None:
+        self.ctx.target_finished(record)  # told once: a shared run may have told it as it read its union out
 
     def run_unit(self, unit: Unit, gpus: tuple[str, ...] | None, lane: str | None) -> list[TargetRecord]:
         with CLOCK.phase(OTHER):  # in a GPU lane's thread, or the run's

@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from ncucampaign.commands.parts import progress
 from ncucampaign.commands.parts.progress_text import duration, launches_text
+from ncucampaign.execute.attempt.context import FinishedTargets
 from ncucampaign.execute.attempt.launches import MEASURED_AFTER, LaunchCount
+from ncucampaign.execute.rundir.manifest import TargetRecord
+from ncucampaign.execute.rundir.status import Status
+from ncucampaign.execute.shared.split import Split
+from ncucampaign.execute.shared.splits import Splits
 from tests.benchmarks.scale import campaign
 from tests.conftest import fake_env, run_cli
+from tests.manifests import target_record
 
 
 def line(number: int, passes: int = 10) -> str:
@@ -85,3 +93,45 @@ def test_through_a_pipe_each_union_says_its_launches_as_it_runs(
     quarter = next(t for t in said if (m := re.match(r"shared/1: (\d+)/225", t)) and int(m.group(1)) >= 225 // 4)
     elapsed, left = (float(x) for x in re.search(r"in ([\d.]+) s, about ([\d.]+) s left", quarter).groups())  # type: ignore[union-attr]
     assert abs(elapsed + left - took) / took <= 0.30, (quarter, ended)
+
+
+class _Told:
+    """A reporter that keeps what it was told, and a context's two verbs the splits use."""
+
+    def __init__(self) -> None:
+        self.finished = FinishedTargets()
+        self.lines: list[tuple[int, int, str]] = []
+        self.records = {name: target_record(name, Status.OK) for name in ("a", "b", "c", "d")}
+
+    def target_finished(self, *args: Any) -> None:
+        if len(args) == 3:  # the reporter's
+            position, total, told = args
+            self.lines.append((position, total, told.name))
+        else:  # the context's
+            self.finished.tell(self, args[0])
+
+    def record(self, name: str) -> TargetRecord:
+        return self.records[name]
+
+
+def test_a_unions_members_are_told_as_they_are_recorded_each_once_and_counted_in_order() -> None:
+    """Before, a trace pool's targets were told when the whole pool ended: through a pipe `[30/300]` came with all
+    the others, after the last union. Now the split thread tells each member it recorded (not one that a resumed
+    run reads out: its note comes later), and the executor's telling of the same record later is no second line."""
+    told = _Told()
+    told.finished.total = 4
+    splits = Splits(told, None)  # type: ignore[arg-type]
+    job = SimpleNamespace(members=[])
+    member = {name: SimpleNamespace(name=name) for name in told.records}  # an invocation, as far as splits look
+    verdicts = [Split(member["a"], True), Split(member["b"], False, "refused"), Split(member["c"], True)]  # type: ignore[arg-type]
+    assert splits._told(lambda ctx, j: verdicts, job) == verdicts  # type: ignore[arg-type]
+    assert told.lines == [(1, 4, "a"), (2, 4, "c")]  # the refused one runs again: not told
+    splits.resumed.add("d")
+    splits._told(lambda ctx, j: [Split(member["d"], True)], job)  # type: ignore[arg-type]
+    assert told.lines == [(1, 4, "a"), (2, 4, "c")]
+    for name in ("a", "b", "c", "d"):  # the executor, as the pool's unit comes back
+        told.finished.tell(told, told.records[name])
+    assert told.lines == [(1, 4, "a"), (2, 4, "c"), (3, 4, "b"), (4, 4, "d")]
+    assert splits._told(lambda ctx, j: "the shared report cannot be listed", job) == (  # type: ignore[arg-type]
+        "the shared report cannot be listed"
+    )

@@ -77,6 +77,25 @@ class SerialReporter:
         self._reporter.echo(text)  # live output of one process: a line at a time already
 
 
+class FinishedTargets:
+    """The targets the display was told had ended, each once, whoever ended it: a shared run as a union's members are
+    recorded out of its report (while the next union profiles), the executor as each unit comes back. Before, a
+    trace pool's targets were told only when the whole pool had ended: 0 of 300 through every union."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._told: set[str] = set()
+        self.total = 0  # the targets this run (or task) runs: execute_units sets it before the first starts
+
+    def tell(self, reporter: Reporter, record: TargetRecord) -> None:
+        with self._lock:
+            if record.name in self._told:
+                return
+            self._told.add(record.name)
+            position = len(self._told)
+        reporter.target_finished(position, max(self.total, position), record)
+
+
 @dataclass(frozen=True)
 class RunContext:
     """One run's (or one Slurm task's) surroundings, handed down to everything that executes."""
@@ -89,6 +108,7 @@ class RunContext:
     ncu_path: str
     show_output: bool = False
     failures: RepeatedFailures = field(default_factory=RepeatedFailures)  # across the run's targets
+    finished: FinishedTargets = field(default_factory=FinishedTargets)
 
     @property
     def run(self) -> RunDir:
@@ -96,3 +116,7 @@ class RunContext:
 
     def record(self, name: str) -> TargetRecord:
         return self.book.records[name]
+
+    def target_finished(self, record: TargetRecord) -> None:
+        """Tell the display that `record` has ended (once, however many tell it)."""
+        self.finished.tell(self.reporter, record)

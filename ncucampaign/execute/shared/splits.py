@@ -5,6 +5,7 @@ report (read_out.py), a small one's split into reports of their own (split.py)."
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
@@ -37,9 +38,18 @@ class Splits:
 
     def submit(self, job: SplitJob, resumed: bool = False) -> None:
         split = split_union if len(job.members) <= OWN_REPORTS else read_out
-        self.pending.append((list(job.members), job.shared.name, self._thread.submit(split, self.ctx, job)))
-        if resumed:
+        if resumed:  # before the thread can see its members
             self.resumed.update(m.name for m in job.members)
+        self.pending.append((list(job.members), job.shared.name, self._thread.submit(self._told, split, job)))
+
+    def _told(self, split: Callable[[RunContext, SplitJob], list[Split] | str], job: SplitJob) -> list[Split] | str:
+        """`split`'s verdicts; each member it recorded is told to the display now, while the next union profiles
+        (what collect makes of them waits for the shared run's end). A resumed member is told once its note is on."""
+        splits = split(self.ctx, job)
+        for done in splits if not isinstance(splits, str) else []:
+            if done.ok and done.member.name not in self.resumed:
+                self.ctx.target_finished(self.ctx.record(done.member.name))
+        return splits
 
     def collect(self) -> list[Refused]:
         """The splits so far: the verified ones are done; the refused ones, in order."""
