@@ -63,6 +63,7 @@ def git(*args: str, cwd: Path) -> str:
 
 def main() -> int:
     out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)  # its results, wherever OUT is
     work = Path("/tmp/action_check")
     shutil.rmtree(work, ignore_errors=True)
     repo, bare, workspace = work / "repo", work / "origin.git", work / "workspace"
