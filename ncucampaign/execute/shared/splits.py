@@ -46,7 +46,9 @@ class Splits:
         """`split`'s verdicts; each member it recorded is told to the display now, while the next union profiles
         (what collect makes of them waits for the shared run's end). A resumed member is told once its note is on."""
         splits = split(self.ctx, job)
-        for done in splits if not isinstance(splits, str) else []:
+        if isinstance(splits, str):  # the union could not be split: its members go back, nothing is told
+            return splits
+        for done in splits:
             if done.ok and done.member.name not in self.resumed:
                 self.ctx.target_finished(self.ctx.record(done.member.name))
         return splits
