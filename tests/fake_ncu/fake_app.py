@@ -8,68 +8,82 @@ are the ones docs/ncu-behaviour.md lists (exit codes, abort, hang) plus a flaky 
 
 from __future__ import annotations
 
-import argparse
 import os
-import re
-import signal
-import subprocess
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
+from types import SimpleNamespace
+
+TYPE_CHECKING = False  # typing's own, without importing typing (a third of this fake's start)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# argparse, re, signal, subprocess and pathlib are imported where used, or not at all: the suite starts this fake
+# application about 3,000 times, and those imports were most of each start (docs/testing.md, "Where the time goes").
+
+# name: (default, type). A bool is a flag, a list is appended to. The options of the decode benchmark this stands in
+# for, and the knobs the tests turn (`--name value` or `--name=value`).
+OPTIONS: dict[str, tuple[object, type]] = {
+    "steps": (12, int),
+    "layers": (2, int),
+    "exit_code": (0, int),
+    "crash": (False, bool),  # abort() after the run
+    "hang_at_step": (None, int),
+    "stubborn": (False, bool),  # ignore SIGINT/SIGTERM while hanging
+    "sleeper_child": (False, bool),  # start a child that sleeps (a worker)
+    "pid_file": (None, str),  # append this process's pid (and its child's)
+    "flaky_file": (None, str),  # fail (exit 1) unless this file exists; create it
+    "profiler_api_step": (None, int),
+    "hang_file": (None, str),  # with --hang-at-step: hang only while this file exists
+    "vary_file": (None, str),  # count runs in this file; every second run launches one more rmsnorm first
+    "vary_runs": ("even", str),  # with --vary-file: which runs launch the extra rmsnorm (even, or 2,3,...)
+    "vary_launch": ("warmup/rmsnorm_kernel", str),  # with --vary-file: the extra launch, RANGE/KERNEL
+    "replay": (None, str),  # launch what a real trace lists instead (ncu's raw CSV page of it, demangled names)
+    # count runs in this file; every second run launches each layer's attention before its rmsnorm (two threads or
+    # streams whose launches interleave differently from run to run)
+    "interleave_file": (None, str),
+    "ranks": (1, int),  # with 2 or more, each step ends with an all-reduce (a collective)
+    "nproc_per_node": (None, int),  # torchrun's spelling of --ranks
+    "templated": (False, bool),  # also launch two instances of one templated elementwise kernel a layer
+    "mlp_range": ("mlp", str),  # the name of the mlp range (aten::linear, as PyTorch's)
+    "slower": ([], list),  # REGEX=FACTOR: the kernels whose function REGEX matches last FACTOR times as long
+}
+
+
+def refuse(message: str) -> None:
+    print(f"fake_app.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv: list[str]) -> SimpleNamespace:
+    """OPTIONS from `argv`; an unknown option or a missing value exits 2 as argparse did. Not argparse: its import
+    was a third of this fake's start, and the suite starts it about 3,000 times."""
+    args = {name: list(default) if kind is list else default for name, (default, kind) in OPTIONS.items()}
+    words = iter(argv)
+    for word in words:
+        spelled, has_value, value = word.partition("=")
+        name = spelled[2:].replace("-", "_") if spelled.startswith("--") else ""
+        if name not in OPTIONS:
+            refuse(f"unrecognized arguments: {word}")
+        kind = OPTIONS[name][1]
+        if kind is bool:
+            args[name] = True
+            continue
+        if not has_value:
+            value = next(words, None)  # type: ignore[assignment]
+            if value is None:
+                refuse(f"argument {spelled}: expected one argument")
+        if kind is list:
+            args[name].append(value)  # type: ignore[union-attr]
+        else:
+            try:
+                args[name] = kind(value)
+            except ValueError:
+                refuse(f"argument {spelled}: invalid {kind.__name__} value: {value!r}")
+    return SimpleNamespace(**args)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--exit-code", type=int, default=0)
-    parser.add_argument("--crash", action="store_true", help="abort() after the run")
-    parser.add_argument("--hang-at-step", type=int, default=None)
-    parser.add_argument("--stubborn", action="store_true", help="ignore SIGINT/SIGTERM while hanging")
-    parser.add_argument("--sleeper-child", action="store_true", help="start a child that sleeps (a worker)")
-    parser.add_argument("--pid-file", default=None, help="append this process's pid (and its child's)")
-    parser.add_argument("--flaky-file", default=None, help="fail (exit 1) unless this file exists; create it")
-    parser.add_argument("--profiler-api-step", type=int, default=None)
-    parser.add_argument("--hang-file", default=None, help="with --hang-at-step: hang only while this file exists")
-    parser.add_argument(
-        "--vary-file", default=None, help="count runs in this file; every second run launches one more rmsnorm first"
-    )
-    parser.add_argument(
-        "--vary-runs", default="even", help="with --vary-file: which runs launch the extra rmsnorm (even, or 2,3,...)"
-    )
-    parser.add_argument(
-        "--vary-launch",
-        default="warmup/rmsnorm_kernel",
-        help="with --vary-file: the extra launch, RANGE/KERNEL (default warmup/rmsnorm_kernel)",
-    )
-    parser.add_argument(
-        "--replay",
-        default=None,
-        help="launch what a real trace lists instead (ncu's raw CSV page of it, kernels as demangled names)",
-    )
-    parser.add_argument(
-        "--interleave-file",
-        default=None,
-        help="count runs in this file; every second run launches each layer's attention before its rmsnorm "
-        "(two threads or streams whose launches interleave differently from run to run)",
-    )
-    parser.add_argument(
-        "--ranks", type=int, default=1, help="with 2 or more, each step ends with an all-reduce (a collective)"
-    )
-    parser.add_argument("--nproc-per-node", type=int, default=None, help="torchrun's spelling of --ranks")
-    parser.add_argument(
-        "--templated", action="store_true", help="also launch two instances of one templated elementwise kernel a layer"
-    )
-    parser.add_argument("--mlp-range", default="mlp", help="the name of the mlp range (aten::linear, as PyTorch's)")
-    parser.add_argument(
-        "--slower",
-        action="append",
-        default=[],
-        metavar="REGEX=FACTOR",
-        help="the kernels whose function REGEX matches last FACTOR times as long (as a change to their code would)",
-    )
-    args = parser.parse_args()
+    args = parse_args(sys.argv[1:])
     ranks = args.nproc_per_node or args.ranks
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
 
@@ -81,6 +95,8 @@ def main() -> int:
 
     pids = [os.getpid()]
     if args.sleeper_child:
+        import subprocess
+
         pids.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]).pid)
     pid_file = args.pid_file or os.environ.get("FAKE_APP_PID_FILE")  # the variable: no file named in its argv,
     if pid_file:  # which a trace's key would hash (a count of starts that changed the key at every start)
@@ -117,6 +133,8 @@ def main() -> int:
         if args.hang_at_step == step and (args.hang_file is None or os.path.exists(args.hang_file)):
             print(f"[app pid={os.getpid()}] hanging at step {step}", flush=True)
             if args.stubborn:
+                import signal
+
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
             while args.hang_file is None or os.path.exists(args.hang_file):
@@ -155,6 +173,7 @@ def replay(listing: str, emit: Callable[[str], None]) -> None:
     """Launch, in order and within their push/pop ranges, what a real trace listed (the CSV columns
     "Kernel Name" and the thread's push/pop stack): a real workload's names and ranges, for the fake ncu."""
     import csv
+    import re
 
     stack: list[str] = []
     with open(listing) as handle:
@@ -177,7 +196,11 @@ def replay(listing: str, emit: Callable[[str], None]) -> None:
 
 def count_run(path: str) -> int:
     """This run's number (from 1), counted in the file at `path`."""
-    runs = int(Path(path).read_text() or 0) + 1 if os.path.exists(path) else 1
+    if os.path.exists(path):
+        with open(path) as handle:
+            runs = int(handle.read() or 0) + 1
+    else:
+        runs = 1
     with open(path, "w") as handle:
         handle.write(str(runs))
     return runs
