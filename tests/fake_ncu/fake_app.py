@@ -55,8 +55,8 @@ def refuse(message: str) -> None:
 
 
 def parse_args(argv: list[str]) -> SimpleNamespace:
-    """OPTIONS from `argv`; an unknown option or a missing value exits 2 as argparse did. Not argparse: its import
-    was a third of this fake's start, and the suite starts it about 3,000 times."""
+    """OPTIONS from `argv`; an unknown option, a missing value or one of the wrong type exits 2, with argparse's
+    words (argparse itself is not imported: see above)."""
     args = {name: list(default) if kind is list else default for name, (default, kind) in OPTIONS.items()}
     words = iter(argv)
     for word in words:
